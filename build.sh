@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# build.sh - compile c/ into two standalone WebAssembly modules:
+#   dist/attention-simd.wasm    SIMD128 kernels (c/kernels/*-wasmsimd.c)
+#   dist/attention-scalar.wasm  scalar kernels  (c/kernels/*-scalar.c)
+# No Emscripten JS glue: web/attention.js instantiates them itself.
+# Works with Debian's emscripten 3.1.6 and with a current emsdk.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v emcc >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ "${ATTN_NO_INSTALL:-}" = "" ]; then
+    echo "build.sh: emcc not found; installing Debian's emscripten package (apt-get install -y emscripten)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y emscripten >&2
+  else
+    cat >&2 <<'MSG'
+build.sh: emcc (Emscripten) is not on PATH.
+  Debian/Ubuntu:  sudo apt-get install -y emscripten
+  elsewhere:      git clone https://github.com/emscripten-core/emsdk && cd emsdk &&
+                  ./emsdk install latest && ./emsdk activate latest && source ./emsdk_env.sh
+Then run ./build.sh again (or npm test / npm start, which call it).
+MSG
+    exit 127
+  fi
+fi
+
+mkdir -p dist
+
+exports=(
+  attn_sdpa
+  attn_sdpa_scratch_size
+  attn_matmul
+  attn_softmax
+  attn_status_string
+  attn_default_scale
+  malloc
+  free
+)
+exported_functions=$(printf '_%s,' "${exports[@]}")
+exported_functions=${exported_functions%,}
+
+sources=(c/attention.c)
+
+flags=(
+  -std=c11
+  -O3
+  -Wall -Wextra -Werror
+  -DNDEBUG                        # kernels' asserts would import an abort handler
+  -ffp-contract=off               # no fused multiply-add: same bits on every engine
+  --no-entry                      # a library: no main
+  -sSTANDALONE_WASM=1             # no JS glue; imports at most emscripten_notify_memory_growth
+  -sEXPORTED_FUNCTIONS="$exported_functions"
+  -sALLOW_MEMORY_GROWTH=1         # step matrices are n_q * n_k; grow instead of failing early
+  -sINITIAL_MEMORY=2MB            # small start: most calls are small
+  -sMAXIMUM_MEMORY=4GB            # all of wasm32; bigger requests fail with a status, not a trap
+  -sTOTAL_STACK=256KB             # explicit (3.1.6 knows TOTAL_STACK, not STACK_SIZE)
+  -sABORTING_MALLOC=0             # malloc returns NULL when memory cannot grow; JS turns it into RangeError
+  -sFILESYSTEM=0                  # nothing here touches files
+)
+
+build() {
+  local out=$1; shift
+  local kernels=("$@")
+  emcc "${flags[@]}" "${sources[@]}" "${kernels[@]}" -o "$out"
+  printf '%-28s %7d bytes\n' "$out" "$(wc -c < "$out")"
+}
+
+build dist/attention-simd.wasm -msimd128 c/kernels/*-wasmsimd.c
+build dist/attention-scalar.wasm c/kernels/*-scalar.c

@@ -1,0 +1,183 @@
+/* attention.c - the public entry points: check arguments, pick a kernel,
+ * return a status. No intrinsics here; the manual is attention.h. */
+#include "attention.h"
+
+#include <math.h>
+
+#include "kernels/kernels.h"
+
+const char* attn_status_string(int32_t status) {
+  switch (status) {
+    case ATTN_OK: return "ok";
+    case ATTN_ERR_NULL: return "a required buffer is missing (NULL pointer)";
+    case ATTN_ERR_SHAPE: return "a size is not a positive integer in range";
+    case ATTN_ERR_HEADS: return "heads must be a multiple of kv_heads";
+    case ATTN_ERR_SCALE: return "scale must be a finite number";
+    case ATTN_ERR_FLAGS: return "unknown flag bits";
+    case ATTN_ERR_SCRATCH: return "scratch buffer missing or too small";
+    case ATTN_ERR_OVERFLOW: return "the sizes are too large for this address space";
+    case ATTN_ERR_STEPS: return "scores, scaled and weights must be given together";
+    default: return "unknown status";
+  }
+}
+
+float attn_default_scale(int32_t d_k) {
+  if (d_k < 1) return 0.0f;
+  return (float)(1.0 / sqrt((double)d_k));
+}
+
+/* *out = a * b, false on size_t overflow. */
+static int attn__mul(size_t a, size_t b, size_t* out) {
+  if (b != 0 && a > SIZE_MAX / b) return 0;
+  *out = a * b;
+  return 1;
+}
+
+/* Element counts must also fit in bytes of float. */
+static int attn__count(size_t a, size_t b, size_t c, size_t d, size_t* out) {
+  size_t x;
+  return attn__mul(a, b, &x) && attn__mul(x, c, &x) && attn__mul(x, d, &x) &&
+         attn__mul(x, sizeof(float), out) && ((*out = x), 1);
+}
+
+size_t attn_sdpa_scratch_size(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
+  if (n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1) return 0;
+  size_t kt, v, total;
+  if (!attn__count((size_t)d_k, attn__round_up((size_t)n_k, ATTN__PAD), 1, 1, &kt)) return 0;
+  if (!attn__count((size_t)n_k, attn__round_up((size_t)d_v, ATTN__PAD), 1, 1, &v)) return 0;
+  total = kt + v;
+  if (total < kt) return 0;
+  const size_t tile = attn__flash_tile_floats((size_t)d_v);
+  if (total + tile < total || total + tile > SIZE_MAX / sizeof(float)) return 0;
+  return total + tile;
+}
+
+/* kt (d_k, kt_stride) = k (n_k, d_k)^T, columns past n_k zeroed. */
+static void attn__pack_kt(const float* k, size_t n_k, size_t d_k, float* kt, size_t kt_stride) {
+  for (size_t p = 0; p < d_k; p++) {
+    float* kt_row = kt + p * kt_stride;
+    for (size_t j = 0; j < n_k; j++) kt_row[j] = k[j * d_k + p];
+    for (size_t j = n_k; j < kt_stride; j++) kt_row[j] = 0.0f;
+  }
+}
+
+/* vp (n_k, v_stride) = v (n_k, d_v), columns past d_v zeroed. */
+static void attn__pack_v(const float* v, size_t n_k, size_t d_v, float* vp, size_t v_stride) {
+  for (size_t j = 0; j < n_k; j++) {
+    for (size_t c = 0; c < d_v; c++) vp[j * v_stride + c] = v[j * d_v + c];
+    for (size_t c = d_v; c < v_stride; c++) vp[j * v_stride + c] = 0.0f;
+  }
+}
+
+/* The step path for one (batch, head); kt is this head's packed K^T. */
+static void attn__steps_head(const float* q, const float* kt, size_t kt_stride, const float* v,
+                             float* out, size_t n_q, size_t n_k, size_t d_k, size_t d_v,
+                             const uint8_t* mask, const float* bias, float scale, int causal,
+                             float* scores, float* scaled, float* weights) {
+  ATTN__KERNEL(gemm)(n_q, n_k, d_k, q, d_k, kt, kt_stride, scores, n_k);
+  for (size_t i = 0; i < n_q; i++) {
+    const float* scores_row = scores + i * n_k;  /* (n_k) */
+    float* scaled_row = scaled + i * n_k;        /* (n_k) */
+    float* weights_row = weights + i * n_k;      /* (n_k) logits, then weights */
+    for (size_t j = 0; j < n_k; j++) {
+      const float zs = scores_row[j] * scale;
+      scaled_row[j] = zs;
+      float z = bias != NULL ? zs + bias[i * n_k + j] : zs;
+      if ((causal && j > i) || (mask != NULL && mask[i * n_k + j] == 0)) z = -INFINITY;
+      weights_row[j] = z;
+    }
+    ATTN__KERNEL(softmax)(n_k, weights_row, weights_row);
+  }
+  ATTN__KERNEL(gemm)(n_q, d_v, n_k, weights, n_k, v, d_v, out, d_v);
+}
+
+attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out,
+                      int32_t batch, int32_t heads, int32_t kv_heads,
+                      int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v,
+                      const uint8_t* mask, const float* bias, float scale, uint32_t flags,
+                      float* scores, float* scaled, float* weights,
+                      float* scratch, size_t scratch_floats) {
+  if (q == NULL || k == NULL || v == NULL || out == NULL) return ATTN_ERR_NULL;
+  if (batch < 1 || heads < 1 || kv_heads < 1 || n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1) {
+    return ATTN_ERR_SHAPE;
+  }
+  if (heads % kv_heads != 0) return ATTN_ERR_HEADS;
+  if (!isfinite(scale)) return ATTN_ERR_SCALE;
+  if ((flags & ~ATTN_CAUSAL) != 0) return ATTN_ERR_FLAGS;
+  const int with_steps = scores != NULL;
+  if ((scaled != NULL) != with_steps || (weights != NULL) != with_steps) return ATTN_ERR_STEPS;
+  size_t count;
+  if (!attn__count((size_t)batch, (size_t)heads, (size_t)n_q, (size_t)d_k, &count) ||
+      !attn__count((size_t)batch, (size_t)heads, (size_t)n_q, (size_t)d_v, &count) ||
+      !attn__count((size_t)batch, (size_t)kv_heads, (size_t)n_k, (size_t)d_k, &count) ||
+      !attn__count((size_t)batch, (size_t)kv_heads, (size_t)n_k, (size_t)d_v, &count) ||
+      !attn__count((size_t)batch, (size_t)heads, (size_t)n_q, (size_t)n_k, &count)) {
+    return ATTN_ERR_OVERFLOW;
+  }
+  const size_t need = attn_sdpa_scratch_size(n_q, n_k, d_k, d_v);
+  if (need == 0) return ATTN_ERR_OVERFLOW;
+  if (scratch == NULL || scratch_floats < need) return ATTN_ERR_SCRATCH;
+
+  const size_t nq = (size_t)n_q, nk = (size_t)n_k, dk = (size_t)d_k, dv = (size_t)d_v;
+  const size_t group = (size_t)(heads / kv_heads);  /* query heads per kv head */
+  const size_t kt_stride = attn__round_up(nk, ATTN__PAD);
+  const size_t v_stride = attn__round_up(dv, ATTN__PAD);
+  float* kt = scratch;                   /* (d_k, kt_stride) packed K^T */
+  float* vp = kt + dk * kt_stride;       /* (n_k, v_stride) packed V */
+  float* tile = vp + nk * v_stride;      /* attn__flash_tile_floats(d_v) */
+  const int causal = (flags & ATTN_CAUSAL) != 0;
+
+  for (size_t b = 0; b < (size_t)batch; b++) {
+    for (size_t g = 0; g < (size_t)kv_heads; g++) {
+      const size_t kv = b * (size_t)kv_heads + g;  /* index of this kv head */
+      const float* k_head = k + kv * nk * dk;      /* (n_k, d_k) */
+      const float* v_head = v + kv * nk * dv;      /* (n_k, d_v) */
+      attn__pack_kt(k_head, nk, dk, kt, kt_stride);
+      if (!with_steps) attn__pack_v(v_head, nk, dv, vp, v_stride);
+      /* The query heads that share this kv head reuse the packed K^T and V. */
+      for (size_t h = g * group; h < (g + 1) * group; h++) {
+        const size_t qh = b * (size_t)heads + h;  /* index of this query head */
+        const float* q_head = q + qh * nq * dk;   /* (n_q, d_k) */
+        float* out_head = out + qh * nq * dv;     /* (n_q, d_v) */
+        if (with_steps) {
+          const size_t off = qh * nq * nk;  /* (n_q, n_k) step matrices */
+          attn__steps_head(q_head, kt, kt_stride, v_head, out_head, nq, nk, dk, dv, mask, bias,
+                           scale, causal, scores + off, scaled + off, weights + off);
+        } else {
+          const attn__flash_args args = {
+              .q = q_head, .kt = kt, .v = vp, .out = out_head, .mask = mask, .bias = bias,
+              .tile = tile, .n_q = nq, .n_k = nk, .d_k = dk, .d_v = dv,
+              .kt_stride = kt_stride, .v_stride = v_stride, .scale = scale, .causal = causal,
+          };
+          ATTN__KERNEL(flash)(&args);
+        }
+      }
+    }
+  }
+  return ATTN_OK;
+}
+
+attn_status attn_matmul(const float* a, const float* b, float* c, int32_t m, int32_t k,
+                        int32_t n) {
+  if (a == NULL || b == NULL || c == NULL) return ATTN_ERR_NULL;
+  if (m < 1 || k < 1 || n < 1) return ATTN_ERR_SHAPE;
+  size_t count;
+  if (!attn__count((size_t)m, (size_t)k, 1, 1, &count) ||
+      !attn__count((size_t)k, (size_t)n, 1, 1, &count) ||
+      !attn__count((size_t)m, (size_t)n, 1, 1, &count)) {
+    return ATTN_ERR_OVERFLOW;
+  }
+  ATTN__KERNEL(gemm)((size_t)m, (size_t)n, (size_t)k, a, (size_t)k, b, (size_t)n, c, (size_t)n);
+  return ATTN_OK;
+}
+
+attn_status attn_softmax(const float* x, float* y, int32_t rows, int32_t cols) {
+  if (x == NULL || y == NULL) return ATTN_ERR_NULL;
+  if (rows < 1 || cols < 1) return ATTN_ERR_SHAPE;
+  size_t count;
+  if (!attn__count((size_t)rows, (size_t)cols, 1, 1, &count)) return ATTN_ERR_OVERFLOW;
+  for (size_t i = 0; i < (size_t)rows; i++) {
+    ATTN__KERNEL(softmax)((size_t)cols, x + i * (size_t)cols, y + i * (size_t)cols);
+  }
+  return ATTN_OK;
+}

@@ -1,0 +1,196 @@
+/* f32-flash-wasmsimd.c - fused attention for one (batch, head) with SIMD128.
+ * Same algorithm and invariants as f32-flash-scalar.c (read that first); the
+ * differences are only in how the work is laid on lanes:
+ *   - the score tile is 4 queries x 8 keys per step: one query element is
+ *     splatted against 8 packed keys (two vectors of K^T), 8 accumulators;
+ *   - P V is 4 queries x 8 output columns per step, 8 accumulators;
+ *   - a query tile with fewer than 4 rows aliases its last row and gives the
+ *     extra rows logits of -Infinity, so they add nothing and are not stored;
+ *   - key columns past the block (padding of the packed K^T) get -Infinity.
+ * Each logit, exp and acc element matches the scalar twin bit for bit; only
+ * the row sums l run in four lanes and may differ by rounding. */
+#include <assert.h>
+#include <math.h>
+#include <wasm_simd128.h>
+
+#include "f32-exp-wasmsimd.h"
+#include "kernels.h"
+
+static float attn__max_nan(float a, float b) {
+  if (a != a || b != b) return a + b;
+  return a > b ? a : b;
+}
+
+/* z (4, KB): z[r][jj] = q_r . kt[:, j0 + jj] for jj < nbp (multiple of 8). */
+static void attn__score_tile_wasmsimd(const float* q0, const float* q1, const float* q2,
+                                      const float* q3, const float* kt, size_t kt_stride,
+                                      size_t d_k, size_t nbp, float* z) {
+  for (size_t jj = 0; jj < nbp; jj += 8) {
+    v128_t vacc0x0123 = wasm_f32x4_splat(0.0f), vacc0x4567 = vacc0x0123;
+    v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x0123;
+    v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x0123;
+    v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x0123;
+    const float* kt_col = kt + jj;
+    for (size_t p = 0; p < d_k; p++) {
+      const v128_t vk0123 = wasm_v128_load(kt_col);
+      const v128_t vk4567 = wasm_v128_load(kt_col + 4);
+      kt_col += kt_stride;
+      const v128_t vq0 = wasm_f32x4_splat(q0[p]);
+      const v128_t vq1 = wasm_f32x4_splat(q1[p]);
+      const v128_t vq2 = wasm_f32x4_splat(q2[p]);
+      const v128_t vq3 = wasm_f32x4_splat(q3[p]);
+      vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vq0, vk0123));
+      vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vq0, vk4567));
+      vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vq1, vk0123));
+      vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vq1, vk4567));
+      vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vq2, vk0123));
+      vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vq2, vk4567));
+      vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vq3, vk0123));
+      vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vq3, vk4567));
+    }
+    wasm_v128_store(z + jj, vacc0x0123);
+    wasm_v128_store(z + jj + 4, vacc0x4567);
+    wasm_v128_store(z + ATTN__KB + jj, vacc1x0123);
+    wasm_v128_store(z + ATTN__KB + jj + 4, vacc1x4567);
+    wasm_v128_store(z + 2 * ATTN__KB + jj, vacc2x0123);
+    wasm_v128_store(z + 2 * ATTN__KB + jj + 4, vacc2x4567);
+    wasm_v128_store(z + 3 * ATTN__KB + jj, vacc3x0123);
+    wasm_v128_store(z + 3 * ATTN__KB + jj + 4, vacc3x4567);
+  }
+}
+
+/* acc (4, v_stride) = acc * alpha_r + p (4, nb) v (nb, v_stride). */
+static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* v, size_t v_stride,
+                                   const float* alpha, float* acc) {
+  const v128_t valpha0 = wasm_f32x4_splat(alpha[0]);
+  const v128_t valpha1 = wasm_f32x4_splat(alpha[1]);
+  const v128_t valpha2 = wasm_f32x4_splat(alpha[2]);
+  const v128_t valpha3 = wasm_f32x4_splat(alpha[3]);
+  float* acc0 = acc;
+  float* acc1 = acc0 + v_stride;
+  float* acc2 = acc1 + v_stride;
+  float* acc3 = acc2 + v_stride;
+  for (size_t c = 0; c < v_stride; c += 8) {
+    v128_t vacc0x0123 = wasm_f32x4_mul(wasm_v128_load(acc0 + c), valpha0);
+    v128_t vacc0x4567 = wasm_f32x4_mul(wasm_v128_load(acc0 + c + 4), valpha0);
+    v128_t vacc1x0123 = wasm_f32x4_mul(wasm_v128_load(acc1 + c), valpha1);
+    v128_t vacc1x4567 = wasm_f32x4_mul(wasm_v128_load(acc1 + c + 4), valpha1);
+    v128_t vacc2x0123 = wasm_f32x4_mul(wasm_v128_load(acc2 + c), valpha2);
+    v128_t vacc2x4567 = wasm_f32x4_mul(wasm_v128_load(acc2 + c + 4), valpha2);
+    v128_t vacc3x0123 = wasm_f32x4_mul(wasm_v128_load(acc3 + c), valpha3);
+    v128_t vacc3x4567 = wasm_f32x4_mul(wasm_v128_load(acc3 + c + 4), valpha3);
+    const float* v_col = v + c;
+    for (size_t jj = 0; jj < nb; jj++) {
+      const v128_t vv0123 = wasm_v128_load(v_col);
+      const v128_t vv4567 = wasm_v128_load(v_col + 4);
+      v_col += v_stride;
+      const v128_t vp0 = wasm_f32x4_splat(p[jj]);
+      const v128_t vp1 = wasm_f32x4_splat(p[ATTN__KB + jj]);
+      const v128_t vp2 = wasm_f32x4_splat(p[2 * ATTN__KB + jj]);
+      const v128_t vp3 = wasm_f32x4_splat(p[3 * ATTN__KB + jj]);
+      vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vp0, vv0123));
+      vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vp0, vv4567));
+      vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vp1, vv0123));
+      vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vp1, vv4567));
+      vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vp2, vv0123));
+      vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vp2, vv4567));
+      vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vp3, vv0123));
+      vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vp3, vv4567));
+    }
+    wasm_v128_store(acc0 + c, vacc0x0123);
+    wasm_v128_store(acc0 + c + 4, vacc0x4567);
+    wasm_v128_store(acc1 + c, vacc1x0123);
+    wasm_v128_store(acc1 + c + 4, vacc1x4567);
+    wasm_v128_store(acc2 + c, vacc2x0123);
+    wasm_v128_store(acc2 + c + 4, vacc2x4567);
+    wasm_v128_store(acc3 + c, vacc3x0123);
+    wasm_v128_store(acc3 + c + 4, vacc3x4567);
+  }
+}
+
+void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
+  assert(args != NULL && args->tile != NULL);
+  assert(args->kt_stride % 8 == 0 && args->v_stride % 8 == 0);
+  const size_t n_q = args->n_q, n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
+  const size_t v_stride = args->v_stride;
+  float* s = args->tile;                 /* (MR, KB) logits, then exp */
+  float* acc = s + ATTN__MR * ATTN__KB;  /* (MR, v_stride) */
+  float* m = acc + ATTN__MR * v_stride;  /* (MR) running max */
+  float* l = m + ATTN__MR;               /* (MR) running sum */
+  float alpha[ATTN__MR];
+  const v128_t vscale = wasm_f32x4_splat(args->scale);
+  const v128_t vminus_inf = wasm_f32x4_splat(-INFINITY);
+
+  for (size_t i0 = 0; i0 < n_q; i0 += ATTN__MR) {
+    const size_t rows = n_q - i0 < ATTN__MR ? n_q - i0 : ATTN__MR;
+    const float* q0 = args->q + i0 * d_k;
+    const float* q1 = rows > 1 ? q0 + d_k : q0;
+    const float* q2 = rows > 2 ? q1 + d_k : q1;
+    const float* q3 = rows > 3 ? q2 + d_k : q2;
+    for (size_t r = 0; r < ATTN__MR; r++) {
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    for (size_t c = 0; c < ATTN__MR * v_stride; c += 4) wasm_v128_store(acc + c, wasm_f32x4_splat(0.0f));
+    const size_t k_end = args->causal && i0 + rows < n_k ? i0 + rows : n_k;
+    for (size_t j0 = 0; j0 < k_end; j0 += ATTN__KB) {
+      const size_t nb = k_end - j0 < ATTN__KB ? k_end - j0 : ATTN__KB;
+      const size_t nbp = attn__round_up(nb, 8);
+      attn__score_tile_wasmsimd(q0, q1, q2, q3, args->kt + j0, args->kt_stride, d_k, nbp, s);
+      for (size_t r = 0; r < ATTN__MR; r++) {
+        float* z = s + r * ATTN__KB;  /* (nbp) this row's logits */
+        if (r >= rows) {
+          for (size_t jj = 0; jj < nbp; jj += 4) wasm_v128_store(z + jj, vminus_inf);
+        } else {
+          const size_t i = i0 + r;
+          for (size_t jj = 0; jj < nbp; jj += 4) {
+            wasm_v128_store(z + jj, wasm_f32x4_mul(wasm_v128_load(z + jj), vscale));
+          }
+          if (args->bias != NULL) {
+            const float* bias_row = args->bias + i * n_k + j0;  /* (nb) */
+            size_t jj = 0;
+            for (; jj + 4 <= nb; jj += 4) {
+              wasm_v128_store(z + jj, wasm_f32x4_add(wasm_v128_load(z + jj), wasm_v128_load(bias_row + jj)));
+            }
+            for (; jj < nb; jj++) z[jj] = z[jj] + bias_row[jj];
+          }
+          if (args->mask != NULL) {
+            const uint8_t* mask_row = args->mask + i * n_k + j0;  /* (nb) */
+            for (size_t jj = 0; jj < nb; jj++) {
+              if (mask_row[jj] == 0) z[jj] = -INFINITY;
+            }
+          }
+          if (args->causal && j0 + nb > i + 1) {
+            for (size_t jj = i + 1 > j0 ? i + 1 - j0 : 0; jj < nb; jj++) z[jj] = -INFINITY;
+          }
+          for (size_t jj = nb; jj < nbp; jj++) z[jj] = -INFINITY;
+        }
+        v128_t vmax = vminus_inf;
+        for (size_t jj = 0; jj < nbp; jj += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + jj));
+        float lanes[4];
+        wasm_v128_store(lanes, vmax);
+        const float block_max = attn__max_nan(attn__max_nan(lanes[0], lanes[1]),
+                                              attn__max_nan(lanes[2], lanes[3]));
+        const float m_new = attn__max_nan(m[r], block_max);
+        const float m_sub = m_new == -INFINITY ? 0.0f : m_new;
+        alpha[r] = attn__expf_nonpos(m[r] - m_sub);
+        const v128_t vm = wasm_f32x4_splat(m_sub);
+        v128_t vsum = wasm_f32x4_splat(0.0f);
+        for (size_t jj = 0; jj < nbp; jj += 4) {
+          const v128_t vp = attn__expf_nonpos_wasmsimd(wasm_f32x4_sub(wasm_v128_load(z + jj), vm));
+          wasm_v128_store(z + jj, vp);
+          vsum = wasm_f32x4_add(vsum, vp);
+        }
+        wasm_v128_store(lanes, vsum);
+        l[r] = l[r] * alpha[r] + ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]));
+        m[r] = m_new;
+      }
+      attn__pv_tile_wasmsimd(s, nb, args->v + j0 * v_stride, v_stride, alpha, acc);
+    }
+    for (size_t r = 0; r < rows; r++) {
+      float* out_row = args->out + (i0 + r) * d_v;  /* (d_v) */
+      const float* acc_row = acc + r * v_stride;
+      for (size_t c = 0; c < d_v; c++) out_row[c] = l[r] == 0.0f ? 0.0f : acc_row[c] / l[r];
+    }
+  }
+}

@@ -1,0 +1,95 @@
+/* f32-gemm-wasmsimd.c - c (m, n) = a (m, k) b (k, n) with SIMD128.
+ * Same algorithm as f32-gemm-scalar.c: each c[i][j] sums k in order 0..k-1,
+ * product rounded before the add, so both give identical bits.
+ * Tile: 4 rows x 8 columns (8 accumulators), then 4 rows x 4 columns, then a
+ * scalar column tail that never reads b past column n. */
+#include <assert.h>
+#include <wasm_simd128.h>
+
+#include "kernels.h"
+
+static void attn__gemm_rows_wasmsimd(size_t rows, size_t n, size_t k, const float* a,
+                                     size_t a_stride, const float* b, size_t b_stride, float* c,
+                                     size_t c_stride) {
+  assert(rows >= 1 && rows <= 4);
+  /* Rows past `rows` alias the last real row: computed, never stored. */
+  const float* a0 = a;
+  const float* a1 = rows > 1 ? a0 + a_stride : a0;
+  const float* a2 = rows > 2 ? a1 + a_stride : a1;
+  const float* a3 = rows > 3 ? a2 + a_stride : a2;
+  float* c0 = c;
+  float* c1 = rows > 1 ? c0 + c_stride : c0;
+  float* c2 = rows > 2 ? c1 + c_stride : c1;
+  float* c3 = rows > 3 ? c2 + c_stride : c2;
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    v128_t vacc0x0123 = wasm_f32x4_splat(0.0f), vacc0x4567 = vacc0x0123;
+    v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x0123;
+    v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x0123;
+    v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x0123;
+    for (size_t p = 0; p < k; p++) {
+      const float* b_row = b + p * b_stride + j;
+      const v128_t vb0123 = wasm_v128_load(b_row);
+      const v128_t vb4567 = wasm_v128_load(b_row + 4);
+      const v128_t va0 = wasm_f32x4_splat(a0[p]);
+      const v128_t va1 = wasm_f32x4_splat(a1[p]);
+      const v128_t va2 = wasm_f32x4_splat(a2[p]);
+      const v128_t va3 = wasm_f32x4_splat(a3[p]);
+      vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(va0, vb0123));
+      vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(va0, vb4567));
+      vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(va1, vb0123));
+      vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(va1, vb4567));
+      vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(va2, vb0123));
+      vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(va2, vb4567));
+      vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(va3, vb0123));
+      vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(va3, vb4567));
+    }
+    /* Store the aliased rows first so the real rows win. */
+    wasm_v128_store(c3 + j, vacc3x0123);
+    wasm_v128_store(c3 + j + 4, vacc3x4567);
+    wasm_v128_store(c2 + j, vacc2x0123);
+    wasm_v128_store(c2 + j + 4, vacc2x4567);
+    wasm_v128_store(c1 + j, vacc1x0123);
+    wasm_v128_store(c1 + j + 4, vacc1x4567);
+    wasm_v128_store(c0 + j, vacc0x0123);
+    wasm_v128_store(c0 + j + 4, vacc0x4567);
+  }
+  for (; j + 4 <= n; j += 4) {
+    v128_t vacc0 = wasm_f32x4_splat(0.0f), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
+    for (size_t p = 0; p < k; p++) {
+      const v128_t vb = wasm_v128_load(b + p * b_stride + j);
+      vacc0 = wasm_f32x4_add(vacc0, wasm_f32x4_mul(wasm_f32x4_splat(a0[p]), vb));
+      vacc1 = wasm_f32x4_add(vacc1, wasm_f32x4_mul(wasm_f32x4_splat(a1[p]), vb));
+      vacc2 = wasm_f32x4_add(vacc2, wasm_f32x4_mul(wasm_f32x4_splat(a2[p]), vb));
+      vacc3 = wasm_f32x4_add(vacc3, wasm_f32x4_mul(wasm_f32x4_splat(a3[p]), vb));
+    }
+    wasm_v128_store(c3 + j, vacc3);
+    wasm_v128_store(c2 + j, vacc2);
+    wasm_v128_store(c1 + j, vacc1);
+    wasm_v128_store(c0 + j, vacc0);
+  }
+  for (; j < n; j++) {
+    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+    for (size_t p = 0; p < k; p++) {
+      const float b_pj = b[p * b_stride + j];
+      acc0 = acc0 + a0[p] * b_pj;
+      acc1 = acc1 + a1[p] * b_pj;
+      acc2 = acc2 + a2[p] * b_pj;
+      acc3 = acc3 + a3[p] * b_pj;
+    }
+    c3[j] = acc3;
+    c2[j] = acc2;
+    c1[j] = acc1;
+    c0[j] = acc0;
+  }
+}
+
+void attn__f32_gemm_wasmsimd(size_t m, size_t n, size_t k, const float* a, size_t a_stride,
+                             const float* b, size_t b_stride, float* c, size_t c_stride) {
+  assert(a != NULL && b != NULL && c != NULL);
+  for (size_t i = 0; i < m; i += 4) {
+    const size_t rows = m - i < 4 ? m - i : 4;
+    attn__gemm_rows_wasmsimd(rows, n, k, a + i * a_stride, a_stride, b, b_stride,
+                             c + i * c_stride, c_stride);
+  }
+}

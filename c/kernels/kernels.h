@@ -1,0 +1,73 @@
+/* kernels.h - private kernel declarations (not installed, not public).
+ *
+ * Every kernel family has a scalar twin (the readable spec and the test
+ * oracle, also compiled natively) and a wasm SIMD128 variant with the same
+ * signature and algorithm. attention.c picks one at compile time through the
+ * ATTN__KERNEL() macro below.
+ *
+ * Kernels only assert; the public functions in attention.c check arguments.
+ */
+#ifndef ATTN_KERNELS_H
+#define ATTN_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Query rows per tile of the fused kernel, and keys per key block. */
+#define ATTN__MR 4
+#define ATTN__KB 64
+
+/* Packed K^T rows and packed V rows are padded to a multiple of this many
+ * floats (zeros), so the SIMD kernels always read whole vectors. */
+#define ATTN__PAD 8
+
+static inline size_t attn__round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+/* c (m, n) = a (m, k) b (k, n); strides in elements. The sum over k runs in
+ * order 0..k-1 with the product rounded before each add, in both twins, so
+ * the two give identical bits. */
+typedef void (*attn__f32_gemm_fn)(size_t m, size_t n, size_t k, const float* a, size_t a_stride,
+                                  const float* b, size_t b_stride, float* c, size_t c_stride);
+void attn__f32_gemm_scalar(size_t m, size_t n, size_t k, const float* a, size_t a_stride,
+                           const float* b, size_t b_stride, float* c, size_t c_stride);
+void attn__f32_gemm_wasmsimd(size_t m, size_t n, size_t k, const float* a, size_t a_stride,
+                             const float* b, size_t b_stride, float* c, size_t c_stride);
+
+/* y (n) = softmax of x (n), -Infinity entries weigh 0, an all -Infinity row
+ * gives all 0. y may equal x. */
+void attn__f32_softmax_scalar(size_t n, const float* x, float* y);
+void attn__f32_softmax_wasmsimd(size_t n, const float* x, float* y);
+
+/* One (batch, head) of the fused output path. */
+typedef struct attn__flash_args {
+  const float* q;        /* (n_q, d_k) this head's queries, row stride d_k */
+  const float* kt;       /* (d_k, kt_stride) packed K^T, zero padded */
+  const float* v;        /* (n_k, v_stride) packed V, zero padded */
+  float* out;            /* (n_q, d_v) this head's output, row stride d_v */
+  const uint8_t* mask;   /* (n_q, n_k) keep-mask or NULL */
+  const float* bias;     /* (n_q, n_k) additive bias or NULL */
+  float* tile;           /* scratch, attn__flash_tile_floats(d_v) floats */
+  size_t n_q, n_k, d_k, d_v;
+  size_t kt_stride;      /* attn__round_up(n_k, ATTN__PAD) */
+  size_t v_stride;       /* attn__round_up(d_v, ATTN__PAD) */
+  float scale;
+  int causal;
+} attn__flash_args;
+
+/* Scratch of the fused kernel besides the packed K^T and V:
+ * (MR, KB) score tile, (MR, v_stride) accumulators, MR running maxima and
+ * MR running sums. */
+static inline size_t attn__flash_tile_floats(size_t d_v) {
+  return ATTN__MR * ATTN__KB + ATTN__MR * attn__round_up(d_v, ATTN__PAD) + 2 * ATTN__MR;
+}
+
+void attn__f32_flash_scalar(const attn__flash_args* args);
+void attn__f32_flash_wasmsimd(const attn__flash_args* args);
+
+#ifdef __wasm_simd128__
+#define ATTN__KERNEL(name) attn__f32_##name##_wasmsimd
+#else
+#define ATTN__KERNEL(name) attn__f32_##name##_scalar
+#endif
+
+#endif /* ATTN_KERNELS_H */
