@@ -32,6 +32,7 @@ exports=(
   attn_softmax
   attn_status_string
   attn_default_scale
+  attn_simd_enabled
   malloc
   free
 )

@@ -21,6 +21,14 @@ const char* attn_status_string(int32_t status) {
   }
 }
 
+int32_t attn_simd_enabled(void) {
+#ifdef __wasm_simd128__
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 float attn_default_scale(int32_t d_k) {
   if (d_k < 1) return 0.0f;
   return (float)(1.0 / sqrt((double)d_k));

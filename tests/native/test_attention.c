@@ -1,0 +1,234 @@
+/* test_attention.c - native tests of the scalar C core, run under
+ * AddressSanitizer and UndefinedBehaviorSanitizer by tests/run.js.
+ * References are float64 loops written here from the definition. Prints one
+ * line per check and a closing "N passed, N failed". */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c/attention.h"
+#include "../../c/kernels/f32-exp.h"
+
+static int passed, failed;
+
+static void check(int ok, const char* name) {
+  if (ok) {
+    passed++;
+  } else {
+    failed++;
+    printf("FAIL %s\n", name);
+  }
+}
+
+/* Deterministic inputs: xorshift32 to uniform [-1, 1). */
+static uint32_t rng_state = 12345u;
+static float uniform(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 17;
+  rng_state ^= rng_state << 5;
+  return (float)((rng_state >> 8) * (1.0 / 8388608.0) - 1.0);
+}
+
+static float* fill(size_t n, float amp) {
+  float* x = malloc(n * sizeof *x);
+  for (size_t i = 0; i < n; i++) x[i] = uniform() * amp;
+  return x;
+}
+
+typedef struct {
+  int batch, heads, kv_heads, n_q, n_k, d_k, d_v, causal, use_mask, use_bias;
+  float amp;
+} shape;
+
+/* float64 reference of attention.h's definition. */
+static void reference(const shape* s, const float* q, const float* k, const float* v,
+                      const uint8_t* mask, const float* bias, float scale, double* out) {
+  const int group = s->heads / s->kv_heads;
+  double* z = malloc((size_t)s->n_k * sizeof *z);
+  for (int b = 0; b < s->batch; b++)
+    for (int h = 0; h < s->heads; h++) {
+      const int kvh = b * s->kv_heads + h / group, qh = b * s->heads + h;
+      for (int i = 0; i < s->n_q; i++) {
+        double m = -INFINITY;
+        for (int j = 0; j < s->n_k; j++) {
+          double dot = 0;
+          for (int p = 0; p < s->d_k; p++)
+            dot += (double)q[((size_t)qh * s->n_q + i) * s->d_k + p] *
+                   k[((size_t)kvh * s->n_k + j) * s->d_k + p];
+          double zj = dot * scale + (bias ? bias[i * s->n_k + j] : 0.0);
+          if ((s->causal && j > i) || (mask && !mask[i * s->n_k + j])) zj = -INFINITY;
+          z[j] = zj;
+          if (zj > m) m = zj;
+        }
+        double sum = 0;
+        for (int j = 0; j < s->n_k; j++) {
+          z[j] = m == -INFINITY ? 0.0 : exp(z[j] - m);
+          sum += z[j];
+        }
+        for (int c = 0; c < s->d_v; c++) {
+          double o = 0;
+          for (int j = 0; j < s->n_k; j++) o += z[j] * v[((size_t)kvh * s->n_k + j) * s->d_v + c];
+          out[((size_t)qh * s->n_q + i) * s->d_v + c] = sum == 0 ? 0.0 : o / sum;
+        }
+      }
+    }
+  free(z);
+}
+
+/* Runs both paths against the reference; error relative to max |ref|. */
+static void run_case(const shape* s) {
+  const size_t nq = (size_t)s->batch * s->heads * s->n_q, nk = (size_t)s->batch * s->kv_heads * s->n_k;
+  float* q = fill(nq * s->d_k, s->amp);
+  float* k = fill(nk * s->d_k, s->amp);
+  float* v = fill(nk * s->d_v, 1.0f);
+  uint8_t* mask = NULL;
+  float* bias = NULL;
+  if (s->use_mask) {
+    mask = malloc((size_t)s->n_q * s->n_k);
+    for (int i = 0; i < s->n_q * s->n_k; i++) mask[i] = uniform() > -0.4f;
+    for (int j = 0; j < s->n_k; j++) mask[j] = 0; /* row 0 fully masked */
+  }
+  if (s->use_bias) {
+    bias = fill((size_t)s->n_q * s->n_k, 2.0f);
+    for (int i = 0; i < s->n_q * s->n_k; i += 5) bias[i] = -INFINITY;
+  }
+  const float scale = attn_default_scale(s->d_k);
+  double* ref = malloc(nq * s->d_v * sizeof *ref);
+  reference(s, q, k, v, mask, bias, scale, ref);
+  const size_t scratch_n = attn_sdpa_scratch_size(s->n_q, s->n_k, s->d_k, s->d_v);
+  float* scratch = malloc(scratch_n * sizeof *scratch);
+  float* out = malloc(nq * s->d_v * sizeof *out);
+  float* out2 = malloc(nq * s->d_v * sizeof *out2);
+  const size_t steps_n = nq * s->n_k;
+  float* scores = malloc(steps_n * sizeof *scores);
+  float* scaled = malloc(steps_n * sizeof *scaled);
+  float* weights = malloc(steps_n * sizeof *weights);
+  const uint32_t flags = s->causal ? ATTN_CAUSAL : 0;
+  int st1 = attn_sdpa(q, k, v, out, s->batch, s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k,
+                      s->d_v, mask, bias, scale, flags, NULL, NULL, NULL, scratch, scratch_n);
+  int st2 = attn_sdpa(q, k, v, out2, s->batch, s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k,
+                      s->d_v, mask, bias, scale, flags, scores, scaled, weights, scratch, scratch_n);
+  double maxref = 0, err1 = 0, err2 = 0;
+  int finite = 1;
+  for (size_t i = 0; i < nq * s->d_v; i++) {
+    if (fabs(ref[i]) > maxref) maxref = fabs(ref[i]);
+    if (!isfinite(out[i]) || !isfinite(out2[i])) finite = 0;
+    if (fabs(out[i] - ref[i]) > err1) err1 = fabs(out[i] - ref[i]);
+    if (fabs(out2[i] - ref[i]) > err2) err2 = fabs(out2[i] - ref[i]);
+  }
+  if (maxref == 0) maxref = 1;
+  char name[200];
+  snprintf(name, sizeof name,
+           "b%d h%d kv%d nq%d nk%d dk%d dv%d causal%d mask%d bias%d amp%g: fused err %.2e, steps err %.2e",
+           s->batch, s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k, s->d_v, s->causal, s->use_mask,
+           s->use_bias, s->amp, err1 / maxref, err2 / maxref);
+  check(st1 == ATTN_OK && st2 == ATTN_OK && finite && err1 <= 2e-5 * maxref && err2 <= 2e-5 * maxref,
+        name);
+  /* Weight rows sum to 1, or are all 0 when fully masked. */
+  int rows_ok = 1;
+  for (size_t r = 0; r < nq; r++) {
+    double sum = 0;
+    for (int j = 0; j < s->n_k; j++) sum += weights[r * s->n_k + j];
+    if (!(fabs(sum - 1) < 1e-5 || sum == 0)) rows_ok = 0;
+  }
+  check(rows_ok, "weight rows sum to 1 or 0");
+  if (mask) {
+    int zero = 1;
+    for (int hh = 0; hh < s->batch * s->heads; hh++)
+      for (int c = 0; c < s->d_v; c++) zero &= out[(size_t)hh * s->n_q * s->d_v + c] == 0.0f;
+    check(zero, "fully masked row gives output 0");
+  }
+  free(q), free(k), free(v), free(mask), free(bias), free(ref), free(scratch), free(out);
+  free(out2), free(scores), free(scaled), free(weights);
+}
+
+static void test_exp(void) {
+  double max_rel = 0;
+  for (float x = -87.0f; x <= 0.0f; x = nextafterf(x, 1.0f) + (x < -1 ? 1e-4f * -x : 1e-5f)) {
+    const double want = exp((double)x);
+    const double rel = fabs(attn__expf_nonpos(x) - want) / want;
+    if (rel > max_rel) max_rel = rel;
+  }
+  printf("exp: max relative error on [-87, 0] = %.3e\n", max_rel);
+  check(max_rel < 2.5e-7, "exp error within 2.5e-7 (about 2 ulp)");
+  check(attn__expf_nonpos(0.0f) == 1.0f, "exp(0) is exactly 1");
+  check(attn__expf_nonpos(-INFINITY) == 0.0f, "exp(-inf) is 0");
+  check(attn__expf_nonpos(-100.0f) == 0.0f, "exp below range is 0");
+  check(isnan(attn__expf_nonpos(NAN)), "exp(NaN) is NaN");
+}
+
+static void test_errors(void) {
+  float buf[64] = {0};
+  const size_t n = attn_sdpa_scratch_size(2, 2, 2, 2);
+  float* scratch = malloc(n * sizeof *scratch);
+  check(attn_sdpa(NULL, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_NULL, "NULL q");
+  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 0, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_SHAPE, "n_q 0");
+  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 3, 2, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_HEADS, "heads 3 kv 2");
+  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, NAN, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_SCALE, "NaN scale");
+  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 6, NULL, NULL, NULL, scratch, n) == ATTN_ERR_FLAGS, "bad flags");
+  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n - 1) == ATTN_ERR_SCRATCH, "small scratch");
+  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, buf, NULL, NULL, scratch, n) == ATTN_ERR_STEPS, "partial steps");
+  check(attn_sdpa(buf, buf, buf, buf + 32, 65536, 65536, 65536, 65536, 65536, 65536, 65536, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_OVERFLOW, "overflowing sizes");
+  check(attn_sdpa_scratch_size(0, 1, 1, 1) == 0, "scratch size of invalid sizes is 0");
+  check(attn_matmul(buf, buf, buf + 32, 2, -1, 2) == ATTN_ERR_SHAPE, "matmul negative k");
+  check(attn_softmax(buf, NULL, 2, 2) == ATTN_ERR_NULL, "softmax NULL y");
+  check(strcmp(attn_status_string(ATTN_ERR_HEADS), "heads must be a multiple of kv_heads") == 0, "status string");
+  check(strcmp(attn_status_string(99), "unknown status") == 0, "unknown status string");
+  free(scratch);
+}
+
+static void test_softmax_edges(void) {
+  float x[6] = {1e30f, -1e30f, 3e38f, -INFINITY, 0, 1};
+  float y[6];
+  attn_softmax(x, y, 1, 6);
+  int ok = 1;
+  for (int i = 0; i < 6; i++) ok &= isfinite(y[i]);
+  check(ok && y[2] == 1.0f && y[3] == 0.0f, "huge logits give finite weights");
+  float all_masked[3] = {-INFINITY, -INFINITY, -INFINITY};
+  attn_softmax(all_masked, all_masked, 1, 3);
+  check(all_masked[0] == 0 && all_masked[1] == 0 && all_masked[2] == 0, "all -inf row gives 0");
+  float with_nan[4] = {1, NAN, 2, 3}, out_nan[4];
+  attn_softmax(with_nan, out_nan, 1, 4);
+  check(isnan(out_nan[0]) && isnan(out_nan[3]), "NaN poisons its row");
+}
+
+static void test_nan_row(void) {
+  /* NaN in row 1 of Q poisons output row 1 only. */
+  enum { NQ = 5, NK = 7, D = 3 };
+  float* q = fill(NQ * D, 1), * k = fill(NK * D, 1), * v = fill(NK * D, 1);
+  q[1 * D + 2] = NAN;
+  const size_t n = attn_sdpa_scratch_size(NQ, NK, D, D);
+  float* scratch = malloc(n * sizeof *scratch);
+  float out[NQ * D];
+  attn_sdpa(q, k, v, out, 1, 1, 1, NQ, NK, D, D, NULL, NULL, attn_default_scale(D), 0, NULL, NULL, NULL, scratch, n);
+  int ok = 1;
+  for (int i = 0; i < NQ; i++)
+    for (int c = 0; c < D; c++) ok &= (i == 1) == (isnan(out[i * D + c]) != 0);
+  check(ok, "NaN in a query row poisons that output row only");
+  free(q), free(k), free(v), free(scratch);
+}
+
+int main(void) {
+  test_exp();
+  test_errors();
+  test_softmax_edges();
+  test_nan_row();
+  const int sizes[] = {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64, 65, 129};
+  for (size_t a = 0; a < sizeof sizes / sizeof *sizes; a++) {
+    shape s = {1, 1, 1, sizes[a], sizes[(a * 7 + 3) % 14], 1 + sizes[a] % 13, 1 + sizes[(a + 5) % 14] % 11, (int)(a % 2), (int)(a % 3 == 0), (int)(a % 4 == 1), 1.0f};
+    run_case(&s);
+  }
+  shape gqa = {2, 6, 2, 9, 13, 8, 5, 1, 1, 1, 1.0f};
+  run_case(&gqa);
+  shape mqa = {1, 4, 1, 17, 70, 16, 16, 0, 0, 0, 1.0f};
+  run_case(&mqa);
+  shape huge = {1, 2, 2, 10, 12, 4, 4, 0, 0, 0, 1e6f};
+  run_case(&huge);
+  shape causal_wide = {1, 1, 1, 5, 130, 4, 4, 1, 0, 0, 1.0f};
+  run_case(&causal_wide);
+  printf("native: %d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}

@@ -1,0 +1,457 @@
+// attention.js - the loader and the API of attention-wasm.
+//
+// This module owns every view into the wasm memory: it checks arguments in JS
+// (errors name the argument and the expected shape), copies inputs into one
+// reusable arena in wasm memory, calls the C core (c/attention.h), checks the
+// status and copies results out. Results are always copies, never views, so
+// they stay valid after later calls and after the memory grows.
+
+import { Matrix, toMatrix, toMask, checkSize, describe } from './matrix.js';
+
+export { Matrix } from './matrix.js';
+export { NumpyRandom } from './numpy-random.js';
+
+// The smallest module that uses a SIMD128 instruction (v128 result of
+// i8x16.splat + i8x16.popcnt), the probe wasm-feature-detect uses.
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
+]);
+
+/** True when this engine accepts WebAssembly SIMD128. */
+export function simdSupported() {
+  return WebAssembly.validate(SIMD_PROBE);
+}
+
+const ATTN_CAUSAL = 1;
+const ATTN_ERR_OVERFLOW = 7;
+// wasm32 addresses 4 GiB; leave room for the stack, statics and allocator.
+const MAX_ARENA_BYTES = 2 ** 32 - 2 ** 24;
+// Arenas above this size are freed after the call that needed them, so one
+// huge step call does not pin its memory inside malloc's free lists.
+const KEEP_ARENA_BYTES = 2 ** 24;
+
+// Compiled modules by build, so a second instance skips compilation.
+const compiled = new Map();
+
+function defaultModule(simd) {
+  const key = simd ? 'simd' : 'scalar';
+  if (!compiled.has(key)) {
+    // Literal URLs so bundlers see and copy the files.
+    const url = simd
+      ? new URL('../dist/attention-simd.wasm', import.meta.url)
+      : new URL('../dist/attention-scalar.wasm', import.meta.url);
+    const promise = compileSource(url);
+    promise.catch(() => compiled.delete(key));
+    compiled.set(key, promise);
+  }
+  return compiled.get(key);
+}
+
+async function compileSource(src) {
+  if (src instanceof WebAssembly.Module) return src;
+  if (src instanceof ArrayBuffer || ArrayBuffer.isView(src)) return WebAssembly.compile(src);
+  if (typeof Response !== 'undefined' && src instanceof Response) return compileResponse(src);
+  let url;
+  if (src instanceof URL) {
+    url = src;
+  } else if (typeof src === 'string') {
+    const base = globalThis.location?.href ?? `file://${globalThis.process?.cwd?.() ?? ''}/`;
+    url = new URL(src, base);
+  } else {
+    throw new TypeError(`loadAttention: wasm must be a URL, string, BufferSource, Response or WebAssembly.Module, got ${describe(src)}`);
+  }
+  if (url.protocol === 'file:') {
+    // A specifier in a variable, so browser bundlers do not try to resolve it.
+    const fsName = 'node:fs/promises';
+    const fs = await import(/* webpackIgnore: true */ /* @vite-ignore */ fsName);
+    return WebAssembly.compile(await fs.readFile(url));
+  }
+  return compileResponse(await fetch(url));
+}
+
+async function compileResponse(response) {
+  if (!response.ok) throw new Error(`attention-wasm: fetching ${response.url} failed with HTTP ${response.status}`);
+  const type = response.headers.get('content-type') ?? '';
+  // compileStreaming insists on application/wasm; other servers get the slow path.
+  if (typeof WebAssembly.compileStreaming === 'function' && type.split(';')[0].trim() === 'application/wasm') {
+    return WebAssembly.compileStreaming(response);
+  }
+  return WebAssembly.compile(await response.arrayBuffer());
+}
+
+/**
+ * Loads the attention module.
+ * @param {{ simd?: boolean, wasm?: URL | string | BufferSource | Response | WebAssembly.Module }} [options]
+ * @returns {Promise<Attention>}
+ */
+export async function loadAttention(options = {}) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`loadAttention: options must be an object, got ${describe(options)}`);
+  }
+  checkKeys(options, ['simd', 'wasm'], 'loadAttention');
+  const { simd: wantSimd, wasm } = options;
+  if (wantSimd !== undefined && typeof wantSimd !== 'boolean') {
+    throw new TypeError(`loadAttention: simd must be a boolean, got ${describe(wantSimd)}`);
+  }
+  const simd = wantSimd ?? simdSupported();
+  if (simd && wasm === undefined && !simdSupported()) {
+    throw new Error('loadAttention: simd: true was asked for, but this engine does not support WebAssembly SIMD128');
+  }
+  const module = wasm === undefined ? await defaultModule(simd) : await compileSource(wasm);
+  const imports = {};
+  for (const imp of WebAssembly.Module.imports(module)) {
+    if (imp.module === 'env' && imp.name === 'emscripten_notify_memory_growth') {
+      // Views are re-created from memory.buffer after every call that can grow it.
+      imports.env = { ...imports.env, emscripten_notify_memory_growth() {} };
+    } else {
+      throw new Error(`loadAttention: the wasm module imports ${imp.module}.${imp.name}, which this loader does not provide`);
+    }
+  }
+  const instance = await WebAssembly.instantiate(module, imports);
+  return new Attention(instance);
+}
+
+function checkKeys(options, allowed, fn) {
+  for (const key of Object.keys(options)) {
+    if (!allowed.includes(key)) {
+      throw new TypeError(`${fn}: unknown option ${JSON.stringify(key)} (known: ${allowed.join(', ')})`);
+    }
+  }
+}
+
+function checkBool(value, name) {
+  if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${describe(value)}`);
+  return value === true;
+}
+
+function checkScale(value, name, dk) {
+  if (value === undefined) return 1 / Math.sqrt(dk);
+  if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${describe(value)}`);
+  if (!Number.isFinite(value)) throw new RangeError(`${name} must be finite, got ${value}`);
+  return value;
+}
+
+function checkCount(value, name, fallback) {
+  if (value === undefined && fallback !== undefined) return fallback;
+  checkSize(value, name);
+  return value;
+}
+
+/** The attention API over one wasm instance. Make one with loadAttention(). */
+export class Attention {
+  #exports;
+  #memory;
+  #simd;
+  #arena = 0; // pointer into wasm memory
+  #arenaBytes = 0;
+
+  /** @internal use loadAttention() */
+  constructor(instance) {
+    this.#exports = instance.exports;
+    this.#memory = instance.exports.memory;
+    this.#exports._initialize?.();
+    // Asked of the module itself, so a module passed as `wasm` reports truly.
+    this.#simd = this.#exports.attn_simd_enabled() === 1;
+  }
+
+  /** True when the SIMD128 build is running. */
+  get simd() {
+    return this.#simd;
+  }
+
+  /** The instance's WebAssembly.Memory. */
+  get memory() {
+    this.#live();
+    return this.#memory;
+  }
+
+  /** Frees the instance's memory; every later call throws. */
+  dispose() {
+    if (this.#exports === null) return;
+    if (this.#arena !== 0) this.#exports.free(this.#arena);
+    this.#arena = 0;
+    this.#arenaBytes = 0;
+    this.#exports = null;
+    this.#memory = null;
+  }
+
+  #live() {
+    if (this.#exports === null) throw new Error('attention-wasm: this instance was disposed; call loadAttention() for a new one');
+    return this.#exports;
+  }
+
+  // Lays out `sizes` (bytes, each rounded to 16) in the arena; returns the
+  // pointers. Throws RangeError when wasm32 cannot hold them.
+  #reserve(sizes, what) {
+    const ex = this.#live();
+    let total = 0;
+    const offsets = sizes.map((bytes) => {
+      const at = total;
+      total += Math.ceil(bytes / 16) * 16;
+      return at;
+    });
+    if (total > MAX_ARENA_BYTES) {
+      throw new RangeError(`attention-wasm: ${what} needs ${formatBytes(total)} of wasm memory; wasm32 holds at most 4 GiB`);
+    }
+    if (total > this.#arenaBytes) {
+      if (this.#arena !== 0) ex.free(this.#arena);
+      this.#arena = 0;
+      this.#arenaBytes = 0;
+      const bytes = Math.max(total, Math.min(2 * total, 65536));
+      const ptr = ex.malloc(bytes) >>> 0; // addresses past 2 GiB come back negative
+      if (ptr === 0) {
+        throw new RangeError(`attention-wasm: ${what} needs ${formatBytes(total)} of wasm memory, and the memory could not grow that far`);
+      }
+      this.#arena = ptr;
+      this.#arenaBytes = bytes;
+    }
+    return offsets.map((o) => this.#arena + o);
+  }
+
+  #release() {
+    if (this.#arenaBytes > KEEP_ARENA_BYTES) {
+      this.#exports.free(this.#arena);
+      this.#arena = 0;
+      this.#arenaBytes = 0;
+    }
+  }
+
+  #check(status, what) {
+    if (status === 0) return;
+    const message = this.#cString(this.#exports.attn_status_string(status));
+    const E = status === ATTN_ERR_OVERFLOW ? RangeError : Error;
+    throw new E(`attention-wasm: ${what}: ${message} (status ${status})`);
+  }
+
+  #cString(ptr) {
+    const bytes = new Uint8Array(this.#memory.buffer, ptr);
+    return new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
+  }
+
+  // The shared core of attention, sdpa and multiHeadAttention. Shapes are
+  // already checked; arrays are Float32Array / Uint8Array of the right length.
+  #run(p, out) {
+    const ex = this.#live();
+    const { batch, heads, kvHeads, nq, nk, dk, dv, steps } = p;
+    const qLen = batch * heads * nq * dk;
+    const kLen = batch * kvHeads * nk * dk;
+    const vLen = batch * kvHeads * nk * dv;
+    const oLen = batch * heads * nq * dv;
+    const sLen = steps ? batch * heads * nq * nk : 0;
+    const scratch = ex.attn_sdpa_scratch_size(nq, nk, dk, dv) >>> 0;
+    if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
+    const F = 4;
+    const [qP, kP, vP, oP, maskP, biasP, sP, zP, wP, scratchP] = this.#reserve(
+      [qLen * F, kLen * F, vLen * F, oLen * F, p.mask ? nq * nk : 0, p.bias ? nq * nk * F : 0, sLen * F, sLen * F, sLen * F, scratch * F],
+      'this call',
+    );
+    try {
+      const buf = this.#memory.buffer;
+      new Float32Array(buf, qP, qLen).set(p.q);
+      new Float32Array(buf, kP, kLen).set(p.k);
+      new Float32Array(buf, vP, vLen).set(p.v);
+      if (p.mask) new Uint8Array(buf, maskP, nq * nk).set(p.mask);
+      if (p.bias) new Float32Array(buf, biasP, nq * nk).set(p.bias);
+      const status = ex.attn_sdpa(
+        qP, kP, vP, oP, batch, heads, kvHeads, nq, nk, dk, dv,
+        p.mask ? maskP : 0, p.bias ? biasP : 0, p.scale, p.causal ? ATTN_CAUSAL : 0,
+        steps ? sP : 0, steps ? zP : 0, steps ? wP : 0, scratchP, scratch,
+      );
+      this.#check(status, 'attention');
+      const after = this.#memory.buffer;
+      const output = out ?? new Float32Array(oLen);
+      output.set(new Float32Array(after, oP, oLen));
+      if (!steps) return { output };
+      return {
+        output,
+        scores: new Float32Array(after, sP, sLen).slice(),
+        scaled: new Float32Array(after, zP, sLen).slice(),
+        weights: new Float32Array(after, wP, sLen).slice(),
+      };
+    } finally {
+      this.#release();
+    }
+  }
+
+  /**
+   * Scaled dot-product attention of one head.
+   * q (nq, dk), k (nk, dk), v (nk, dv); mask and bias (nq, nk).
+   */
+  attention(q, k, v, options = {}) {
+    this.#live();
+    checkOptions(options, ['causal', 'mask', 'bias', 'scale', 'steps'], 'attention');
+    const Q = toMatrix(q, 'attention: q');
+    const K = toMatrix(k, 'attention: k', undefined, Q.cols);
+    const V = toMatrix(v, 'attention: v', K.rows);
+    const nq = Q.rows, nk = K.rows, dk = Q.cols, dv = V.cols;
+    const mask = options.mask === undefined ? null : toMask(options.mask, 'attention: mask', nq, nk);
+    const bias = options.bias === undefined ? null : toMatrix(options.bias, 'attention: bias', nq, nk).data;
+    const steps = checkBool(options.steps, 'attention: steps');
+    const r = this.#run({
+      batch: 1, heads: 1, kvHeads: 1, nq, nk, dk, dv, q: Q.data, k: K.data, v: V.data, mask, bias,
+      scale: checkScale(options.scale, 'attention: scale', dk), causal: checkBool(options.causal, 'attention: causal'), steps,
+    });
+    const result = { output: new Matrix(nq, dv, r.output) };
+    if (steps) {
+      result.scores = new Matrix(nq, nk, r.scores);
+      result.scaled = new Matrix(nq, nk, r.scaled);
+      result.weights = new Matrix(nq, nk, r.weights);
+    }
+    return result;
+  }
+
+  /**
+   * The fast path over flat Float32Arrays in PyTorch layout:
+   * q (batch, heads, nq, dk), k (batch, kvHeads, nk, dk), v (batch, kvHeads, nk, dv).
+   * @returns {Float32Array} (batch, heads, nq, dv)
+   */
+  sdpa(q, k, v, options) {
+    this.#live();
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`sdpa: options must be an object with nq, nk, dk, dv, got ${describe(options)}`);
+    }
+    checkOptions(options, ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out'], 'sdpa');
+    const batch = checkCount(options.batch, 'sdpa: batch', 1);
+    const heads = checkCount(options.heads, 'sdpa: heads', 1);
+    const kvHeads = checkCount(options.kvHeads, 'sdpa: kvHeads', heads);
+    const nq = checkCount(options.nq, 'sdpa: nq');
+    const nk = checkCount(options.nk, 'sdpa: nk');
+    const dk = checkCount(options.dk, 'sdpa: dk');
+    const dv = checkCount(options.dv, 'sdpa: dv');
+    if (heads % kvHeads !== 0) throw new RangeError(`sdpa: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+    checkFlat(q, Float32Array, 'sdpa: q', [batch, heads, nq, dk], '(batch, heads, nq, dk)');
+    checkFlat(k, Float32Array, 'sdpa: k', [batch, kvHeads, nk, dk], '(batch, kvHeads, nk, dk)');
+    checkFlat(v, Float32Array, 'sdpa: v', [batch, kvHeads, nk, dv], '(batch, kvHeads, nk, dv)');
+    if (options.mask !== undefined) checkFlat(options.mask, Uint8Array, 'sdpa: mask', [nq, nk], '(nq, nk)');
+    if (options.bias !== undefined) checkFlat(options.bias, Float32Array, 'sdpa: bias', [nq, nk], '(nq, nk)');
+    const oLen = batch * heads * nq * dv;
+    const out = options.out;
+    if (out !== undefined) {
+      if (!(out instanceof Float32Array)) throw new TypeError(`sdpa: out must be a Float32Array of ${oLen} values (batch, heads, nq, dv), got ${describe(out)}`);
+      if (out.length < oLen) throw new RangeError(`sdpa: out has ${out.length} values, needs ${oLen} for (batch, heads, nq, dv) = (${batch}, ${heads}, ${nq}, ${dv})`);
+    }
+    return this.#run({
+      batch, heads, kvHeads, nq, nk, dk, dv, q, k, v, mask: options.mask ?? null, bias: options.bias ?? null,
+      scale: checkScale(options.scale, 'sdpa: scale', dk), causal: checkBool(options.causal, 'sdpa: causal'), steps: false,
+    }, out).output;
+  }
+
+  /**
+   * Multi-head attention with projections, as torch.nn.MultiheadAttention does
+   * it: Q = x wq (n, heads*dk), K = c wk, V = c wv (m, kvHeads*dk / kvHeads*dv),
+   * c = context ?? x; heads concatenated in order, then times wo when given.
+   */
+  multiHeadAttention(x, options) {
+    this.#live();
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`multiHeadAttention: options must be an object with wq, wk, wv, heads, got ${describe(options)}`);
+    }
+    checkOptions(options, ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'steps', 'scale'], 'multiHeadAttention');
+    const name = 'multiHeadAttention';
+    const X = toMatrix(x, `${name}: x`);
+    const C = options.context === undefined ? X : toMatrix(options.context, `${name}: context`);
+    const heads = checkCount(options.heads, `${name}: heads`);
+    const kvHeads = checkCount(options.kvHeads, `${name}: kvHeads`, heads);
+    if (heads % kvHeads !== 0) throw new RangeError(`${name}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+    const WQ = toMatrix(options.wq, `${name}: wq`, X.cols);
+    if (WQ.cols % heads !== 0) throw new RangeError(`${name}: wq has ${WQ.cols} columns, which must be heads * dk (a multiple of heads = ${heads})`);
+    const dk = WQ.cols / heads;
+    const WK = toMatrix(options.wk, `${name}: wk`, C.cols, kvHeads * dk);
+    const WV = toMatrix(options.wv, `${name}: wv`, C.cols);
+    if (WV.cols % kvHeads !== 0) throw new RangeError(`${name}: wv has ${WV.cols} columns, which must be kvHeads * dv (a multiple of kvHeads = ${kvHeads})`);
+    const dv = WV.cols / kvHeads;
+    const WO = options.wo === undefined ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
+    const n = X.rows, m = C.rows;
+    const mask = options.mask === undefined ? null : toMask(options.mask, `${name}: mask`, n, m);
+    const bias = options.bias === undefined ? null : toMatrix(options.bias, `${name}: bias`, n, m).data;
+    const steps = checkBool(options.steps, `${name}: steps`);
+    const causal = checkBool(options.causal, `${name}: causal`);
+    const scale = checkScale(options.scale, `${name}: scale`, dk);
+
+    const Q = this.matmul(X, WQ), K = this.matmul(C, WK), V = this.matmul(C, WV);
+    const r = this.#run({
+      batch: 1, heads, kvHeads, nq: n, nk: m, dk, dv,
+      q: splitHeads(Q.data, n, heads, dk), k: splitHeads(K.data, m, kvHeads, dk), v: splitHeads(V.data, m, kvHeads, dv),
+      mask, bias, scale, causal, steps,
+    });
+    const concat = new Matrix(n, heads * dv, mergeHeads(r.output, n, heads, dv));
+    const result = { output: WO ? this.matmul(concat, WO) : concat };
+    if (steps) {
+      const perHead = (flat) => Array.from({ length: heads }, (_, h) => new Matrix(n, m, flat.slice(h * n * m, (h + 1) * n * m)));
+      result.scores = perHead(r.scores);
+      result.scaled = perHead(r.scaled);
+      result.weights = perHead(r.weights);
+    }
+    return result;
+  }
+
+  /** a (m, k) times b (k, n), float32. */
+  matmul(a, b) {
+    const ex = this.#live();
+    const A = toMatrix(a, 'matmul: a');
+    const B = toMatrix(b, 'matmul: b', A.cols);
+    const m = A.rows, k = A.cols, n = B.cols;
+    const [aP, bP, cP] = this.#reserve([m * k * 4, k * n * 4, m * n * 4], 'matmul');
+    try {
+      const buf = this.#memory.buffer;
+      new Float32Array(buf, aP, m * k).set(A.data);
+      new Float32Array(buf, bP, k * n).set(B.data);
+      this.#check(ex.attn_matmul(aP, bP, cP, m, k, n), 'matmul');
+      return new Matrix(m, n, new Float32Array(this.#memory.buffer, cP, m * n).slice());
+    } finally {
+      this.#release();
+    }
+  }
+
+  /** Row-wise softmax; -Infinity entries weigh 0, a row of only -Infinity gives 0. */
+  softmax(x) {
+    const ex = this.#live();
+    const X = toMatrix(x, 'softmax: x');
+    const count = X.rows * X.cols;
+    const [xP] = this.#reserve([count * 4], 'softmax');
+    try {
+      new Float32Array(this.#memory.buffer, xP, count).set(X.data);
+      this.#check(ex.attn_softmax(xP, xP, X.rows, X.cols), 'softmax');
+      return new Matrix(X.rows, X.cols, new Float32Array(this.#memory.buffer, xP, count).slice());
+    } finally {
+      this.#release();
+    }
+  }
+}
+
+function checkOptions(options, allowed, fn) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
+  checkKeys(options, allowed, fn);
+}
+
+function checkFlat(x, Type, name, dims, shape) {
+  const length = dims.reduce((a, b) => a * b, 1);
+  if (!(x instanceof Type)) {
+    throw new TypeError(`${name} must be a ${Type.name} of ${length} values ${shape} = (${dims.join(', ')}), got ${describe(x)}`);
+  }
+  if (x.length !== length) {
+    throw new RangeError(`${name} has ${x.length} values, expected ${length} for ${shape} = (${dims.join(', ')})`);
+  }
+}
+
+// (n, heads * d) -> (heads, n, d)
+function splitHeads(data, n, heads, d) {
+  const out = new Float32Array(n * heads * d);
+  for (let h = 0; h < heads; h++) {
+    for (let i = 0; i < n; i++) out.set(data.subarray(i * heads * d + h * d, i * heads * d + (h + 1) * d), (h * n + i) * d);
+  }
+  return out;
+}
+
+// (heads, n, d) -> (n, heads * d)
+function mergeHeads(data, n, heads, d) {
+  const out = new Float32Array(n * heads * d);
+  for (let h = 0; h < heads; h++) {
+    for (let i = 0; i < n; i++) out.set(data.subarray((h * n + i) * d, (h * n + i + 1) * d), i * heads * d + h * d);
+  }
+  return out;
+}
+
+function formatBytes(bytes) {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
