@@ -1,0 +1,72 @@
+// helpers.js - shared by the uvu test files.
+import { readFileSync } from 'node:fs';
+
+import { NumpyRandom } from '../web/attention.js';
+
+export const here = (path) => new URL(path, import.meta.url);
+export const readJSON = (path) => JSON.parse(readFileSync(here(path), 'utf8'));
+
+// The core issue's bound: float32 kernels against a float64 reference, error
+// relative to the largest magnitude of the reference output.
+export const RTOL_REFERENCE = 2e-5;
+// SIMD against scalar: both are float32 with the same algorithm and differ
+// only in summation order, a few ulp of the largest value.
+export const RTOL_SIMD_VS_SCALAR = 2e-6;
+
+/**
+ * Throws naming the first index whose |a - b| > atol + rtol * scaleOf(b).
+ * With relativeTo: 'max', the error is relative to max |b| (one number for
+ * the whole array), as the tolerances above are stated.
+ */
+export function assertClose(actual, expected, { rtol = 0, atol = 0, relativeTo = 'max', what = 'values' } = {}) {
+  if (actual.length !== expected.length) {
+    throw new Error(`${what}: length ${actual.length} != expected ${expected.length}`);
+  }
+  let maxAbs = 0;
+  for (const x of expected) if (Math.abs(x) > maxAbs) maxAbs = Math.abs(x);
+  for (let i = 0; i < expected.length; i++) {
+    const a = actual[i], e = expected[i];
+    if (Number.isNaN(e) ? Number.isNaN(a) : a === e) continue;
+    const scale = relativeTo === 'max' ? maxAbs : Math.abs(e);
+    const tol = atol + rtol * scale;
+    if (!(Math.abs(a - e) <= tol)) {
+      throw new Error(`${what}[${i}]: got ${a}, expected ${e} (|diff| ${Math.abs(a - e).toExponential(2)} > tolerance ${tol.toExponential(2)})`);
+    }
+  }
+}
+
+/** The inputs of a fixture case, drawn as tests/fixtures/make_fixtures.py draws them. */
+export function caseInputs(c) {
+  const rng = new NumpyRandom(c.seed);
+  const f32 = (values, factor = 1) => Float32Array.from(values, (x) => x * factor);
+  const q = f32(rng.randn(c.batch, c.heads, c.nq, c.dk), c.amp);
+  const k = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dk), c.amp);
+  const v = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dv));
+  let bias, mask;
+  if (c.bias) {
+    bias = f32(rng.randn(c.nq, c.nk), 2);
+    for (let i = 0; i < c.nq; i += 3) for (let j = 0; j < c.nk; j += 2) bias[i * c.nk + j] = -Infinity;
+  }
+  if (c.mask) {
+    const draw = rng.randn(c.nq, c.nk);
+    mask = Uint8Array.from(draw, (x) => (x > -0.5 ? 1 : 0));
+    for (const r of c.maskedRows) mask.fill(0, r * c.nk, (r + 1) * c.nk);
+  }
+  return { q, k, v, bias, mask };
+}
+
+/** The handbook's four tables as { scores, scaled, weights, output } of string rows. */
+export function handbookTables() {
+  const text = readFileSync(here('./fixtures/handbook.txt'), 'utf8');
+  const keys = ['scores', 'scaled', 'weights', 'output'];
+  const tables = {};
+  let current = -1;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('Step ')) current++;
+    else if (current >= 0 && /^\w+\s+-?\d/.test(line)) {
+      const [label, ...cells] = line.trim().split(/\s+/);
+      (tables[keys[current]] ??= []).push({ label, cells });
+    }
+  }
+  return tables;
+}

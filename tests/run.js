@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// run.js - the test command (npm test): builds the wasm when it is missing or
+// older than its sources, runs the native C tests under AddressSanitizer and
+// UndefinedBehaviorSanitizer, then every tests/*.test.js with uvu, and prints
+// one closing line "N passed, N failed" over all of them.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+import { ensureBuilt } from '../scripts/ensure-built.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+let passed = 0;
+let failed = 0;
+
+function run(cmd, args, options = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, encoding: 'utf8', maxBuffer: 256 << 20, ...options });
+  if (r.error) return { status: 127, stdout: '', stderr: String(r.error.message) };
+  return r;
+}
+
+ensureBuilt();
+
+// Native: the scalar path compiled with the host compiler and sanitizers.
+{
+  const cc = process.env.CC ?? 'cc';
+  const bin = `${root}tests/output/test_attention`;
+  run('mkdir', ['-p', 'tests/output']);
+  const flags = ['-std=c11', '-Wall', '-Wextra', '-Werror', '-g', '-O1', '-ffp-contract=off',
+    '-fsanitize=address,undefined', '-fno-sanitize-recover=all', '-fno-omit-frame-pointer'];
+  const sources = ['tests/native/test_attention.c', 'c/attention.c',
+    ...readdirSync(`${root}c/kernels`).filter((f) => f.endsWith('-scalar.c')).map((f) => `c/kernels/${f}`)];
+  const compile = run(cc, [...flags, ...sources, '-lm', '-o', bin]);
+  if (compile.status !== 0) {
+    process.stdout.write(`native tests: ${cc} failed\n${compile.stderr}`);
+    failed++;
+  } else {
+    const r = run(bin, [], { env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1', UBSAN_OPTIONS: 'print_stacktrace=1' } });
+    process.stdout.write(r.stdout + r.stderr);
+    const m = /native: (\d+) passed, (\d+) failed/.exec(r.stdout);
+    if (m && r.status === 0) {
+      passed += Number(m[1]);
+    } else {
+      passed += m ? Number(m[1]) : 0;
+      failed += m ? Math.max(1, Number(m[2])) : 1;
+    }
+  }
+}
+
+// JS: each test file in its own uvu process, so one crash cannot hide others.
+const files = readdirSync(`${root}tests`).filter((f) => f.endsWith('.test.js')).sort();
+for (const file of files) {
+  const r = run(process.execPath, [`tests/${file}`], { env: { ...process.env, FORCE_COLOR: '0' } });
+  process.stdout.write(`\n# ${file}\n${r.stdout}${r.stderr}`);
+  const total = /Total:\s+(\d+)/.exec(r.stdout);
+  const ok = /Passed:\s+(\d+)/.exec(r.stdout);
+  if (!total || !ok) {
+    failed++;
+    process.stdout.write(`${file}: did not finish (exit ${r.status})\n`);
+    continue;
+  }
+  passed += Number(ok[1]);
+  failed += Number(total[1]) - Number(ok[1]);
+  if (r.status !== 0 && Number(total[1]) === Number(ok[1])) failed++;
+}
+
+process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
+process.exitCode = failed === 0 ? 0 : 1;
