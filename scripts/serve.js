@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// serve.js - npm start: builds the wasm when needed, then serves the project
+// folder on http://localhost:8080 (or $PORT) with the strict Content-Security-
+// Policy the explorer is made to work under, and application/wasm for .wasm.
+import { createReadStream, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { extname, join, normalize, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { ensureBuilt } from './ensure-built.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'";
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.md': 'text/markdown; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+/** A static file server for `dir`; resolves to the listening http.Server. */
+export function serve({ dir = root, port = 8080, host = '127.0.0.1', csp = CSP } = {}) {
+  const server = createServer((req, res) => {
+    let path;
+    try {
+      path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    } catch {
+      res.writeHead(400).end('bad request');
+      return;
+    }
+    if (path.endsWith('/')) path += 'index.html';
+    const file = normalize(join(dir, path));
+    if (!file.startsWith(normalize(dir + sep)) && file !== normalize(dir)) {
+      res.writeHead(403).end('forbidden');
+      return;
+    }
+    let stat;
+    try {
+      stat = statSync(file);
+    } catch {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    if (stat.isDirectory()) {
+      res.writeHead(301, { location: `${path}/` }).end();
+      return;
+    }
+    const headers = {
+      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'content-length': stat.size,
+      'cache-control': 'no-cache',
+      'x-content-type-options': 'nosniff',
+    };
+    if (csp) headers['content-security-policy'] = csp;
+    res.writeHead(200, headers);
+    if (req.method === 'HEAD') res.end();
+    else createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  ensureBuilt();
+  const port = Number(process.env.PORT ?? 8080);
+  serve({ port, host: process.env.HOST ?? '127.0.0.1' }).then(
+    (server) => console.log(`attention-wasm explorer: http://localhost:${server.address().port}/  (Ctrl+C to stop)`),
+    (err) => {
+      console.error(`attention-wasm: cannot listen on port ${port}: ${err.message}${err.code === 'EADDRINUSE' ? ' (try PORT=8081 npm start)' : ''}`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,142 @@
+// Types for attention-wasm's entry point (web/attention.js).
+
+/** A row-major float32 matrix. */
+export declare class Matrix {
+  /** data is kept, not copied; zeros when omitted. Throws RangeError on a wrong length. */
+  constructor(rows: number, cols: number, data?: Float32Array);
+  readonly rows: number;
+  readonly cols: number;
+  readonly data: Float32Array;
+  /** Element (i, j); RangeError outside the matrix. */
+  get(i: number, j: number): number;
+  toArray(): number[][];
+  /** A new Matrix from a Matrix (copied), { rows, cols, data } or number[][]. */
+  static from(x: MatrixLike): Matrix;
+}
+
+/** What the API accepts as a matrix. */
+export type MatrixLike =
+  | Matrix
+  | { rows: number; cols: number; data: Float32Array | Float64Array | ArrayLike<number> }
+  | number[][];
+
+/** A keep-mask (nq, nk): true / nonzero = may attend. */
+export type MaskLike = boolean[][] | number[][] | { rows: number; cols: number; data: Uint8Array };
+
+/** numpy's legacy global generator: np.random.seed(seed); np.random.randn(...). */
+export declare class NumpyRandom {
+  /** seed: integer in [0, 2^32 - 1]. */
+  constructor(seed: number);
+  /** Like np.random.randn(...shape): shape.reduce(*) normal draws, row-major. */
+  randn(...shape: number[]): Float64Array;
+  /** One standard normal draw (numpy's legacy_gauss). */
+  gauss(): number;
+  /** A double in [0, 1) (numpy's random_sample). */
+  random(): number;
+}
+
+export interface LoadOptions {
+  /** Force the SIMD128 (true) or scalar (false) build. Default: SIMD when the engine supports it. */
+  simd?: boolean;
+  /** Where to get the wasm when the default location does not work (bundlers, CDNs). */
+  wasm?: URL | string | BufferSource | Response | WebAssembly.Module;
+}
+
+export interface AttentionOptions {
+  /** Query i sees key j only when j <= i (PyTorch's is_causal, top-left aligned). */
+  causal?: boolean;
+  /** (nq, nk) keep-mask. */
+  mask?: MaskLike;
+  /** (nq, nk) additive bias; -Infinity masks. */
+  bias?: MatrixLike;
+  /** Default 1 / sqrt(dk). */
+  scale?: number;
+  /** Also return scores, scaled and weights. */
+  steps?: boolean;
+}
+
+export interface AttentionResult {
+  /** (nq, dv) */
+  output: Matrix;
+  /** (nq, nk) Q K^T, when steps: true */
+  scores?: Matrix;
+  /** (nq, nk) scores * scale, before mask and bias, when steps: true */
+  scaled?: Matrix;
+  /** (nq, nk) softmax over allowed keys; a fully masked row is all 0, when steps: true */
+  weights?: Matrix;
+}
+
+export interface SdpaOptions {
+  batch?: number;
+  heads?: number;
+  /** Default: heads. heads must be a multiple of kvHeads. */
+  kvHeads?: number;
+  nq: number;
+  nk: number;
+  dk: number;
+  dv: number;
+  causal?: boolean;
+  /** (nq, nk), broadcast over batch and heads. */
+  mask?: Uint8Array;
+  /** (nq, nk), broadcast over batch and heads. */
+  bias?: Float32Array;
+  scale?: number;
+  /** Written and returned instead of a new array; at least batch*heads*nq*dv long. */
+  out?: Float32Array;
+}
+
+export interface MultiHeadOptions {
+  /** (d_model, heads * dk) */
+  wq: MatrixLike;
+  /** (d_context, kvHeads * dk) */
+  wk: MatrixLike;
+  /** (d_context, kvHeads * dv) */
+  wv: MatrixLike;
+  /** (heads * dv, d_out), applied to the concatenated heads when given. */
+  wo?: MatrixLike;
+  heads: number;
+  kvHeads?: number;
+  /** Keys and values come from here (cross-attention); default: x. */
+  context?: MatrixLike;
+  causal?: boolean;
+  mask?: MaskLike;
+  bias?: MatrixLike;
+  scale?: number;
+  steps?: boolean;
+}
+
+export interface MultiHeadResult {
+  /** (n, heads * dv), or (n, d_out) with wo */
+  output: Matrix;
+  /** One (n, m) matrix per head, when steps: true */
+  weights?: Matrix[];
+  scores?: Matrix[];
+  scaled?: Matrix[];
+}
+
+/** The API over one wasm instance. */
+export declare class Attention {
+  private constructor();
+  /** True when the SIMD128 build is running. */
+  readonly simd: boolean;
+  /** The instance's memory. */
+  readonly memory: WebAssembly.Memory;
+  /** softmax(q k^T * scale + bias) v for one head: q (nq, dk), k (nk, dk), v (nk, dv). */
+  attention(q: MatrixLike, k: MatrixLike, v: MatrixLike, options?: AttentionOptions): AttentionResult;
+  /** Flat PyTorch layout: q (batch, heads, nq, dk), k and v (batch, kvHeads, nk, d). Returns (batch, heads, nq, dv). */
+  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Float32Array;
+  /** Projections, heads, concat and output projection, as torch.nn.MultiheadAttention. */
+  multiHeadAttention(x: MatrixLike, options: MultiHeadOptions): MultiHeadResult;
+  /** a (m, k) times b (k, n), float32. */
+  matmul(a: MatrixLike, b: MatrixLike): Matrix;
+  /** Row-wise softmax; -Infinity weighs 0; an all -Infinity row gives 0. */
+  softmax(x: MatrixLike): Matrix;
+  /** Frees the instance; later calls throw. */
+  dispose(): void;
+}
+
+/** Loads and instantiates the module (compiled modules are cached per build). */
+export declare function loadAttention(options?: LoadOptions): Promise<Attention>;
+
+/** True when this engine validates a WebAssembly SIMD128 probe. */
+export declare function simdSupported(): boolean;
