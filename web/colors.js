@@ -1,0 +1,59 @@
+// colors.js - colour scales for the heatmaps. Pure functions, no DOM.
+// Both palettes are colour-blind safe: the sequential one is viridis (ordered
+// in lightness for every kind of colour vision), the diverging one runs
+// blue - near white - orange (PuOr-like), which keeps its two sides apart
+// under deuteranopia, protanopia and tritanopia.
+
+const VIRIDIS = [
+  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
+  [31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37],
+];
+// Light end first so small weights stay quiet: reversed viridis from pale yellow-white.
+const SEQUENTIAL = [[250, 250, 245], ...VIRIDIS.slice().reverse().slice(1)];
+const DIVERGING_NEG = [[33, 102, 172], [103, 169, 207], [209, 229, 240]];
+const DIVERGING_MID = [247, 247, 247];
+const DIVERGING_POS = [[253, 219, 199], [244, 165, 130], [214, 96, 77], [178, 24, 43]];
+
+function mix(stops, t) {
+  const x = Math.min(1, Math.max(0, t)) * (stops.length - 1);
+  const i = Math.min(stops.length - 2, Math.floor(x));
+  const f = x - i;
+  return stops[i].map((c, k) => Math.round(c + (stops[i + 1][k] - c) * f));
+}
+
+/** Sequential colour for t in [0, 1] (NaN gives grey), as [r, g, b]. */
+export function sequential(t) {
+  if (Number.isNaN(t)) return [160, 160, 160];
+  return mix(SEQUENTIAL, t);
+}
+
+/** Diverging colour for t in [-1, 1]: blue below 0, white at 0, orange-red above. */
+export function diverging(t) {
+  if (Number.isNaN(t)) return [160, 160, 160];
+  if (t < 0) return mix([DIVERGING_MID, ...DIVERGING_NEG.slice().reverse()], -t);
+  return mix([DIVERGING_MID, ...DIVERGING_POS], t);
+}
+
+/** WCAG relative luminance of an sRGB colour. */
+export function luminance([r, g, b]) {
+  const lin = (c) => {
+    const s = c / 255;
+    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+/** Black or white text, whichever contrasts more with the background. */
+export function textOn(rgb) {
+  const l = luminance(rgb);
+  return (l + 0.05) / 0.05 >= 1.05 / (l + 0.05) ? '#000' : '#fff';
+}
+
+export const css = ([r, g, b]) => `rgb(${r}, ${g}, ${b})`;
+
+/** Largest finite |x| of an array (1 when there is none, so t stays finite). */
+export function maxAbs(data) {
+  let m = 0;
+  for (const x of data) if (Number.isFinite(x) && Math.abs(x) > m) m = Math.abs(x);
+  return m || 1;
+}
