@@ -33,7 +33,12 @@ export async function start({ dir } = {}) {
       const problems = [];
       page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
       page.on('console', (msg) => {
-        if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
+        // Failed loads are reported with their URL by the response handler below.
+        if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) problems.push(`console error: ${msg.text()}`);
+      });
+      page.on('response', (res) => {
+        // Browsers ask for /favicon.ico on their own; a page without one is fine.
+        if (res.status() >= 400 && !res.url().endsWith('/favicon.ico')) problems.push(`HTTP ${res.status()}: ${res.url()}`);
       });
       page.on('dialog', (d) => {
         problems.push(`dialog: ${d.message()}`);
