@@ -69,11 +69,33 @@ static void attn__pack_kt(const float* k, size_t n_k, size_t d_k, float* kt, siz
   }
 }
 
-/* vp (n_k, v_stride) = v (n_k, d_v), columns past d_v zeroed. */
-static void attn__pack_v(const float* v, size_t n_k, size_t d_v, float* vp, size_t v_stride) {
-  for (size_t j = 0; j < n_k; j++) {
-    for (size_t c = 0; c < d_v; c++) vp[j * v_stride + c] = v[j * d_v + c];
-    for (size_t c = d_v; c < v_stride; c++) vp[j * v_stride + c] = 0.0f;
+/* kp (n_k_pad / 8, d_k, 8) = k (n_k, d_k) in panels of 8 keys, the layout of
+ * attn__flash_args.kp; keys past n_k are zero. */
+static void attn__pack_k_panels(const float* k, size_t n_k, size_t d_k, float* kp) {
+  const size_t panels = attn__round_up(n_k, ATTN__PAD) / ATTN__PAD;
+  for (size_t s = 0; s < panels; s++) {
+    for (size_t p = 0; p < d_k; p++) {
+      float* dst = kp + (s * d_k + p) * ATTN__PAD;  /* (8) */
+      for (size_t jj = 0; jj < ATTN__PAD; jj++) {
+        const size_t j = s * ATTN__PAD + jj;
+        dst[jj] = j < n_k ? k[j * d_k + p] : 0.0f;
+      }
+    }
+  }
+}
+
+/* vp (v_stride / 8, n_k, 8) = v (n_k, d_v) in panels of 8 columns, the
+ * layout of attn__flash_args.vp; columns past d_v are zero. */
+static void attn__pack_v_panels(const float* v, size_t n_k, size_t d_v, float* vp) {
+  const size_t panels = attn__round_up(d_v, ATTN__PAD) / ATTN__PAD;
+  for (size_t s = 0; s < panels; s++) {
+    for (size_t j = 0; j < n_k; j++) {
+      float* dst = vp + (s * n_k + j) * ATTN__PAD;  /* (8) */
+      for (size_t cc = 0; cc < ATTN__PAD; cc++) {
+        const size_t c = s * ATTN__PAD + cc;
+        dst[cc] = c < d_v ? v[j * d_v + c] : 0.0f;
+      }
+    }
   }
 }
 
@@ -130,8 +152,8 @@ attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out
   const size_t group = (size_t)(heads / kv_heads);  /* query heads per kv head */
   const size_t kt_stride = attn__round_up(nk, ATTN__PAD);
   const size_t v_stride = attn__round_up(dv, ATTN__PAD);
-  float* kt = scratch;                   /* (d_k, kt_stride) packed K^T */
-  float* vp = kt + dk * kt_stride;       /* (n_k, v_stride) packed V */
+  float* kt = scratch;                   /* (d_k, kt_stride) K^T, step path; or K panels */
+  float* vp = kt + dk * kt_stride;       /* (v_stride / 8, n_k, 8) V panels */
   float* tile = vp + nk * v_stride;      /* attn__flash_tile_floats(d_v) */
   const int causal = (flags & ATTN_CAUSAL) != 0;
 
@@ -140,8 +162,12 @@ attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out
       const size_t kv = b * (size_t)kv_heads + g;  /* index of this kv head */
       const float* k_head = k + kv * nk * dk;      /* (n_k, d_k) */
       const float* v_head = v + kv * nk * dv;      /* (n_k, d_v) */
-      attn__pack_kt(k_head, nk, dk, kt, kt_stride);
-      if (!with_steps) attn__pack_v(v_head, nk, dv, vp, v_stride);
+      if (with_steps) {
+        attn__pack_kt(k_head, nk, dk, kt, kt_stride);
+      } else {
+        attn__pack_k_panels(k_head, nk, dk, kt);
+        attn__pack_v_panels(v_head, nk, dv, vp);
+      }
       /* The query heads that share this kv head reuse the packed K^T and V. */
       for (size_t h = g * group; h < (g + 1) * group; h++) {
         const size_t qh = b * (size_t)heads + h;  /* index of this query head */
@@ -153,9 +179,9 @@ attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out
                            scale, causal, scores + off, scaled + off, weights + off);
         } else {
           const attn__flash_args args = {
-              .q = q_head, .kt = kt, .v = vp, .out = out_head, .mask = mask, .bias = bias,
+              .q = q_head, .kp = kt, .vp = vp, .out = out_head, .mask = mask, .bias = bias,
               .tile = tile, .n_q = nq, .n_k = nk, .d_k = dk, .d_v = dv,
-              .kt_stride = kt_stride, .v_stride = v_stride, .scale = scale, .causal = causal,
+              .v_stride = v_stride, .scale = scale, .causal = causal,
           };
           ATTN__KERNEL(flash)(&args);
         }

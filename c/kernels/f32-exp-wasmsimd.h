@@ -10,8 +10,10 @@
 
 static inline v128_t attn__expf_nonpos_wasmsimd(v128_t vx) {
   const v128_t vlo = wasm_f32x4_splat(ATTN__EXP_LO);
-  const v128_t vn = wasm_f32x4_floor(
-      wasm_f32x4_add(wasm_f32x4_mul(vx, wasm_f32x4_splat(ATTN__LOG2E)), wasm_f32x4_splat(0.5f)));
+  const v128_t vmagic = wasm_f32x4_splat(ATTN__EXP_MAGIC);
+  const v128_t vbiased = wasm_f32x4_add(wasm_f32x4_mul(vx, wasm_f32x4_splat(ATTN__LOG2E)), vmagic);
+  const v128_t vtwo_n = wasm_i32x4_shl(vbiased, 23);
+  const v128_t vn = wasm_f32x4_sub(vbiased, vmagic);
   v128_t vr = wasm_f32x4_sub(vx, wasm_f32x4_mul(vn, wasm_f32x4_splat(ATTN__LN2_HI)));
   vr = wasm_f32x4_sub(vr, wasm_f32x4_mul(vn, wasm_f32x4_splat(ATTN__LN2_LO)));
   v128_t vp = wasm_f32x4_splat(ATTN__EXP_P0);
@@ -23,10 +25,8 @@ static inline v128_t attn__expf_nonpos_wasmsimd(v128_t vx) {
   const v128_t vr2 = wasm_f32x4_mul(vr, vr);
   const v128_t vy =
       wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(vp, vr2), vr), wasm_f32x4_splat(1.0f));
-  /* NaN and lanes below the range convert to garbage here; fixed below. */
-  const v128_t vbits = wasm_i32x4_shl(
-      wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(vn), wasm_i32x4_splat(127)), 23);
-  v128_t vresult = wasm_f32x4_mul(vy, vbits);
+  /* NaN and lanes below the range give garbage here; fixed below. */
+  v128_t vresult = wasm_f32x4_mul(vy, vtwo_n);
   /* x >= lo keeps the polynomial; NaN (x != x) keeps x; the rest is 0. */
   const v128_t vin_range = wasm_f32x4_ge(vx, vlo);
   const v128_t vnan = wasm_f32x4_ne(vx, vx);

@@ -49,8 +49,11 @@ void attn__f32_flash_scalar(const attn__flash_args* args) {
         /* Scores q_i . k_j, summed over d_k in order. */
         for (size_t jj = 0; jj < nb; jj++) z[jj] = 0.0f;
         for (size_t p = 0; p < d_k; p++) {
-          const float* kt_row = args->kt + p * args->kt_stride + j0;  /* (nb) */
-          for (size_t jj = 0; jj < nb; jj++) z[jj] = z[jj] + q_row[p] * kt_row[jj];
+          for (size_t jj = 0; jj < nb; jj++) {
+            const size_t j = j0 + jj;
+            const float k_jp = args->kp[((j / ATTN__PAD) * d_k + p) * ATTN__PAD + j % ATTN__PAD];
+            z[jj] = z[jj] + q_row[p] * k_jp;
+          }
         }
         /* Logits: scaled score plus bias, -Infinity where not allowed. */
         float block_max = -INFINITY;
@@ -78,8 +81,11 @@ void attn__f32_flash_scalar(const attn__flash_args* args) {
         float* acc_row = acc + r * v_stride;  /* (v_stride) */
         for (size_t c = 0; c < v_stride; c++) acc_row[c] = acc_row[c] * alpha;
         for (size_t jj = 0; jj < nb; jj++) {
-          const float* v_row = args->v + (j0 + jj) * v_stride;  /* (v_stride) */
-          for (size_t c = 0; c < v_stride; c++) acc_row[c] = acc_row[c] + z[jj] * v_row[c];
+          const size_t j = j0 + jj;
+          for (size_t c = 0; c < v_stride; c++) {
+            const float v_jc = args->vp[((c / ATTN__PAD) * n_k + j) * ATTN__PAD + c % ATTN__PAD];
+            acc_row[c] = acc_row[c] + z[jj] * v_jc;
+          }
         }
       }
     }

@@ -21,24 +21,27 @@ static float attn__max_nan(float a, float b) {
   return a > b ? a : b;
 }
 
-/* z (4, KB): z[r][jj] = q_r . kt[:, j0 + jj] for jj < nbp (multiple of 8). */
+/* z (4, KB): z[r][jj] = (q_r . k_(j0 + jj)) * scale for jj < nbp (a multiple
+ * of 8); kp points at the panel of key j0. Also the max of each row of z in
+ * vmax[r] lanes (NaN propagating), for blocks that need no masking. */
 static void attn__score_tile_wasmsimd(const float* q0, const float* q1, const float* q2,
-                                      const float* q3, const float* kt, size_t kt_stride,
-                                      size_t d_k, size_t nbp, float* z) {
+                                      const float* q3, const float* kp, size_t d_k, size_t nbp,
+                                      v128_t vscale, float* z, v128_t vmax[4]) {
+  v128_t vmax0 = wasm_f32x4_splat(-INFINITY), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;
   for (size_t jj = 0; jj < nbp; jj += 8) {
     v128_t vacc0x0123 = wasm_f32x4_splat(0.0f), vacc0x4567 = vacc0x0123;
     v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x0123;
     v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x0123;
     v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x0123;
-    const float* kt_col = kt + jj;
+    const float* k_panel = kp + (jj / 8) * d_k * 8;  /* (d_k, 8) keys j0+jj .. j0+jj+7 */
     for (size_t p = 0; p < d_k; p++) {
-      const v128_t vk0123 = wasm_v128_load(kt_col);
-      const v128_t vk4567 = wasm_v128_load(kt_col + 4);
-      kt_col += kt_stride;
-      const v128_t vq0 = wasm_f32x4_splat(q0[p]);
-      const v128_t vq1 = wasm_f32x4_splat(q1[p]);
-      const v128_t vq2 = wasm_f32x4_splat(q2[p]);
-      const v128_t vq3 = wasm_f32x4_splat(q3[p]);
+      const v128_t vk0123 = wasm_v128_load(k_panel);
+      const v128_t vk4567 = wasm_v128_load(k_panel + 4);
+      k_panel += 8;
+      const v128_t vq0 = wasm_v128_load32_splat(q0 + p);
+      const v128_t vq1 = wasm_v128_load32_splat(q1 + p);
+      const v128_t vq2 = wasm_v128_load32_splat(q2 + p);
+      const v128_t vq3 = wasm_v128_load32_splat(q3 + p);
       vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vq0, vk0123));
       vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vq0, vk4567));
       vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vq1, vk0123));
@@ -48,6 +51,18 @@ static void attn__score_tile_wasmsimd(const float* q0, const float* q1, const fl
       vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vq3, vk0123));
       vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vq3, vk4567));
     }
+    vacc0x0123 = wasm_f32x4_mul(vacc0x0123, vscale);
+    vacc0x4567 = wasm_f32x4_mul(vacc0x4567, vscale);
+    vacc1x0123 = wasm_f32x4_mul(vacc1x0123, vscale);
+    vacc1x4567 = wasm_f32x4_mul(vacc1x4567, vscale);
+    vacc2x0123 = wasm_f32x4_mul(vacc2x0123, vscale);
+    vacc2x4567 = wasm_f32x4_mul(vacc2x4567, vscale);
+    vacc3x0123 = wasm_f32x4_mul(vacc3x0123, vscale);
+    vacc3x4567 = wasm_f32x4_mul(vacc3x4567, vscale);
+    vmax0 = wasm_f32x4_max(vmax0, wasm_f32x4_max(vacc0x0123, vacc0x4567));
+    vmax1 = wasm_f32x4_max(vmax1, wasm_f32x4_max(vacc1x0123, vacc1x4567));
+    vmax2 = wasm_f32x4_max(vmax2, wasm_f32x4_max(vacc2x0123, vacc2x4567));
+    vmax3 = wasm_f32x4_max(vmax3, wasm_f32x4_max(vacc3x0123, vacc3x4567));
     wasm_v128_store(z + jj, vacc0x0123);
     wasm_v128_store(z + jj + 4, vacc0x4567);
     wasm_v128_store(z + ATTN__KB + jj, vacc1x0123);
@@ -57,11 +72,16 @@ static void attn__score_tile_wasmsimd(const float* q0, const float* q1, const fl
     wasm_v128_store(z + 3 * ATTN__KB + jj, vacc3x0123);
     wasm_v128_store(z + 3 * ATTN__KB + jj + 4, vacc3x4567);
   }
+  vmax[0] = vmax0;
+  vmax[1] = vmax1;
+  vmax[2] = vmax2;
+  vmax[3] = vmax3;
 }
 
-/* acc (4, v_stride) = acc * alpha_r + p (4, nb) v (nb, v_stride). */
-static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* v, size_t v_stride,
-                                   const float* alpha, float* acc) {
+/* acc (4, v_stride) = acc * alpha_r + p (4, nb) v (nb, v_stride); vp points
+ * at key j0 of the first column panel, panels are n_k * 8 floats apart. */
+static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* vp, size_t n_k,
+                                   size_t v_stride, const float* alpha, float* acc) {
   const v128_t valpha0 = wasm_f32x4_splat(alpha[0]);
   const v128_t valpha1 = wasm_f32x4_splat(alpha[1]);
   const v128_t valpha2 = wasm_f32x4_splat(alpha[2]);
@@ -79,15 +99,15 @@ static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* v, si
     v128_t vacc2x4567 = wasm_f32x4_mul(wasm_v128_load(acc2 + c + 4), valpha2);
     v128_t vacc3x0123 = wasm_f32x4_mul(wasm_v128_load(acc3 + c), valpha3);
     v128_t vacc3x4567 = wasm_f32x4_mul(wasm_v128_load(acc3 + c + 4), valpha3);
-    const float* v_col = v + c;
+    const float* v_panel = vp + (c / 8) * n_k * 8;  /* (nb, 8) columns c .. c+7 */
     for (size_t jj = 0; jj < nb; jj++) {
-      const v128_t vv0123 = wasm_v128_load(v_col);
-      const v128_t vv4567 = wasm_v128_load(v_col + 4);
-      v_col += v_stride;
-      const v128_t vp0 = wasm_f32x4_splat(p[jj]);
-      const v128_t vp1 = wasm_f32x4_splat(p[ATTN__KB + jj]);
-      const v128_t vp2 = wasm_f32x4_splat(p[2 * ATTN__KB + jj]);
-      const v128_t vp3 = wasm_f32x4_splat(p[3 * ATTN__KB + jj]);
+      const v128_t vv0123 = wasm_v128_load(v_panel);
+      const v128_t vv4567 = wasm_v128_load(v_panel + 4);
+      v_panel += 8;
+      const v128_t vp0 = wasm_v128_load32_splat(p + jj);
+      const v128_t vp1 = wasm_v128_load32_splat(p + ATTN__KB + jj);
+      const v128_t vp2 = wasm_v128_load32_splat(p + 2 * ATTN__KB + jj);
+      const v128_t vp3 = wasm_v128_load32_splat(p + 3 * ATTN__KB + jj);
       vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vp0, vv0123));
       vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vp0, vv4567));
       vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vp1, vv0123));
@@ -110,7 +130,7 @@ static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* v, si
 
 void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
   assert(args != NULL && args->tile != NULL);
-  assert(args->kt_stride % 8 == 0 && args->v_stride % 8 == 0);
+  assert(args->v_stride % 8 == 0 && ATTN__PAD == 8 && ATTN__KB % 8 == 0);
   const size_t n_q = args->n_q, n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
   const size_t v_stride = args->v_stride;
   float* s = args->tile;                 /* (MR, KB) logits, then exp */
@@ -136,16 +156,17 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
     for (size_t j0 = 0; j0 < k_end; j0 += ATTN__KB) {
       const size_t nb = k_end - j0 < ATTN__KB ? k_end - j0 : ATTN__KB;
       const size_t nbp = attn__round_up(nb, 8);
-      attn__score_tile_wasmsimd(q0, q1, q2, q3, args->kt + j0, args->kt_stride, d_k, nbp, s);
+      v128_t vtile_max[4];
+      attn__score_tile_wasmsimd(q0, q1, q2, q3, args->kp + j0 * d_k, d_k, nbp, vscale, s, vtile_max);
+      /* The tile's row maxima hold when nothing below changes a logit. */
+      const int plain = args->bias == NULL && args->mask == NULL && nb == nbp &&
+                        !(args->causal && j0 + nb > i0 + 1);
       for (size_t r = 0; r < ATTN__MR; r++) {
         float* z = s + r * ATTN__KB;  /* (nbp) this row's logits */
         if (r >= rows) {
           for (size_t jj = 0; jj < nbp; jj += 4) wasm_v128_store(z + jj, vminus_inf);
         } else {
           const size_t i = i0 + r;
-          for (size_t jj = 0; jj < nbp; jj += 4) {
-            wasm_v128_store(z + jj, wasm_f32x4_mul(wasm_v128_load(z + jj), vscale));
-          }
           if (args->bias != NULL) {
             const float* bias_row = args->bias + i * n_k + j0;  /* (nb) */
             size_t jj = 0;
@@ -166,7 +187,11 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
           for (size_t jj = nb; jj < nbp; jj++) z[jj] = -INFINITY;
         }
         v128_t vmax = vminus_inf;
-        for (size_t jj = 0; jj < nbp; jj += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + jj));
+        if (plain && r < rows) {
+          vmax = vtile_max[r];
+        } else {
+          for (size_t jj = 0; jj < nbp; jj += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + jj));
+        }
         float lanes[4];
         wasm_v128_store(lanes, vmax);
         const float block_max = attn__max_nan(attn__max_nan(lanes[0], lanes[1]),
@@ -185,7 +210,7 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
         l[r] = l[r] * alpha[r] + ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]));
         m[r] = m_new;
       }
-      attn__pv_tile_wasmsimd(s, nb, args->v + j0 * v_stride, v_stride, alpha, acc);
+      attn__pv_tile_wasmsimd(s, nb, args->vp + j0 * 8, n_k, v_stride, alpha, acc);
     }
     for (size_t r = 0; r < rows; r++) {
       float* out_row = args->out + (i0 + r) * d_v;  /* (d_v) */

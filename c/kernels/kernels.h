@@ -17,8 +17,9 @@
 #define ATTN__MR 4
 #define ATTN__KB 64
 
-/* Packed K^T rows and packed V rows are padded to a multiple of this many
- * floats (zeros), so the SIMD kernels always read whole vectors. */
+/* Packing width: the fused kernel reads K and V in panels of this many keys
+ * or value columns (zero padded), so the SIMD kernels always read whole
+ * vectors from consecutive addresses. */
 #define ATTN__PAD 8
 
 static inline size_t attn__round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
@@ -41,15 +42,16 @@ void attn__f32_softmax_wasmsimd(size_t n, const float* x, float* y);
 /* One (batch, head) of the fused output path. */
 typedef struct attn__flash_args {
   const float* q;        /* (n_q, d_k) this head's queries, row stride d_k */
-  const float* kt;       /* (d_k, kt_stride) packed K^T, zero padded */
-  const float* v;        /* (n_k, v_stride) packed V, zero padded */
+  const float* kp;       /* (n_k_pad / 8, d_k, 8) K in panels of 8 keys: key j, element p
+                            at kp[((j / 8) * d_k + p) * 8 + j % 8]; keys past n_k are 0 */
+  const float* vp;       /* (v_stride / 8, n_k, 8) V in panels of 8 columns: key j, column c
+                            at vp[((c / 8) * n_k + j) * 8 + c % 8]; columns past d_v are 0 */
   float* out;            /* (n_q, d_v) this head's output, row stride d_v */
   const uint8_t* mask;   /* (n_q, n_k) keep-mask or NULL */
   const float* bias;     /* (n_q, n_k) additive bias or NULL */
   float* tile;           /* scratch, attn__flash_tile_floats(d_v) floats */
   size_t n_q, n_k, d_k, d_v;
-  size_t kt_stride;      /* attn__round_up(n_k, ATTN__PAD) */
-  size_t v_stride;       /* attn__round_up(d_v, ATTN__PAD) */
+  size_t v_stride;       /* attn__round_up(d_v, ATTN__PAD): accumulator row width */
   float scale;
   int causal;
 } attn__flash_args;
