@@ -55,7 +55,7 @@ size_t attn_sdpa_scratch_size(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v
   if (!attn__count((size_t)n_k, attn__round_up((size_t)d_v, ATTN__PAD), 1, 1, &v)) return 0;
   total = kt + v;
   if (total < kt) return 0;
-  const size_t tile = attn__flash_tile_floats((size_t)d_v);
+  const size_t tile = attn__flash_tile_floats((size_t)d_k, (size_t)d_v);
   if (total + tile < total || total + tile > SIZE_MAX / sizeof(float)) return 0;
   return total + tile;
 }
@@ -154,7 +154,7 @@ attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out
   const size_t v_stride = attn__round_up(dv, ATTN__PAD);
   float* kt = scratch;                   /* (d_k, kt_stride) K^T, step path; or K panels */
   float* vp = kt + dk * kt_stride;       /* (v_stride / 8, n_k, 8) V panels */
-  float* tile = vp + nk * v_stride;      /* attn__flash_tile_floats(d_v) */
+  float* tile = vp + nk * v_stride;      /* attn__flash_tile_floats(d_k, d_v) */
   const int causal = (flags & ATTN_CAUSAL) != 0;
 
   for (size_t b = 0; b < (size_t)batch; b++) {

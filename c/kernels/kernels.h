@@ -49,18 +49,19 @@ typedef struct attn__flash_args {
   float* out;            /* (n_q, d_v) this head's output, row stride d_v */
   const uint8_t* mask;   /* (n_q, n_k) keep-mask or NULL */
   const float* bias;     /* (n_q, n_k) additive bias or NULL */
-  float* tile;           /* scratch, attn__flash_tile_floats(d_v) floats */
+  float* tile;           /* scratch, attn__flash_tile_floats(d_k, d_v) floats */
   size_t n_q, n_k, d_k, d_v;
   size_t v_stride;       /* attn__round_up(d_v, ATTN__PAD): accumulator row width */
   float scale;
   int causal;
 } attn__flash_args;
 
-/* Scratch of the fused kernel besides the packed K^T and V:
- * (MR, KB) score tile, (MR, v_stride) accumulators, MR running maxima and
- * MR running sums. */
-static inline size_t attn__flash_tile_floats(size_t d_v) {
-  return ATTN__MR * ATTN__KB + ATTN__MR * attn__round_up(d_v, ATTN__PAD) + 2 * ATTN__MR;
+/* Scratch of the fused kernel besides the packed K and V:
+ * (MR, KB) score tile, (MR, v_stride) accumulators, MR running maxima,
+ * MR running sums and the (d_k, MR) interleaved query tile. */
+static inline size_t attn__flash_tile_floats(size_t d_k, size_t d_v) {
+  return ATTN__MR * ATTN__KB + ATTN__MR * attn__round_up(d_v, ATTN__PAD) + 2 * ATTN__MR +
+         ATTN__MR * d_k;
 }
 
 void attn__f32_flash_scalar(const attn__flash_args* args);
