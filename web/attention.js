@@ -112,10 +112,32 @@ export async function loadAttention(options = {}) {
 }
 
 function checkKeys(options, allowed, fn) {
-  for (const key of Object.keys(options)) {
-    if (!allowed.includes(key)) {
-      throw new TypeError(`${fn}: unknown option ${JSON.stringify(key)} (known: ${allowed.join(', ')})`);
+  const keys = Object.keys(options);
+  for (let i = 0; i < keys.length; i++) {
+    if (!allowed.includes(keys[i])) {
+      throw new TypeError(`${fn}: unknown option ${JSON.stringify(keys[i])} (known: ${allowed.join(', ')})`);
     }
+  }
+}
+
+// Small copies by hand: TypedArray set/subarray cost ~50-150 ns a call in V8,
+// more than the whole attention of a few tokens.
+const SMALL_COPY = 64;
+
+function copyIn(heap, src, at) {
+  const n = src.length;
+  if (n <= SMALL_COPY) {
+    for (let i = 0; i < n; i++) heap[at + i] = src[i];
+  } else {
+    heap.set(src, at);
+  }
+}
+
+function copyOut(heap, at, dst, n) {
+  if (n <= SMALL_COPY) {
+    for (let i = 0; i < n; i++) dst[i] = heap[at + i];
+  } else {
+    dst.set(heap.subarray(at, at + n));
   }
 }
 
@@ -144,6 +166,9 @@ export class Attention {
   #simd;
   #arena = 0; // pointer into wasm memory
   #arenaBytes = 0;
+  #addresses = new Array(10).fill(0);
+  #f32 = new Float32Array(0);
+  #u8 = new Uint8Array(0);
 
   /** @internal use loadAttention() */
   constructor(instance) {
@@ -180,18 +205,20 @@ export class Attention {
     return this.#exports;
   }
 
-  // Lays out `sizes` (bytes, each rounded to 16) in the arena; returns the
-  // pointers. Throws RangeError when wasm32 cannot hold them.
+  // Lays out `sizes` (bytes, each rounded up to 16) in the arena and returns
+  // their addresses (a reused array). Throws RangeError when wasm32 cannot
+  // hold them. Afterwards #f32/#u8 view the current memory.
   #reserve(sizes, what) {
     const ex = this.#live();
+    const at = this.#addresses;
     let total = 0;
-    const offsets = sizes.map((bytes) => {
-      const at = total;
-      total += Math.ceil(bytes / 16) * 16;
-      return at;
-    });
+    for (let i = 0; i < sizes.length; i++) {
+      at[i] = total;
+      total += (sizes[i] + 15) & ~15;
+      if (total > MAX_ARENA_BYTES) break;
+    }
     if (total > MAX_ARENA_BYTES) {
-      throw new RangeError(`attention-wasm: ${what} needs ${formatBytes(total)} of wasm memory; wasm32 holds at most 4 GiB`);
+      throw new RangeError(`attention-wasm: ${what} needs ${formatBytes(sizes.reduce((a, b) => a + b, 0))} of wasm memory; wasm32 holds at most 4 GiB`);
     }
     if (total > this.#arenaBytes) {
       if (this.#arena !== 0) ex.free(this.#arena);
@@ -205,7 +232,18 @@ export class Attention {
       this.#arena = ptr;
       this.#arenaBytes = bytes;
     }
-    return offsets.map((o) => this.#arena + o);
+    for (let i = 0; i < sizes.length; i++) at[i] += this.#arena;
+    this.#views();
+    return at;
+  }
+
+  // Views of the whole memory, re-made only after it grew (growth detaches
+  // the old buffer).
+  #views() {
+    if (this.#f32.buffer !== this.#memory.buffer) {
+      this.#f32 = new Float32Array(this.#memory.buffer);
+      this.#u8 = new Uint8Array(this.#memory.buffer);
+    }
   }
 
   #release() {
@@ -228,6 +266,40 @@ export class Attention {
     return new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
   }
 
+  // The output path of sdpa, written for small calls: no intermediate
+  // objects, one arena check, one copy in per input and one copy out.
+  #fused(q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, mask, bias, scale, causal, out) {
+    const ex = this.#live();
+    const qLen = batch * heads * nq * dk, kLen = batch * kvHeads * nk * dk, vLen = batch * kvHeads * nk * dv;
+    const oLen = batch * heads * nq * dv, mLen = mask ? nq * nk : 0, bLen = bias ? nq * nk : 0;
+    const scratch = ex.attn_sdpa_scratch_size(nq, nk, dk, dv) >>> 0;
+    if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
+    // Float offsets, each region 16-byte aligned; the mask (bytes) goes last.
+    const kO = (qLen + 3) & ~3, vO = kO + ((kLen + 3) & ~3), oO = vO + ((vLen + 3) & ~3);
+    const bO = oO + ((oLen + 3) & ~3), sO = bO + ((bLen + 3) & ~3), mO = sO + scratch;
+    const bytes = mO * 4 + mLen;
+    if (bytes > this.#arenaBytes) this.#reserve([bytes], 'this call');
+    else if (this.#f32.buffer !== this.#memory.buffer) this.#views();
+    const base = this.#arena, at = base >>> 2, f32 = this.#f32;
+    try {
+      copyIn(f32, q, at);
+      copyIn(f32, k, at + kO);
+      copyIn(f32, v, at + vO);
+      if (bias) copyIn(f32, bias, at + bO);
+      if (mask) this.#u8.set(mask, base + mO * 4);
+      const status = ex.attn_sdpa(
+        base, base + kO * 4, base + vO * 4, base + oO * 4, batch, heads, kvHeads, nq, nk, dk, dv,
+        mask ? base + mO * 4 : 0, bias ? base + bO * 4 : 0, scale, causal ? ATTN_CAUSAL : 0, 0, 0, 0, base + sO * 4, scratch,
+      );
+      if (status !== 0) this.#check(status, 'attention');
+      const output = out ?? new Float32Array(oLen);
+      copyOut(f32, at + oO, output, oLen);
+      return output;
+    } finally {
+      if (this.#arenaBytes > KEEP_ARENA_BYTES) this.#release();
+    }
+  }
+
   // The shared core of attention, sdpa and multiHeadAttention. Shapes are
   // already checked; arrays are Float32Array / Uint8Array of the right length.
   #run(p, out) {
@@ -246,27 +318,27 @@ export class Attention {
       'this call',
     );
     try {
-      const buf = this.#memory.buffer;
-      new Float32Array(buf, qP, qLen).set(p.q);
-      new Float32Array(buf, kP, kLen).set(p.k);
-      new Float32Array(buf, vP, vLen).set(p.v);
-      if (p.mask) new Uint8Array(buf, maskP, nq * nk).set(p.mask);
-      if (p.bias) new Float32Array(buf, biasP, nq * nk).set(p.bias);
+      const f32 = this.#f32;
+      f32.set(p.q, qP >>> 2);
+      f32.set(p.k, kP >>> 2);
+      f32.set(p.v, vP >>> 2);
+      if (p.mask) this.#u8.set(p.mask, maskP);
+      if (p.bias) f32.set(p.bias, biasP >>> 2);
       const status = ex.attn_sdpa(
         qP, kP, vP, oP, batch, heads, kvHeads, nq, nk, dk, dv,
         p.mask ? maskP : 0, p.bias ? biasP : 0, p.scale, p.causal ? ATTN_CAUSAL : 0,
         steps ? sP : 0, steps ? zP : 0, steps ? wP : 0, scratchP, scratch,
       );
       this.#check(status, 'attention');
-      const after = this.#memory.buffer;
+      const heap = this.#f32; // attn_sdpa does not allocate, so no growth since #reserve
       const output = out ?? new Float32Array(oLen);
-      output.set(new Float32Array(after, oP, oLen));
+      output.set(heap.subarray(oP >>> 2, (oP >>> 2) + oLen));
       if (!steps) return { output };
       return {
         output,
-        scores: new Float32Array(after, sP, sLen).slice(),
-        scaled: new Float32Array(after, zP, sLen).slice(),
-        weights: new Float32Array(after, wP, sLen).slice(),
+        scores: heap.slice(sP >>> 2, (sP >>> 2) + sLen),
+        scaled: heap.slice(zP >>> 2, (zP >>> 2) + sLen),
+        weights: heap.slice(wP >>> 2, (wP >>> 2) + sLen),
       };
     } finally {
       this.#release();
@@ -310,30 +382,30 @@ export class Attention {
     if (options === null || typeof options !== 'object') {
       throw new TypeError(`sdpa: options must be an object with nq, nk, dk, dv, got ${describe(options)}`);
     }
-    checkOptions(options, ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out'], 'sdpa');
-    const batch = checkCount(options.batch, 'sdpa: batch', 1);
-    const heads = checkCount(options.heads, 'sdpa: heads', 1);
-    const kvHeads = checkCount(options.kvHeads, 'sdpa: kvHeads', heads);
-    const nq = checkCount(options.nq, 'sdpa: nq');
-    const nk = checkCount(options.nk, 'sdpa: nk');
-    const dk = checkCount(options.dk, 'sdpa: dk');
-    const dv = checkCount(options.dv, 'sdpa: dv');
+    checkKeys(options, SDPA_OPTIONS, 'sdpa');
+    const { batch = 1, heads = 1, nq, nk, dk, dv, mask, bias, out } = options;
+    const kvHeads = options.kvHeads ?? heads;
+    if (!isCount(batch)) checkSize(batch, 'sdpa: batch');
+    if (!isCount(heads)) checkSize(heads, 'sdpa: heads');
+    if (!isCount(kvHeads)) checkSize(kvHeads, 'sdpa: kvHeads');
+    if (!isCount(nq)) checkSize(nq, 'sdpa: nq');
+    if (!isCount(nk)) checkSize(nk, 'sdpa: nk');
+    if (!isCount(dk)) checkSize(dk, 'sdpa: dk');
+    if (!isCount(dv)) checkSize(dv, 'sdpa: dv');
     if (heads % kvHeads !== 0) throw new RangeError(`sdpa: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
-    checkFlat(q, Float32Array, 'sdpa: q', [batch, heads, nq, dk], '(batch, heads, nq, dk)');
-    checkFlat(k, Float32Array, 'sdpa: k', [batch, kvHeads, nk, dk], '(batch, kvHeads, nk, dk)');
-    checkFlat(v, Float32Array, 'sdpa: v', [batch, kvHeads, nk, dv], '(batch, kvHeads, nk, dv)');
-    if (options.mask !== undefined) checkFlat(options.mask, Uint8Array, 'sdpa: mask', [nq, nk], '(nq, nk)');
-    if (options.bias !== undefined) checkFlat(options.bias, Float32Array, 'sdpa: bias', [nq, nk], '(nq, nk)');
+    if (!(q instanceof Float32Array) || q.length !== batch * heads * nq * dk) checkFlat(q, Float32Array, 'sdpa: q', [batch, heads, nq, dk], '(batch, heads, nq, dk)');
+    if (!(k instanceof Float32Array) || k.length !== batch * kvHeads * nk * dk) checkFlat(k, Float32Array, 'sdpa: k', [batch, kvHeads, nk, dk], '(batch, kvHeads, nk, dk)');
+    if (!(v instanceof Float32Array) || v.length !== batch * kvHeads * nk * dv) checkFlat(v, Float32Array, 'sdpa: v', [batch, kvHeads, nk, dv], '(batch, kvHeads, nk, dv)');
+    if (mask !== undefined) checkFlat(mask, Uint8Array, 'sdpa: mask', [nq, nk], '(nq, nk)');
+    if (bias !== undefined) checkFlat(bias, Float32Array, 'sdpa: bias', [nq, nk], '(nq, nk)');
     const oLen = batch * heads * nq * dv;
-    const out = options.out;
     if (out !== undefined) {
       if (!(out instanceof Float32Array)) throw new TypeError(`sdpa: out must be a Float32Array of ${oLen} values (batch, heads, nq, dv), got ${describe(out)}`);
       if (out.length < oLen) throw new RangeError(`sdpa: out has ${out.length} values, needs ${oLen} for (batch, heads, nq, dv) = (${batch}, ${heads}, ${nq}, ${dv})`);
     }
-    return this.#run({
-      batch, heads, kvHeads, nq, nk, dk, dv, q, k, v, mask: options.mask ?? null, bias: options.bias ?? null,
-      scale: checkScale(options.scale, 'sdpa: scale', dk), causal: checkBool(options.causal, 'sdpa: causal'), steps: false,
-    }, out).output;
+    const scale = options.scale === undefined ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk);
+    const causal = options.causal === undefined ? false : checkBool(options.causal, 'sdpa: causal');
+    return this.#fused(q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, mask ?? null, bias ?? null, scale, causal, out);
   }
 
   /**
@@ -393,11 +465,10 @@ export class Attention {
     const m = A.rows, k = A.cols, n = B.cols;
     const [aP, bP, cP] = this.#reserve([m * k * 4, k * n * 4, m * n * 4], 'matmul');
     try {
-      const buf = this.#memory.buffer;
-      new Float32Array(buf, aP, m * k).set(A.data);
-      new Float32Array(buf, bP, k * n).set(B.data);
+      this.#f32.set(A.data, aP >>> 2);
+      this.#f32.set(B.data, bP >>> 2);
       this.#check(ex.attn_matmul(aP, bP, cP, m, k, n), 'matmul');
-      return new Matrix(m, n, new Float32Array(this.#memory.buffer, cP, m * n).slice());
+      return new Matrix(m, n, this.#f32.slice(cP >>> 2, (cP >>> 2) + m * n));
     } finally {
       this.#release();
     }
@@ -410,13 +481,19 @@ export class Attention {
     const count = X.rows * X.cols;
     const [xP] = this.#reserve([count * 4], 'softmax');
     try {
-      new Float32Array(this.#memory.buffer, xP, count).set(X.data);
+      this.#f32.set(X.data, xP >>> 2);
       this.#check(ex.attn_softmax(xP, xP, X.rows, X.cols), 'softmax');
-      return new Matrix(X.rows, X.cols, new Float32Array(this.#memory.buffer, xP, count).slice());
+      return new Matrix(X.rows, X.cols, this.#f32.slice(xP >>> 2, (xP >>> 2) + count));
     } finally {
       this.#release();
     }
   }
+}
+
+const SDPA_OPTIONS = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out'];
+
+function isCount(n) {
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1;
 }
 
 function checkOptions(options, allowed, fn) {

@@ -182,16 +182,26 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
             }
             for (; jj < nb; jj++) z[jj] = z[jj] + bias_row[jj];
           }
-          if (args->mask != NULL) {
-            const uint8_t* mask_row = args->mask + i * n_k + j0;  /* (nb) */
-            for (size_t jj = 0; jj < nb; jj++) {
-              if (mask_row[jj] == 0) z[jj] = -INFINITY;
+          /* Masking is done on whole vectors: scalar stores followed by a
+           * vector load of the same bytes stall store forwarding on x86. A
+           * lane is cut when its key is past the block, masked, or causal-
+           * future; the mask is read only below nb. */
+          const int causal_cut = args->causal && j0 + nb > i + 1;
+          const uint8_t* mask_row = args->mask != NULL ? args->mask + i * n_k + j0 : NULL;  /* (nb) */
+          if (mask_row != NULL || causal_cut || nb < nbp) {
+            const size_t visible = causal_cut ? i + 1 - j0 : nb;  /* keys [0, visible) may stay */
+            const v128_t vvisible = wasm_i32x4_splat((int32_t)visible);
+            for (size_t jj = 0; jj < nbp; jj += 4) {
+              const v128_t vkey = wasm_i32x4_add(wasm_i32x4_splat((int32_t)jj), wasm_i32x4_make(0, 1, 2, 3));
+              v128_t vcut = wasm_i32x4_ge(vkey, vvisible);
+              if (mask_row != NULL) {
+                const int32_t m0 = jj < nb ? mask_row[jj] : 1, m1 = jj + 1 < nb ? mask_row[jj + 1] : 1;
+                const int32_t m2 = jj + 2 < nb ? mask_row[jj + 2] : 1, m3 = jj + 3 < nb ? mask_row[jj + 3] : 1;
+                vcut = wasm_v128_or(vcut, wasm_i32x4_eq(wasm_i32x4_make(m0, m1, m2, m3), wasm_i32x4_splat(0)));
+              }
+              wasm_v128_store(z + jj, wasm_v128_bitselect(vminus_inf, wasm_v128_load(z + jj), vcut));
             }
           }
-          if (args->causal && j0 + nb > i + 1) {
-            for (size_t jj = i + 1 > j0 ? i + 1 - j0 : 0; jj < nb; jj++) z[jj] = -INFINITY;
-          }
-          for (size_t jj = nb; jj < nbp; jj++) z[jj] = -INFINITY;
         }
         v128_t vmax = vminus_inf;
         if (plain && r < rows) {
@@ -199,10 +209,9 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
         } else {
           for (size_t jj = 0; jj < nbp; jj += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + jj));
         }
-        float lanes[4];
-        wasm_v128_store(lanes, vmax);
-        const float block_max = attn__max_nan(attn__max_nan(lanes[0], lanes[1]),
-                                              attn__max_nan(lanes[2], lanes[3]));
+        const float block_max =
+            attn__max_nan(attn__max_nan(wasm_f32x4_extract_lane(vmax, 0), wasm_f32x4_extract_lane(vmax, 1)),
+                          attn__max_nan(wasm_f32x4_extract_lane(vmax, 2), wasm_f32x4_extract_lane(vmax, 3)));
         const float m_new = attn__max_nan(m[r], block_max);
         const float m_sub = m_new == -INFINITY ? 0.0f : m_new;
         alpha[r] = attn__expf_nonpos(m[r] - m_sub);
@@ -213,8 +222,8 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
           wasm_v128_store(z + jj, vp);
           vsum = wasm_f32x4_add(vsum, vp);
         }
-        wasm_v128_store(lanes, vsum);
-        l[r] = l[r] * alpha[r] + ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]));
+        l[r] = l[r] * alpha[r] + ((wasm_f32x4_extract_lane(vsum, 0) + wasm_f32x4_extract_lane(vsum, 1)) +
+                                  (wasm_f32x4_extract_lane(vsum, 2) + wasm_f32x4_extract_lane(vsum, 3)));
         m[r] = m_new;
       }
       attn__pv_tile_wasmsimd(s, nb, args->vp + j0 * 8, n_k, v_stride, alpha, acc);
