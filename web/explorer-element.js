@@ -92,6 +92,8 @@ export class AttentionExplorer extends Base {
   #playTimer = 0;
   #explanations = { ...DEFAULT_EXPLANATIONS };
   #lastStep = 'all';
+  #structure = ''; // what the built tables show; see #render
+  #tables = new Map(); // id -> the cells of one built table
 
   constructor() {
     super();
@@ -457,30 +459,41 @@ export class AttentionExplorer extends Base {
 
   // ---- rendering ----------------------------------------------------------------
 
+  // Rebuilds the tables when their structure (tokens, sizes, heads, step)
+  // changed; otherwise repaints the existing cells in place, which keeps
+  // focus, scroll and layout and costs a fraction of a rebuild.
   #render() {
-    const hadFocus = this.#root.activeElement?.closest?.('.view') != null;
     this.#syncControls();
-    const c = this.#config, ex = this.#example, t = ex.tokens;
+    const c = this.#config;
+    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, this.step]);
+    if (structure === this.#structure) {
+      this.#repaint();
+      return;
+    }
+    this.#structure = structure;
+    const hadFocus = this.#root.activeElement?.closest?.('.view') != null;
+    const ex = this.#example, t = ex.tokens;
     const step = this.step;
     const animate = step !== this.#lastStep && step !== 'all';
     this.#lastStep = step;
+    this.#tables = new Map();
     const sections = [];
     const show = (s) => step === 'all' || step === s;
     const dims = (prefix, count) => Array.from({ length: count }, (_, j) => `${prefix}${j}`);
     const headCols = (letter, d, heads) => (heads === 1 ? dims(letter, d) : Array.from({ length: heads * d }, (_, j) => `${letter}${Math.floor(j / d) + 1}.${j % d}`));
     if (show('inputs')) {
       sections.push(this.#section('inputs', [
-        this.#table({ id: 'X', title: 'X', matrix: ex.X, rows: t, cols: dims('x', c.dModel), kind: 'div' }),
-        this.#table({ id: 'WQ', title: 'W_Q', matrix: ex.WQ, rows: dims('x', c.dModel), cols: headCols('q', c.dk, c.heads), kind: 'div' }),
-        this.#table({ id: 'WK', title: 'W_K', matrix: ex.WK, rows: dims('x', c.dModel), cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
-        this.#table({ id: 'WV', title: 'W_V', matrix: ex.WV, rows: dims('x', c.dModel), cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
+        this.#table({ id: 'X', title: 'X', rows: t, cols: dims('x', c.dModel), kind: 'div' }),
+        this.#table({ id: 'WQ', title: 'W_Q', rows: dims('x', c.dModel), cols: headCols('q', c.dk, c.heads), kind: 'div' }),
+        this.#table({ id: 'WK', title: 'W_K', rows: dims('x', c.dModel), cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
+        this.#table({ id: 'WV', title: 'W_V', rows: dims('x', c.dModel), cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
       ]));
     }
     if (show('projections')) {
       sections.push(this.#section('projections', [
-        this.#table({ id: 'Q', title: 'Q = X W_Q', matrix: ex.Q, rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
-        this.#table({ id: 'K', title: 'K = X W_K', matrix: ex.K, rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
-        this.#table({ id: 'V', title: 'V = X W_V', matrix: ex.V, rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
+        this.#table({ id: 'Q', title: 'Q = X W_Q', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
+        this.#table({ id: 'K', title: 'K = X W_K', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
+        this.#table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
       ]));
     }
     for (const key of ['scores', 'scaled', 'weights', 'output']) {
@@ -488,19 +501,87 @@ export class AttentionExplorer extends Base {
       const cards = ex.heads.map((head, h) => {
         const title = c.heads === 1 ? '' : `Head ${h + 1}${c.kvHeads < c.heads ? ` (K, V of kv head ${head.kvHead + 1})` : ''}`;
         const cols = key === 'output' ? dims('v', c.dv) : t;
-        const table = this.#table({ id: `${key}-${h}`, title: title || STEP_TITLES[key].replace(/^Step \d: /, ''), matrix: head[key], rows: t, cols, kind: key === 'weights' ? 'seq' : 'div', head: h, step: key });
+        const table = this.#table({ id: `${key}-${h}`, title: title || STEP_TITLES[key].replace(/^Step \d: /, ''), rows: t, cols, kind: key === 'weights' ? 'seq' : 'div', step: key });
         if (key !== 'weights') return table;
-        return el('div', { class: 'with-bars' }, table, this.#bars(head.weights, h));
+        const bars = el('div', { class: 'bars-box', 'data-head': h });
+        return el('div', { class: 'with-bars' }, table, bars);
       });
       sections.push(this.#section(key, cards, c.heads > 1));
     }
     if (animate) for (const s of sections) s.classList.add('enter');
     this.#ui.view.replaceChildren(...sections);
+    this.#repaint();
     if (hadFocus && this.#focus) this.#cell(this.#focus.id, this.#focus.i, this.#focus.j)?.focus({ preventScroll: true });
   }
 
+  // Writes every number, colour, label, mask mark, selection and bar of the
+  // current state into the tables built by #render.
+  #repaint() {
+    const n = this.#config.tokens.length;
+    for (const entry of this.#tables.values()) {
+      const { id, rows, cols, kind, step, tds, sums, trs, buttons } = entry;
+      const matrix = this.#matrixOf(id);
+      const digits = DIGITS[step ?? id] ?? 4;
+      const editable = EDITABLE.has(id);
+      const isWeights = step === 'weights';
+      const scale = kind === 'seq' ? 1 : maxAbs(matrix.data);
+      for (let i = 0; i < matrix.rows; i++) {
+        for (let j = 0; j < matrix.cols; j++) {
+          const td = tds[i * matrix.cols + j];
+          if (td.firstElementChild) {
+            entry.painted[i * matrix.cols + j] = ''; // being edited: repaint when done
+            continue;
+          }
+          const v = matrix.data[i * matrix.cols + j];
+          const text = fixed(v, digits);
+          const masked = isWeights ? this.#isBlocked(i, j, n) : '';
+          const rgb = kind === 'seq' ? sequential(v) : diverging(v / scale);
+          const edited = editable && this.#edits.has(`${id}:${i}:${j}`);
+          // Write only what changed: DOM writes are most of a repaint's cost.
+          const k = i * matrix.cols + j;
+          const bg = css(rgb);
+          const key = `${text}|${bg}|${masked}|${edited}`;
+          if (entry.painted[k] === key) continue;
+          entry.painted[k] = key;
+          td.textContent = text;
+          td.style.backgroundColor = bg;
+          td.style.color = textOn(rgb);
+          td.setAttribute('aria-label', `row ${rows[i]}, column ${cols[j]}: ${text}${masked ? ` (${masked})` : ''}${edited ? ' (edited)' : ''}`);
+          td.classList.toggle('masked', masked !== '');
+          td.classList.toggle('edited', edited);
+        }
+        if (sums) {
+          let total = 0;
+          for (let j = 0; j < matrix.cols; j++) total += matrix.data[i * matrix.cols + j];
+          sums[i].textContent = fixed(total, 4);
+        }
+        if (buttons) {
+          const selected = i === this.#selected;
+          trs[i].classList.toggle('selected', selected);
+          buttons[i].setAttribute('aria-pressed', String(selected));
+        }
+      }
+    }
+    const scaled = this.#ui.view.querySelector('section.step-scaled');
+    if (scaled) {
+      const title = this.#sectionTitle('scaled');
+      scaled.querySelector('h2').textContent = title;
+      scaled.setAttribute('aria-label', title);
+    }
+    for (const box of this.#ui.view.querySelectorAll('.bars-box')) {
+      const h = Number(box.dataset.head);
+      box.replaceChildren(...this.#bars(this.#example.heads[h].weights, h));
+    }
+  }
+
+  #sectionTitle(step) {
+    if (step !== 'scaled') return STEP_TITLES[step];
+    const c = this.#config;
+    return `Step 2: scaled scores × ${c.scale.toFixed(3)}${this.hasAttribute('scale') ? '' : ` (÷ √${c.dk} = ${Math.sqrt(c.dk).toFixed(3)})`}`;
+  }
+
   #section(step, children, heads = false) {
-    const title = step === 'scaled' ? `Step 2: scaled scores × ${this.#config.scale.toFixed(3)}${this.hasAttribute('scale') ? '' : ` (÷ √${this.#config.dk} = ${Math.sqrt(this.#config.dk).toFixed(3)})`}` : STEP_TITLES[step];
+    const title = this.#sectionTitle(step);
     const slot = el('slot', { name: `explain-${step}` });
     slot.textContent = this.#explanations[step];
     return el('section', { class: `step step-${step}`, 'data-step': step, 'aria-label': title },
@@ -509,13 +590,12 @@ export class AttentionExplorer extends Base {
       el('div', { class: heads ? 'matrices heads' : 'matrices' }, ...children));
   }
 
-  #table({ id, title, matrix, rows, cols, kind, step }) {
-    const digits = DIGITS[step ?? id] ?? 4;
+  // Builds an empty table for the matrix `id` (numbers come from #repaint).
+  #table({ id, title, rows, cols, kind, step }) {
+    const matrix = this.#matrixOf(id);
     const editable = EDITABLE.has(id);
     const isWeights = step === 'weights';
     const isStep = step !== undefined;
-    const n = this.#config.tokens.length;
-    const scale = kind === 'seq' ? 1 : maxAbs(matrix.data);
     const table = el('table', { role: 'grid', 'data-id': id, 'aria-label': `${title}, ${matrix.rows} by ${matrix.cols}${editable ? ', editable' : ''}` });
     const head = el('tr', {}, el('th', { scope: 'col', class: 'corner' }));
     for (const col of cols) head.append(el('th', { scope: 'col', text: col }));
@@ -523,35 +603,33 @@ export class AttentionExplorer extends Base {
     table.append(el('thead', {}, head));
     const body = el('tbody');
     const focus = this.#focus?.id === id ? this.#focus : { i: 0, j: 0 };
+    const entry = { id, rows, cols, kind, step, tds: [], painted: [], sums: isWeights ? [] : null, trs: [], buttons: isStep ? [] : null };
+    const cellTitle = isWeights ? 'Click or press Space to mask / unmask this pair' : editable ? 'Press Enter or type a number to edit' : undefined;
     for (let i = 0; i < matrix.rows; i++) {
-      const selected = isStep && i === this.#selected;
-      const rowHeader = isStep
-        ? el('th', { scope: 'row' }, el('button', { type: 'button', class: 'token', 'data-select': i, 'aria-pressed': String(selected), text: rows[i], title: `Select “${rows[i]}” as the query` }))
-        : el('th', { scope: 'row', text: rows[i] });
-      const tr = el('tr', { class: selected ? 'selected' : '', style: `--row: ${i}` }, rowHeader);
+      let rowHeader;
+      if (isStep) {
+        const button = el('button', { type: 'button', class: 'token', 'data-select': i, text: rows[i], title: `Select “${rows[i]}” as the query` });
+        entry.buttons.push(button);
+        rowHeader = el('th', { scope: 'row' }, button);
+      } else {
+        rowHeader = el('th', { scope: 'row', text: rows[i] });
+      }
+      const tr = el('tr', { style: `--row: ${i}` }, rowHeader);
+      entry.trs.push(tr);
       for (let j = 0; j < matrix.cols; j++) {
-        const v = matrix.data[i * matrix.cols + j];
-        const text = fixed(v, digits);
-        const masked = isWeights && this.#isBlocked(i, j, n);
-        const rgb = kind === 'seq' ? sequential(v) : diverging(v / scale);
-        const edited = editable && this.#edits.has(`${id}:${i}:${j}`);
-        const label = `row ${rows[i]}, column ${cols[j]}: ${text}${masked ? ` (${masked})` : ''}${edited ? ' (edited)' : ''}`;
-        const td = el('td', {
-          'data-i': i, 'data-j': j, tabindex: focus.i === i && focus.j === j ? 0 : -1, 'aria-label': label,
-          class: `${masked ? 'masked' : ''}${edited ? ' edited' : ''}`, style: `background-color: ${css(rgb)}; color: ${textOn(rgb)}`,
-          title: isWeights ? 'Click or press Space to mask / unmask this pair' : editable ? 'Press Enter or type a number to edit' : undefined,
-        });
-        td.textContent = text;
+        const td = el('td', { 'data-i': i, 'data-j': j, tabindex: focus.i === i && focus.j === j ? 0 : -1, title: cellTitle });
+        entry.tds.push(td);
         tr.append(td);
       }
       if (isWeights) {
-        let total = 0;
-        for (let j = 0; j < matrix.cols; j++) total += matrix.data[i * matrix.cols + j];
-        tr.append(el('td', { class: 'sum', text: fixed(total, 4) }));
+        const sum = el('td', { class: 'sum' });
+        entry.sums.push(sum);
+        tr.append(sum);
       }
       body.append(tr);
     }
     table.append(body);
+    this.#tables.set(id, entry);
     const copy = el('details', { class: 'copy' },
       el('summary', { text: 'Copy' }),
       ...['numpy', 'CSV', 'Markdown'].map((format) => el('button', { type: 'button', text: format, 'data-copy': format, 'data-table': id })));
@@ -576,7 +654,7 @@ export class AttentionExplorer extends Base {
       bar.style.width = `${Math.max(0, Math.min(1, w)) * 100}%`;
       list.append(el('li', {}, el('span', { class: 'bar-label', text: t[j] }), el('span', { class: 'bar-track' }, bar), el('span', { class: 'bar-value', text: fixed(w, 4) })));
     }
-    return el('div', { class: 'bars-box' }, el('p', { class: 'bars-title', text: `“${t[i]}” attends to:` }), list);
+    return [el('p', { class: 'bars-title', text: `“${t[i]}” attends to:` }), list];
   }
 
   #cell(id, i, j) {
@@ -696,6 +774,7 @@ export class AttentionExplorer extends Base {
         }
       }
       this.#focus = { id, i, j };
+      td.replaceChildren(); // drop the input; #render writes the number back
       this.#render();
       this.#cell(id, i, j)?.focus();
       if (commit) this.#schedule();

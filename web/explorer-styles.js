@@ -101,7 +101,6 @@ td:hover { filter: brightness(0.93); }
 .bar-track { height: 0.9em; background: var(--attn-panel); border: 1px solid var(--attn-border); border-radius: 2px; }
 .bar { display: block; height: 100%; background: var(--attn-accent); }
 @media (prefers-reduced-motion: no-preference) {
-  td[data-i] { transition: background-color 0.35s ease; }
   .bar { transition: width 0.35s ease; }
   section.enter h2, section.enter .explanation { animation: attn-fade 0.6s both; }
   section.enter tbody tr { animation: attn-fade 0.5s both; animation-delay: calc(0.25s + var(--row, 0) * 0.18s); }

@@ -1,0 +1,71 @@
+// onnx-graph.js - builds the ONNX model bytes of scaled dot-product attention
+// in JS (a few protobuf fields by hand), so the benchmark needs no Python:
+//   S = MatMul(Q, Transpose(K)); Z = Mul(S, scale) [+ causal mask]; P = Softmax(Z); O = MatMul(P, V)
+// Shapes are fixed per model: Q (H, Nq, D), K and V (H, Nk, D).
+
+const enc = new TextEncoder();
+
+function varint(n) {
+  const out = [];
+  let v = BigInt.asUintN(64, BigInt(n)); // negative int64: two's complement, 10 bytes
+  do {
+    let byte = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v > 0n) byte |= 0x80;
+    out.push(byte);
+  } while (v > 0n);
+  return out;
+}
+
+const key = (field, wire) => varint((field << 3) | wire);
+const bytes = (field, data) => [...key(field, 2), ...varint(data.length), ...data];
+const str = (field, s) => bytes(field, [...enc.encode(s)]);
+const int = (field, n) => [...key(field, 0), ...varint(n)];
+const msg = (field, parts) => bytes(field, parts.flat());
+
+function dims(shape) {
+  return msg(2, shape.map((d) => msg(1, [int(1, d)])));
+}
+
+function valueInfo(field, name, shape) {
+  // ValueInfoProto { name, type: TypeProto { tensor_type { elem_type: FLOAT, shape } } }
+  return msg(field, [str(1, name), msg(2, [msg(1, [int(1, 1), dims(shape)])])]);
+}
+
+function tensor(name, shape, values) {
+  const raw = new Uint8Array(Float32Array.from(values).buffer);
+  // TensorProto { dims, data_type: FLOAT, name, raw_data }
+  return msg(5, [...shape.map((d) => int(1, d)), int(2, 1), str(8, name), bytes(9, [...raw])]);
+}
+
+function node(op, inputs, outputs, attributes = [], domain = '') {
+  return msg(1, [...inputs.map((i) => str(1, i)), ...outputs.map((o) => str(2, o)), str(4, op), ...attributes,
+    ...(domain ? [str(7, domain)] : [])]);
+}
+
+const intsAttr = (name, values) => msg(5, [str(1, name), ...values.map((v) => int(8, v)), int(20, 7)]);
+const intAttr = (name, value) => msg(5, [str(1, name), int(3, value), int(20, 2)]);
+
+/** ONNX model bytes for attention over (heads, nq, d) x (heads, nk, d). */
+export function attentionModel({ heads, nq, nk, d, scale, causal }) {
+  const nodes = [
+    node('Transpose', ['K'], ['Kt'], [intsAttr('perm', [0, 2, 1])]),
+    node('MatMul', ['Q', 'Kt'], ['S']),
+    node('Mul', ['S', 'scale'], [causal ? 'Zs' : 'Z']),
+  ];
+  const inits = [tensor('scale', [], [scale])];
+  if (causal) {
+    const mask = new Float32Array(nq * nk);
+    for (let i = 0; i < nq; i++) for (let j = i + 1; j < nk; j++) mask[i * nk + j] = -Infinity;
+    inits.push(tensor('causal', [nq, nk], mask));
+    nodes.push(node('Add', ['Zs', 'causal'], ['Z']));
+  }
+  nodes.push(node('Softmax', ['Z'], ['P'], [intAttr('axis', -1)]), node('MatMul', ['P', 'V'], ['O']));
+  const graph = msg(7, [
+    ...nodes, str(2, 'attention'), ...inits,
+    valueInfo(11, 'Q', [heads, nq, d]), valueInfo(11, 'K', [heads, nk, d]), valueInfo(11, 'V', [heads, nk, d]),
+    valueInfo(12, 'O', [heads, nq, d]),
+  ]);
+  // ModelProto { ir_version: 8, opset_import { version: 17 }, graph }
+  return new Uint8Array([...int(1, 8), ...msg(8, [str(1, ''), int(2, 17)]), ...graph]);
+}

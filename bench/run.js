@@ -1,0 +1,265 @@
+#!/usr/bin/env node
+// run.js - npm run bench: attention-wasm side by side with what people would
+// pick instead, in one Node process, single thread, float32:
+//   attention-wasm (SIMD128 and scalar builds), plain JS loops,
+//   @tensorflow/tfjs-backend-wasm (XNNPACK, SIMD, 1 thread),
+//   onnxruntime-web (wasm, 1 thread, a MatMul/Softmax/MatMul graph built here),
+//   and a SIMD128 peak probe (bench/peak.c).
+// Contenders run interleaved round by round; each cell is the median of the
+// rounds. FLOPs per call: 4 * heads * nq * nk * d (causal counted in full, so
+// skipping masked blocks shows as a higher rate). Writes bench/RESULTS.md.
+// Timings are reported here, never asserted in tests.
+//
+//   npm run bench            all shapes
+//   npm run bench -- --quick fewer rounds (a smoke run)
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+import { ensureBuilt } from '../scripts/ensure-built.js';
+import { loadAttention } from '../web/attention.js';
+import { computeExample, normalizeConfig } from '../web/example.js';
+import { attentionModel } from './onnx-graph.js';
+import { explorerTimings } from './explorer.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const quick = process.argv.includes('--quick');
+const ROUNDS = quick ? 3 : 9;
+const ROUND_MS = quick ? 15 : 40; // time each contender gets per round
+
+ensureBuilt();
+
+// ---- the peak probe ---------------------------------------------------------
+const peakWasm = `${root}dist/bench-peak.wasm`;
+if (!existsSync(peakWasm)) {
+  execFileSync('emcc', ['-O3', '-msimd128', '--no-entry', '-sSTANDALONE_WASM=1', '-sEXPORTED_FUNCTIONS=_peak_run',
+    '-ffp-contract=off', `${root}bench/peak.c`, '-o', peakWasm], { stdio: 'inherit' });
+}
+const peakModule = await WebAssembly.instantiate(readFileSync(peakWasm), { env: { emscripten_notify_memory_growth() {} } });
+const peakRun = peakModule.instance.exports.peak_run;
+const PEAK_ITERATIONS = 200000;
+const PEAK_FLOPS = PEAK_ITERATIONS * 12 * 4 * 2;
+
+// ---- contenders ---------------------------------------------------------------
+const simd = await loadAttention({ simd: true });
+const scalar = await loadAttention({ simd: false });
+
+const tf = await import('@tensorflow/tfjs-core');
+const tfWasm = await import('@tensorflow/tfjs-backend-wasm');
+tfWasm.setThreadsCount(1);
+await tf.setBackend('wasm');
+await tf.ready();
+
+const ort = await import('onnxruntime-web');
+ort.env.wasm.numThreads = 1;
+ort.env.logLevel = 'error';
+
+function random(n, seed) {
+  let s = seed >>> 0 || 1;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    out[i] = ((s >>> 0) / 4294967296 - 0.5) * 2;
+  }
+  return out;
+}
+
+// Plain JS: the loops a developer writes by hand, float64 accumulation.
+function jsAttention(q, k, v, heads, n, d, causal, out) {
+  const scale = 1 / Math.sqrt(d);
+  const row = new Float64Array(n);
+  for (let h = 0; h < heads; h++) {
+    const o = h * n * d;
+    for (let i = 0; i < n; i++) {
+      let max = -Infinity;
+      const end = causal ? i + 1 : n;
+      for (let j = 0; j < end; j++) {
+        let dot = 0;
+        for (let p = 0; p < d; p++) dot += q[o + i * d + p] * k[o + j * d + p];
+        row[j] = dot * scale;
+        if (row[j] > max) max = row[j];
+      }
+      let sum = 0;
+      for (let j = 0; j < end; j++) sum += row[j] = Math.exp(row[j] - max);
+      for (let c = 0; c < d; c++) {
+        let acc = 0;
+        for (let j = 0; j < end; j++) acc += row[j] * v[o + j * d + c];
+        out[o + i * d + c] = acc / sum;
+      }
+    }
+  }
+}
+
+async function contenders(shape) {
+  const { heads, n, d, causal } = shape;
+  const len = heads * n * d;
+  const q = random(len, 1), k = random(len, 2), v = random(len, 3);
+  const out = new Float32Array(len);
+  const opts = { heads, nq: n, nk: n, dk: d, dv: d, causal, out };
+  const list = [
+    { name: 'attention-wasm SIMD', ours: true, run: () => simd.sdpa(q, k, v, opts) },
+  ];
+  const work = 4 * heads * n * n * d;
+  if (work <= 1.5e9) list.push({ name: 'attention-wasm scalar', ours: true, run: () => scalar.sdpa(q, k, v, opts) });
+  if (work <= 1.5e9) list.push({ name: 'plain JS loops', run: () => jsAttention(q, k, v, heads, n, d, causal, out) });
+
+  // tfjs: K transposed explicitly first (its fast path), and the obvious transposeB call.
+  const tq = tf.tensor3d(q, [heads, n, d]), tk = tf.tensor3d(k, [heads, n, d]), tv = tf.tensor3d(v, [heads, n, d]);
+  const mask = causal ? tf.tensor2d(Float32Array.from({ length: n * n }, (_, x) => (x % n > Math.floor(x / n) ? -Infinity : 0)), [n, n]) : null;
+  const scale = 1 / Math.sqrt(d);
+  const tfRun = (transposeFirst) => () => {
+    const o = tf.tidy(() => {
+      let s = transposeFirst ? tf.matMul(tq, tf.transpose(tk, [0, 2, 1])) : tf.matMul(tq, tk, false, true);
+      s = tf.mul(s, scale);
+      if (mask) s = tf.add(s, mask);
+      return tf.matMul(tf.softmax(s), tv);
+    });
+    o.dataSync();
+    o.dispose();
+  };
+  list.push({ name: 'tfjs-wasm (K transposed first)', peer: true, run: tfRun(true) });
+  list.push({ name: 'tfjs-wasm matMul(transposeB)', peer: true, run: tfRun(false) });
+
+  const session = await ort.InferenceSession.create(attentionModel({ heads, nq: n, nk: n, d, scale, causal }), { executionProviders: ['wasm'] });
+  const feeds = { Q: new ort.Tensor('float32', q, [heads, n, d]), K: new ort.Tensor('float32', k, [heads, n, d]), V: new ort.Tensor('float32', v, [heads, n, d]) };
+  list.push({ name: 'onnxruntime-web (graph)', peer: true, async: true, run: () => session.run(feeds) });
+  list.push({ name: 'SIMD128 peak probe', peak: true, run: () => peakRun(PEAK_ITERATIONS, 0.999, 0.001) });
+  const cleanup = () => {
+    tq.dispose(); tk.dispose(); tv.dispose(); mask?.dispose();
+    return session.release();
+  };
+  return { list, cleanup, work };
+}
+
+// Runs `c` for about ROUND_MS, returns milliseconds per call.
+async function timeRound(c) {
+  let calls = 0;
+  const t0 = performance.now();
+  let t = t0;
+  do {
+    for (let i = 0; i < c.batch; i++) {
+      if (c.async) await c.run();
+      else c.run();
+    }
+    calls += c.batch;
+    t = performance.now();
+  } while (t - t0 < ROUND_MS);
+  return (t - t0) / calls;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const SHAPES = [
+  { label: 'n=4, d=3', heads: 1, n: 4, d: 3, causal: false },
+  { label: 'n=64, d=64', heads: 1, n: 64, d: 64, causal: false },
+  { label: 'n=256, d=64', heads: 1, n: 256, d: 64, causal: false },
+  { label: 'n=1024, d=64', heads: 1, n: 1024, d: 64, causal: false },
+  { label: 'n=4096, d=64', heads: 1, n: 4096, d: 64, causal: false },
+  { label: 'causal n=1024, d=64', heads: 1, n: 1024, d: 64, causal: true },
+  { label: '12 heads x n=512, d=64', heads: 12, n: 512, d: 64, causal: false },
+];
+
+const results = [];
+for (const shape of SHAPES) {
+  const { list, cleanup, work } = await contenders(shape);
+  // Warm up (JIT tiers, caches) and size each contender's batch.
+  for (const c of list) {
+    const t0 = performance.now();
+    for (let i = 0; i < 3; i++) {
+      if (c.async) await c.run();
+      else c.run();
+    }
+    const per = (performance.now() - t0) / 3;
+    c.batch = Math.max(1, Math.floor(ROUND_MS / 4 / Math.max(per, 1e-4)));
+    c.times = [];
+  }
+  for (let r = 0; r < ROUNDS; r++) for (const c of list) c.times.push(await timeRound(c));
+  const peak = list.find((c) => c.peak);
+  const peakGflops = PEAK_FLOPS / (median(peak.times) * 1e6);
+  const rows = list.filter((c) => !c.peak).map((c) => {
+    const ms = median(c.times);
+    return { name: c.name, ours: c.ours, peer: c.peer, us: ms * 1000, gflops: work / (ms * 1e6) };
+  });
+  const fastestPeer = rows.filter((r) => r.peer).reduce((a, b) => (a.us < b.us ? a : b));
+  for (const r of rows) {
+    r.ofPeak = r.gflops / peakGflops;
+    r.vsPeer = fastestPeer.us / r.us;
+  }
+  results.push({ shape, peakGflops, rows, fastestPeer: fastestPeer.name });
+  printShape(results.at(-1));
+  await cleanup();
+}
+
+// ---- the explorer's recompute -----------------------------------------------------
+const explorer = [];
+for (const tokens of [4, 32]) {
+  const config = normalizeConfig({ tokens: Array.from({ length: tokens }, (_, i) => `t${i}`) });
+  const t = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const t0 = performance.now();
+    let calls = 0;
+    while (performance.now() - t0 < ROUND_MS) {
+      computeExample(simd, { ...config, seed: (r * 1000 + calls) % 1000 });
+      calls++;
+    }
+    t.push((performance.now() - t0) / calls);
+  }
+  explorer.push({ tokens, computeMs: median(t) });
+}
+let browser = null;
+try {
+  browser = await explorerTimings({ rounds: ROUNDS });
+} catch (err) {
+  console.log(`\n(explorer in Chromium skipped: ${err.message.split('\n')[0]})`);
+}
+printExplorer(explorer, browser);
+writeResults();
+
+function fmtTime(us) {
+  return us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(2)} µs`;
+}
+
+function printShape({ shape, peakGflops, rows, fastestPeer }) {
+  console.log(`\n${shape.label}   (SIMD peak probe: ${peakGflops.toFixed(1)} GFLOP/s)`);
+  for (const r of rows) {
+    console.log(`  ${r.name.padEnd(32)} ${fmtTime(r.us).padStart(11)}  ${r.gflops.toFixed(2).padStart(7)} GFLOP/s  ${(100 * r.ofPeak).toFixed(1).padStart(5)}% of peak  ${r.vsPeer.toFixed(2).padStart(6)}x vs ${fastestPeer}`);
+  }
+}
+
+function printExplorer(node, chromium) {
+  console.log('\nexplorer recompute (the handbook model, 1 head)');
+  for (const e of node) console.log(`  ${String(e.tokens).padStart(2)} tokens: compute ${fmtTime(e.computeMs * 1000)} (Node)`);
+  if (chromium) for (const e of chromium) console.log(`  ${String(e.tokens).padStart(2)} tokens: change -> recompute -> DOM -> layout ${e.ms.toFixed(2)} ms (Chromium)`);
+}
+
+function writeResults() {
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const lines = [
+    '# Benchmark results',
+    '',
+    `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${cpu}, ${os.cpus().length} cores, ${os.platform()} ${os.release()}, Node ${process.version}, V8 ${process.versions.v8}.`,
+    `Single thread, float32, median of ${ROUNDS} interleaved rounds of about ${ROUND_MS} ms per contender.`,
+    'FLOPs per call: 4 * heads * nq * nk * d (causal counted in full). "vs peer" is the time of the faster of',
+    'tfjs-wasm and onnxruntime-web divided by this contender\'s time (above 1 means faster than both).',
+    'The machine is shared, so absolute numbers move from run to run; the ratios within one shape are what this measures.',
+    '',
+  ];
+  for (const { shape, peakGflops, rows } of results) {
+    lines.push(`## ${shape.label}`, '', `SIMD128 peak probe in the same rounds: ${peakGflops.toFixed(1)} GFLOP/s`, '',
+      '| contender | time per call | GFLOP/s | of peak | vs peer |', '|---|---:|---:|---:|---:|');
+    for (const r of rows) lines.push(`| ${r.name} | ${fmtTime(r.us)} | ${r.gflops.toFixed(2)} | ${(100 * r.ofPeak).toFixed(1)}% | ${r.vsPeer.toFixed(2)}x |`);
+    lines.push('');
+  }
+  lines.push('## Explorer recompute', '', '| tokens | compute (Node) | change to laid-out DOM (Chromium) |', '|---:|---:|---:|');
+  for (const e of explorer) {
+    const b = browser?.find((x) => x.tokens === e.tokens);
+    lines.push(`| ${e.tokens} | ${fmtTime(e.computeMs * 1000)} | ${b ? `${b.ms.toFixed(2)} ms` : 'not run'} |`);
+  }
+  lines.push('');
+  writeFileSync(`${root}bench/RESULTS.md`, lines.join('\n'));
+  console.log('\nwrote bench/RESULTS.md');
+}
