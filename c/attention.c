@@ -119,6 +119,16 @@ static void attn__steps_head(const float* q, const float* kt, size_t kt_stride, 
     ATTN__KERNEL(softmax)(n_k, weights_row, weights_row);
   }
   ATTN__KERNEL(gemm)(n_q, d_v, n_k, weights, n_k, v, d_v, out, d_v);
+  /* A row with no allowed key is 0 even where V holds Infinity or NaN
+   * (0 * Inf would make it NaN), as the fused path gives. */
+  for (size_t i = 0; i < n_q; i++) {
+    const float* weights_row = weights + i * n_k;
+    size_t j = 0;
+    while (j < n_k && weights_row[j] == 0.0f) j++;
+    if (j == n_k) {
+      for (size_t c = 0; c < d_v; c++) out[i * d_v + c] = 0.0f;
+    }
+  }
 }
 
 attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out,

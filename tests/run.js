@@ -47,6 +47,32 @@ ensureBuilt();
   }
 }
 
+// Fuzz: a bounded libFuzzer run over the C API from the committed corpus
+// (tests/fuzz/corpus); new inputs go to a scratch folder, not the repo.
+{
+  const seconds = Number(process.env.FUZZ_SECONDS ?? 60);
+  const bin = `${root}tests/output/fuzz_attention`;
+  const build = run('clang', ['-g', '-O1', '-ffp-contract=off', '-fsanitize=fuzzer,address,undefined', '-fno-sanitize-recover=all',
+    'tests/fuzz/fuzz_attention.c', 'c/attention.c',
+    ...readdirSync(`${root}c/kernels`).filter((f) => f.endsWith('-scalar.c')).map((f) => `c/kernels/${f}`), '-lm', '-o', bin]);
+  if (build.status !== 0) {
+    process.stdout.write(`fuzz: clang failed (apt-get install clang libclang-rt-14-dev)\n${build.stderr}`);
+    failed++;
+  } else if (seconds > 0) {
+    const scratch = `${root}tests/output/fuzz-new`;
+    run('mkdir', ['-p', scratch]);
+    const r = run(bin, [scratch, 'tests/fuzz/corpus', `-max_total_time=${seconds}`, '-max_len=4096', `-artifact_prefix=${root}tests/output/`]);
+    const summary = (r.stderr.match(/Done \d+ runs in \d+ second\(s\)/) ?? ['did not finish'])[0];
+    process.stdout.write(`\nfuzz: ${summary} (${seconds} s budget)\n`);
+    if (r.status === 0) {
+      passed++;
+    } else {
+      process.stdout.write(r.stderr.split('\n').slice(-40).join('\n'));
+      failed++;
+    }
+  }
+}
+
 // JS: each test file in its own uvu process, so one crash cannot hide others.
 const files = readdirSync(`${root}tests`).filter((f) => f.endsWith('.test.js')).sort();
 for (const file of files) {

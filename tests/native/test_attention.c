@@ -211,7 +211,24 @@ static void test_nan_row(void) {
   free(q), free(k), free(v), free(scratch);
 }
 
+static void test_masked_row_with_infinite_values(void) {
+  /* Row 0 fully masked, and V holds Infinity: both paths still give 0. */
+  enum { N = 3, D = 2 };
+  float q[N * D] = {1, 2, 3, 4, 5, 6}, k[N * D] = {1, 0, 0, 1, 1, 1};
+  float v[N * D] = {INFINITY, 1, 2, NAN, 3, 4};
+  uint8_t mask[N * N] = {0, 0, 0, 1, 1, 1, 1, 1, 1};
+  const size_t n = attn_sdpa_scratch_size(N, N, D, D);
+  float* scratch = malloc(n * sizeof *scratch);
+  float out[N * D], out2[N * D], sc[N * N], sd[N * N], w[N * N];
+  attn_sdpa(q, k, v, out, 1, 1, 1, N, N, D, D, mask, NULL, 1.0f, 0, NULL, NULL, NULL, scratch, n);
+  attn_sdpa(q, k, v, out2, 1, 1, 1, N, N, D, D, mask, NULL, 1.0f, 0, sc, sd, w, scratch, n);
+  check(out[0] == 0 && out[1] == 0 && out2[0] == 0 && out2[1] == 0,
+        "fully masked row is 0 on both paths even with Infinity/NaN in V");
+  free(scratch);
+}
+
 int main(void) {
+  test_masked_row_with_infinite_values();
   test_exp();
   test_errors();
   test_softmax_edges();
