@@ -164,7 +164,9 @@ test('hostile token text is shown as text; invalid attributes show a message and
   const before = await cellTexts(page, 'weights-0');
   for (const [attr, value, message] of [['seed', 'abc', /seed must be a whole number/], ['dk', '0', /dk must be an integer from 1 to 256/],
     ['kv-heads', '2', /kv-heads must be an integer from 1 to 1/], ['scale', 'NaN', /scale must be a finite number/], ['tokens', '   ', /at least one token/],
-    ['step', 'nope', /step must be one of/], ['d-model', '99999999999', /d-model must be an integer from 1 to 512/]]) {
+    ['step', 'nope', /step must be one of/], ['d-model', '99999999999', /d-model must be an integer from 1 to 512/],
+    ['seed', 'NaN', /seed must be a whole number/], ['heads', '1e3', /heads must be a whole number/], ['dv', '', /dv must be a whole number/],
+    ['tokens', Array.from({ length: 1000 }, (_, i) => `w${i}`).join(' '), /at most 64 tokens, got 1000/]]) {
     await page.evaluate(([sel, a, v]) => document.querySelector(sel).setAttribute(a, v), [E, attr, value]);
     await page.evaluate(() => new Promise((r) => setTimeout(r, 20)));
     const msg = await page.$eval(E, (el) => el.shadowRoot.querySelector('.message').textContent);
@@ -258,6 +260,16 @@ test('an embedding page that only imports the module works', async ({ env, attn 
   assert.equal(await cellTexts(page, 'weights-0'), textsOf(ex.heads[0].weights, 4));
   assert.equal(await cellTexts(page, 'output-0'), textsOf(ex.heads[0].output, 4));
   await page.screenshot({ path: `${OUTPUT}explorer-embedded.png`, fullPage: true });
+  assert.equal(problems, []);
+  await page.context().close();
+});
+
+test('Web Workers each run their own instance under the CSP', async ({ env }) => {
+  const { page, problems } = await env.page();
+  await page.goto(`${env.base}/tests/pages/worker.html`);
+  await page.waitForFunction(() => document.getElementById('result').textContent !== 'running');
+  const result = JSON.parse(await page.textContent('#result'));
+  assert.equal(result, { simd: true, sevenMatches: true, eightMatches: true, differ: true });
   assert.equal(problems, []);
   await page.context().close();
 });
