@@ -62,7 +62,7 @@ build() {
   local out=$1; shift
   local kernels=("$@")
   emcc "${flags[@]}" "${sources[@]}" "${kernels[@]}" -o "$out"
-  printf '%-28s %7d bytes\n' "$out" "$(wc -c < "$out")"
+  printf '%-28s %7d bytes\n' "$out" "$(wc -c < "$out")" >&2  # stderr: keeps npm pack --json clean
 }
 
 build dist/attention-simd.wasm -msimd128 c/kernels/*-wasmsimd.c

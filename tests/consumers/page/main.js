@@ -1,0 +1,2 @@
+// The whole integration a bundler user writes.
+import 'attention-wasm/explorer';

@@ -1,0 +1,14 @@
+// A strict TypeScript consumer: must type-check.
+import { loadAttention, Matrix, NumpyRandom, type AttentionResult } from 'attention-wasm';
+import 'attention-wasm/explorer';
+
+const attn = await loadAttention({ simd: true });
+const q: Matrix = Matrix.from([[1, 2], [3, 4]]);
+const r: AttentionResult = attn.attention(q, q, q, { causal: true, steps: true, mask: [[true, false], [true, true]] });
+const weights: Matrix | undefined = r.weights;
+const flat: Float32Array = attn.sdpa(new Float32Array(4), new Float32Array(4), new Float32Array(4), { nq: 2, nk: 2, dk: 2, dv: 2 });
+const draws: Float64Array = new NumpyRandom(7).randn(2, 3);
+const el = document.createElement('attention-explorer');
+el.heads = 2;
+el.addEventListener('attention-change', (e) => console.log(e.detail.tokens.join(' ')));
+console.log(weights?.get(0, 0), flat.length, draws.length, el.state?.tokens);
