@@ -135,8 +135,13 @@ async function contenders(shape) {
   return { list, cleanup, work };
 }
 
+// Collects garbage between contenders when node runs with --expose-gc (npm
+// run bench does), so one library's garbage is not collected on another's time.
+const collect = globalThis.gc ?? (() => {});
+
 // Runs `c` for about ROUND_MS, returns milliseconds per call.
 async function timeRound(c) {
+  collect();
   let calls = 0;
   const t0 = performance.now();
   let t = t0;
@@ -166,15 +171,23 @@ const SHAPES = [
 const results = [];
 for (const shape of SHAPES) {
   const { list, cleanup, work } = await contenders(shape);
-  // Warm up (JIT tiers, caches) and size each contender's batch.
+  // Warm up (JIT tiers, caches) for about two rounds' time, then size each
+  // contender's batch from the warm speed.
   for (const c of list) {
-    const t0 = performance.now();
+    let calls = 0;
+    let t0 = performance.now();
+    while (performance.now() - t0 < 2 * ROUND_MS || calls < 3) {
+      if (c.async) await c.run();
+      else c.run();
+      calls++;
+    }
+    t0 = performance.now();
     for (let i = 0; i < 3; i++) {
       if (c.async) await c.run();
       else c.run();
     }
     const per = (performance.now() - t0) / 3;
-    c.batch = Math.max(1, Math.floor(ROUND_MS / 4 / Math.max(per, 1e-4)));
+    c.batch = Math.max(1, Math.floor(ROUND_MS / 8 / Math.max(per, 1e-4)));
     c.times = [];
   }
   for (let r = 0; r < ROUNDS; r++) for (const c of list) c.times.push(await timeRound(c));
