@@ -72,11 +72,11 @@ test('the CLI runs from the installed package', () => {
 });
 
 test('strict TypeScript type-checks a consumer and catches a deliberate error', () => {
-  const good = sh(bin('tsc'), ['-p', `${consumer}/ts/tsconfig.json`]);
+  const good = sh(bin('tsc'), ['--pretty', 'false', '-p', `${consumer}/ts/tsconfig.json`]);
   assert.is(good.status, 0, good.stdout + good.stderr);
-  const bad = sh(bin('tsc'), ['-p', `${consumer}/ts/tsconfig.bad.json`]);
+  const bad = sh(bin('tsc'), ['--pretty', 'false', '-p', `${consumer}/ts/tsconfig.bad.json`]);
   assert.is.not(bad.status, 0);
-  assert.match(bad.stdout, /bad\.mts.*error TS2322|error TS2322.*bad\.mts|bad\.mts\(5/s);
+  assert.match(bad.stdout, /bad\.mts\(5,\d+\): error TS2322/);
 });
 
 test('publint reports no errors', () => {
