@@ -60,6 +60,18 @@ test('a failed allocation is a RangeError; the instance keeps working', async ()
   assert.is(ex.heads[0].weights.get(1, 2).toFixed(4), '0.0806');
 });
 
+test('without steps, working memory grows with n * d, not n^2: n = 16384 fits in 32 MiB', async () => {
+  const attn = await loadAttention();
+  const n = 16384, d = 8; // (n, n) float32 steps would be 1 GiB
+  const rng = new NumpyRandom(3);
+  const q = Float32Array.from(rng.randn(n * d)), k = Float32Array.from(rng.randn(n * d)), v = Float32Array.from(rng.randn(n * d));
+  const out = attn.sdpa(q, k, v, { nq: n, nk: n, dk: d, dv: d, causal: true });
+  assert.ok(attn.memory.buffer.byteLength <= 32 * 2 ** 20, `${attn.memory.buffer.byteLength} bytes`);
+  assert.ok(out.every(Number.isFinite));
+  // Row 0 sees only key 0 (causal): its output is v_0.
+  assert.equal(Array.from(out.subarray(0, d)), Array.from(v.subarray(0, d)));
+});
+
 function inWorker(source) {
   return new Promise((resolve, reject) => {
     const worker = new Worker(source, { eval: true, type: 'module' });
