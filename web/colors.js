@@ -57,3 +57,28 @@ export function maxAbs(data) {
   for (const x of data) if (Number.isFinite(x) && Math.abs(x) > m) m = Math.abs(x);
   return m || 1;
 }
+
+/** Levels of the quantized heatmaps in the explorer (per palette side). */
+export const LEVELS = 48;
+
+/** The level of t in [0, 1] (sequential) or [-1, 1] (diverging), or -1 for NaN. */
+export function level(t, kind) {
+  if (Number.isNaN(t)) return -1;
+  const c = Math.min(1, Math.max(kind === 'seq' ? 0 : -1, t));
+  return kind === 'seq' ? Math.round(c * LEVELS) : Math.round((c + 1) * LEVELS);
+}
+
+/** Class names and CSS rules for every level: .hs0 .. .hs48, .hd0 .. .hd96, .hnan. */
+export function heatmapRules() {
+  const rule = (name, rgb) => `.${name} { background-color: ${css(rgb)}; color: ${textOn(rgb)}; }`;
+  const rules = [rule('hnan', sequential(NaN))];
+  for (let i = 0; i <= LEVELS; i++) rules.push(rule(`hs${i}`, sequential(i / LEVELS)));
+  for (let i = 0; i <= 2 * LEVELS; i++) rules.push(rule(`hd${i}`, diverging(i / LEVELS - 1)));
+  return rules.join('\n');
+}
+
+/** The class of a value's colour: kind 'seq' for t in [0, 1], 'div' for [-1, 1]. */
+export function heatClass(t, kind) {
+  const l = level(t, kind);
+  return l < 0 ? 'hnan' : `${kind === 'seq' ? 'hs' : 'hd'}${l}`;
+}

@@ -7,7 +7,7 @@
 // text only ever enters the DOM through textContent or attribute values.
 
 import { loadAttention } from './attention.js';
-import { css, diverging, maxAbs, sequential, textOn } from './colors.js';
+import { heatClass, maxAbs } from './colors.js';
 import { HANDBOOK, LIMITS, computeExample, drawInputs, normalizeConfig } from './example.js';
 import { DIGITS, fixed, toCSV, toMarkdown, toNumpy } from './format.js';
 import { Matrix, toMatrix } from './matrix.js';
@@ -535,20 +535,20 @@ export class AttentionExplorer extends Base {
           const v = matrix.data[i * matrix.cols + j];
           const text = fixed(v, digits);
           const masked = isWeights ? this.#isBlocked(i, j, n) : '';
-          const rgb = kind === 'seq' ? sequential(v) : diverging(v / scale);
           const edited = editable && this.#edits.has(`${id}:${i}:${j}`);
-          // Write only what changed: DOM writes are most of a repaint's cost.
+          // Colours are classes of a quantized palette (no CSS parsing per
+          // cell), and only what changed is written: DOM writes are most of
+          // a repaint's cost.
+          const className = `${heatClass(kind === 'seq' ? v : v / scale, kind)}${masked ? ' masked' : ''}${edited ? ' edited' : ''}`;
           const k = i * matrix.cols + j;
-          const bg = css(rgb);
-          const key = `${text}|${bg}|${masked}|${edited}`;
+          const key = `${text}|${className}`;
           if (entry.painted[k] === key) continue;
           entry.painted[k] = key;
-          td.textContent = text;
-          td.style.backgroundColor = bg;
-          td.style.color = textOn(rgb);
+          const node = td.firstChild;
+          if (node?.nodeType === 3 && node.nextSibling === null) node.data = text;
+          else td.textContent = text;
+          if (td.className !== className) td.className = className;
           td.setAttribute('aria-label', `row ${rows[i]}, column ${cols[j]}: ${text}${masked ? ` (${masked})` : ''}${edited ? ' (edited)' : ''}`);
-          td.classList.toggle('masked', masked !== '');
-          td.classList.toggle('edited', edited);
         }
         if (sums) {
           let total = 0;
@@ -597,8 +597,11 @@ export class AttentionExplorer extends Base {
     const isWeights = step === 'weights';
     const isStep = step !== undefined;
     const table = el('table', { role: 'grid', 'data-id': id, 'aria-label': `${title}, ${matrix.rows} by ${matrix.cols}${editable ? ', editable' : ''}` });
+    // A fixed layout sizes columns from the first row instead of measuring
+    // every cell: with 32 tokens that is most of a recompute's layout time.
+    table.style.setProperty('--cols', String(matrix.cols + (isWeights ? 1 : 0)));
     const head = el('tr', {}, el('th', { scope: 'col', class: 'corner' }));
-    for (const col of cols) head.append(el('th', { scope: 'col', text: col }));
+    for (const col of cols) head.append(el('th', { scope: 'col', text: col, title: col }));
     if (isWeights) head.append(el('th', { scope: 'col', class: 'sum', text: 'Σ row', title: 'Each row of weights sums to 1 (0 when every key is masked)' }));
     table.append(el('thead', {}, head));
     const body = el('tbody');

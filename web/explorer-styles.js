@@ -2,6 +2,8 @@
 // Themable from the page through CSS custom properties (see README), light
 // and dark by prefers-color-scheme; motion only when the reader allows it.
 
+import { heatmapRules } from './colors.js';
+
 export const STYLES = `
 :host {
   --attn-bg: #ffffff;
@@ -15,6 +17,7 @@ export const STYLES = `
   --attn-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   --attn-mono: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   --attn-cell-width: 4.6em;
+  --attn-label-width: 6.5em;
   display: block;
   color: var(--attn-fg);
   background: var(--attn-bg);
@@ -77,13 +80,16 @@ details.copy[open] { z-index: 3; }
 details.copy[open] > :not(summary) { display: block; }
 details.copy > button { display: block; width: 100%; margin-top: 2px; }
 .scroll { overflow-x: auto; max-width: 100%; }
-table { border-collapse: separate; border-spacing: 2px; font-family: var(--attn-mono); font-size: 0.85em; }
+table { border-collapse: separate; border-spacing: 2px; font-family: var(--attn-mono); font-size: 0.85em;
+  table-layout: fixed; width: calc(var(--attn-label-width) + var(--cols) * (var(--attn-cell-width) + 2px) + 4px); }
+th.corner, tbody th { width: var(--attn-label-width); }
+section.step { content-visibility: auto; contain-intrinsic-size: auto 600px; }
 th { font-weight: 500; color: var(--attn-muted); padding: 0 4px; white-space: nowrap; }
 thead th { text-align: center; max-width: var(--attn-cell-width); overflow: hidden; text-overflow: ellipsis; }
-tbody th { text-align: right; max-width: 10em; overflow: hidden; text-overflow: ellipsis; }
-th .token { border: none; background: none; padding: 0 2px; color: var(--attn-fg); font-family: var(--attn-mono); max-width: 10em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+tbody th { text-align: right; overflow: hidden; text-overflow: ellipsis; }
+th .token { border: none; background: none; padding: 0 2px; color: var(--attn-fg); font-family: var(--attn-mono); max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 th .token[aria-pressed="true"] { color: var(--attn-select); font-weight: 700; text-decoration: underline; }
-td { min-width: var(--attn-cell-width); padding: 2px 6px; text-align: right; border-radius: 3px; cursor: default; }
+td { width: var(--attn-cell-width); padding: 2px 6px; text-align: right; border-radius: 3px; cursor: default; overflow: hidden; }
 td[data-i] { cursor: pointer; }
 td.sum { background: none; color: var(--attn-muted); font-weight: 600; cursor: default; }
 td.masked { background: var(--attn-masked) !important; color: #000 !important; }
@@ -106,4 +112,5 @@ td:hover { filter: brightness(0.93); }
   section.enter tbody tr { animation: attn-fade 0.5s both; animation-delay: calc(0.25s + var(--row, 0) * 0.18s); }
   @keyframes attn-fade { from { opacity: 0; transform: translateY(4px); } to { opacity: 1; transform: none; } }
 }
+${heatmapRules()}
 `;

@@ -1,13 +1,15 @@
 // format.js - number and table formatting shared by the command line and the
 // explorer. Pure functions: no DOM, no wasm memory.
 
+const NEGATIVE_ZERO = Array.from({ length: 21 }, (_, d) => (-0.0001).toFixed(d).replace(/[1-9]/g, '0'));
+
 /** Fixed decimals as the handbook prints them; "-0.000" becomes "0.000". */
 export function fixed(x, digits) {
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return 'Inf';
   if (x === -Infinity) return '-Inf';
   const s = x.toFixed(digits);
-  return /^-0\.?0*$/.test(s) ? s.slice(1) : s;
+  return s.charCodeAt(0) === 45 && s === NEGATIVE_ZERO[digits] ? s.slice(1) : s;
 }
 
 /** Decimals per step, as in the handbook: 3 for scores, 4 for weights and outputs. */
