@@ -105,6 +105,14 @@ api('results are copies: later calls and memory growth leave them intact', ({ at
   assert.equal(Array.from(attn.attention(q, k, v, { steps: true }).output.data), saved);
 });
 
+api('memory grown from outside (attn.memory.grow) is picked up by the next call', ({ attn }) => {
+  const q = new Float32Array([1, 2, 3, 4]);
+  const before = Array.from(attn.sdpa(q, q, q, { nq: 2, nk: 2, dk: 2, dv: 2 }));
+  attn.memory.grow(2); // detaches every view of the old buffer
+  assert.equal(Array.from(attn.sdpa(q, q, q, { nq: 2, nk: 2, dk: 2, dv: 2 })), before);
+  assert.equal(attn.matmul([[1, 2]], [[3], [4]]).toArray(), [[11]]);
+});
+
 api('sdpa: batch, GQA and out buffer', ({ attn }) => {
   const [batch, heads, kvHeads, nq, nk, dk, dv] = [2, 4, 2, 3, 5, 4, 3];
   const rng = new NumpyRandom(17);

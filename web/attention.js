@@ -279,7 +279,9 @@ export class Attention {
     const bO = oO + ((oLen + 3) & ~3), sO = bO + ((bLen + 3) & ~3), mO = sO + scratch;
     const bytes = mO * 4 + mLen;
     if (bytes > this.#arenaBytes) this.#reserve([bytes], 'this call');
-    else if (this.#f32.buffer !== this.#memory.buffer) this.#views();
+    // Growth detaches the old buffer, and a detached view has length 0: far
+    // cheaper to check than the memory.buffer getter on every small call.
+    else if (this.#f32.length === 0) this.#views();
     const base = this.#arena, at = base >>> 2, f32 = this.#f32;
     try {
       copyIn(f32, q, at);
