@@ -15,7 +15,7 @@
 
 /* Query rows per tile of the fused kernel, and keys per key block. */
 #define ATTN__MR 4
-#define ATTN__KB 64
+#define ATTN__KB 256
 
 /* Packing width: the fused kernel reads K and V in panels of this many keys
  * or value columns (zero padded), so the SIMD kernels always read whole

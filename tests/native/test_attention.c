@@ -246,6 +246,10 @@ int main(void) {
   run_case(&huge);
   shape causal_wide = {1, 1, 1, 5, 130, 4, 4, 1, 0, 0, 1.0f};
   run_case(&causal_wide);
+  shape blocks = {1, 2, 1, 7, 300, 5, 6, 0, 1, 1, 1.0f};  /* past one 256-key block */
+  run_case(&blocks);
+  shape causal_blocks = {1, 1, 1, 270, 600, 4, 3, 1, 0, 0, 1.0f};
+  run_case(&causal_blocks);
   printf("native: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }
