@@ -41,29 +41,43 @@ exported_functions=${exported_functions%,}
 
 sources=(c/attention.c)
 
-flags=(
+# Compiling: warnings are errors here, where they are ours.
+cflags=(
   -std=c11
   -O3
   -Wall -Wextra -Werror
   -DNDEBUG                        # kernels' asserts would import an abort handler
   -ffp-contract=off               # no fused multiply-add: same bits on every engine
+)
+
+# Linking: no -Werror, so a newer emsdk that deprecates a setting name still links.
+ldflags=(
+  -O3
   --no-entry                      # a library: no main
   -sSTANDALONE_WASM=1             # no JS glue; imports at most emscripten_notify_memory_growth
   -sEXPORTED_FUNCTIONS="$exported_functions"
   -sALLOW_MEMORY_GROWTH=1         # step matrices are n_q * n_k; grow instead of failing early
   -sINITIAL_MEMORY=2MB            # small start: most calls are small
   -sMAXIMUM_MEMORY=4GB            # all of wasm32; bigger requests fail with a status, not a trap
-  -sTOTAL_STACK=256KB             # explicit (3.1.6 knows TOTAL_STACK, not STACK_SIZE)
+  -sTOTAL_STACK=256KB             # explicit (3.1.6 knows TOTAL_STACK, not STACK_SIZE; newer accept both)
   -sABORTING_MALLOC=0             # malloc returns NULL when memory cannot grow; JS turns it into RangeError
   -sFILESYSTEM=0                  # nothing here touches files
 )
 
+objdir=$(mktemp -d)
+trap 'rm -rf "$objdir"' EXIT
+
 build() {
-  local out=$1; shift
-  local kernels=("$@")
-  emcc "${flags[@]}" "${sources[@]}" "${kernels[@]}" -o "$out"
+  local out=$1 isa=$2; shift 2
+  local objects=()
+  for src in "${sources[@]}" "$@"; do
+    local obj="$objdir/$isa-$(basename "${src%.c}").o"
+    emcc "${cflags[@]}" ${isa:+$isa} -c "$src" -o "$obj"
+    objects+=("$obj")
+  done
+  emcc "${ldflags[@]}" ${isa:+$isa} "${objects[@]}" -o "$out"
   printf '%-28s %7d bytes\n' "$out" "$(wc -c < "$out")" >&2  # stderr: keeps npm pack --json clean
 }
 
 build dist/attention-simd.wasm -msimd128 c/kernels/*-wasmsimd.c
-build dist/attention-scalar.wasm c/kernels/*-scalar.c
+build dist/attention-scalar.wasm '' c/kernels/*-scalar.c
