@@ -18,11 +18,6 @@
 #include "f32-exp.h"
 #include "kernels.h"
 
-static float attn__max_nan(float a, float b) {
-  if (a != a || b != b) return a + b;  /* NaN propagates, like f32x4.max */
-  return a > b ? a : b;
-}
-
 void attn__f32_flash_scalar(const attn__flash_args* args) {
   assert(args != NULL && args->tile != NULL);
   const size_t n_q = args->n_q, n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;

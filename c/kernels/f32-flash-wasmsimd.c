@@ -16,11 +16,6 @@
 #include "f32-exp-wasmsimd.h"
 #include "kernels.h"
 
-static float attn__max_nan(float a, float b) {
-  if (a != a || b != b) return a + b;
-  return a > b ? a : b;
-}
-
 /* z (4, KB): z[r][jj] = (q_r . k_(j0 + jj)) * scale for jj < nbp (a multiple
  * of 8). qt is the query tile interleaved, (d_k, 4): element p of row r at
  * qt[p * 4 + r], so the four splats of a step read one 16-byte line. kp

@@ -24,6 +24,13 @@
 
 static inline size_t attn__round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
+/* max(a, b) where NaN wins, as wasm's f32x4.max: a row with a NaN logit gets
+ * a NaN max, so its output is NaN rather than a softmax that skipped it. */
+static inline float attn__max_nan(float a, float b) {
+  if (a != a || b != b) return a + b;
+  return a > b ? a : b;
+}
+
 /* c (m, n) = a (m, k) b (k, n); strides in elements. The sum over k runs in
  * order 0..k-1 with the product rounded before each add, in both twins, so
  * the two give identical bits. */
