@@ -161,6 +161,14 @@ api('matmul and softmax', ({ attn }) => {
   assert.equal(s.toArray(), [[0.5, 0.5], [1, 0], [0, 0], [1, 0]]);
 });
 
+api('null means "not given" for optional options', ({ attn }) => {
+  const q = rand(30, 3, 2), k = rand(31, 4, 2), v = rand(32, 4, 2);
+  const plain = attn.attention(q, k, v).output.data;
+  assert.equal(attn.attention(q, k, v, { mask: null, bias: null, scale: null, causal: null, steps: null }).output.data, plain);
+  const flat = attn.sdpa(q.data, k.data, v.data, { nq: 3, nk: 4, dk: 2, dv: 2, kvHeads: null, mask: null, bias: null, scale: null, causal: null, out: null });
+  assert.equal(flat, plain);
+});
+
 api('Matrix helpers', () => {
   const m = Matrix.from([[1, 2, 3], [4, 5, 6]]);
   assert.is(m.get(1, 2), 6);
@@ -226,6 +234,7 @@ const cases = [
   ['ragged q', (a) => a.attention([[1, 2], [3]], k, v), RangeError, /attention: q is ragged: row 0 has 2 values but row 1 has 1/],
   ['empty q', (a) => a.attention([], k, v), RangeError, /attention: q must have at least one row/],
   ['empty row', (a) => a.attention([[]], k, v), RangeError, /attention: q\[0\] is empty/],
+  ['flat array for a matrix', (a) => a.attention([1, 2, 3], k, v), TypeError, /attention: q must be number\[\]\[\] \(an array of rows, shape \(rows, cols\)\); its first element is 1, not a row/],
   ['string entry', (a) => a.attention([[1, '2'], [3, 4]], k, v), TypeError, /attention: q\[0\]\[1\] must be a number/],
   ['k width differs from q', (a) => a.attention(q, [[1, 2, 3]], [[1]]), RangeError, /attention: k must have shape \(rows, 2\), got \(1, 3\)/],
   ['v rows differ from k', (a) => a.attention(q, k, [[1], [2]]), RangeError, /attention: v must have shape \(3, cols\), got \(2, 1\)/],

@@ -42,17 +42,18 @@ export interface LoadOptions {
   wasm?: URL | string | BufferSource | Response | WebAssembly.Module;
 }
 
+/** Optional options may also be null, which means "not given". */
 export interface AttentionOptions {
   /** Query i sees key j only when j <= i (PyTorch's is_causal, top-left aligned). */
-  causal?: boolean;
+  causal?: boolean | null;
   /** (nq, nk) keep-mask. */
-  mask?: MaskLike;
+  mask?: MaskLike | null;
   /** (nq, nk) additive bias; -Infinity masks. */
-  bias?: MatrixLike;
+  bias?: MatrixLike | null;
   /** Default 1 / sqrt(dk). */
-  scale?: number;
+  scale?: number | null;
   /** Also return scores, scaled and weights. */
-  steps?: boolean;
+  steps?: boolean | null;
 }
 
 export interface AttentionResult {

@@ -141,20 +141,21 @@ function copyOut(heap, at, dst, n) {
   }
 }
 
+// null and undefined both mean "not given" for optional options.
 function checkBool(value, name) {
-  if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${describe(value)}`);
+  if (value != null && typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${describe(value)}`);
   return value === true;
 }
 
 function checkScale(value, name, dk) {
-  if (value === undefined) return 1 / Math.sqrt(dk);
+  if (value == null) return 1 / Math.sqrt(dk);
   if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${describe(value)}`);
   if (!Number.isFinite(value)) throw new RangeError(`${name} must be finite, got ${value}`);
   return value;
 }
 
 function checkCount(value, name, fallback) {
-  if (value === undefined && fallback !== undefined) return fallback;
+  if (value == null && fallback !== undefined) return fallback;
   checkSize(value, name);
   return value;
 }
@@ -358,8 +359,8 @@ export class Attention {
     const K = toMatrix(k, 'attention: k', undefined, Q.cols);
     const V = toMatrix(v, 'attention: v', K.rows);
     const nq = Q.rows, nk = K.rows, dk = Q.cols, dv = V.cols;
-    const mask = options.mask === undefined ? null : toMask(options.mask, 'attention: mask', nq, nk);
-    const bias = options.bias === undefined ? null : toMatrix(options.bias, 'attention: bias', nq, nk).data;
+    const mask = options.mask == null ? null : toMask(options.mask, 'attention: mask', nq, nk);
+    const bias = options.bias == null ? null : toMatrix(options.bias, 'attention: bias', nq, nk).data;
     const steps = checkBool(options.steps, 'attention: steps');
     const r = this.#run({
       batch: 1, heads: 1, kvHeads: 1, nq, nk, dk, dv, q: Q.data, k: K.data, v: V.data, mask, bias,
@@ -398,16 +399,16 @@ export class Attention {
     if (!(q instanceof Float32Array) || q.length !== batch * heads * nq * dk) checkFlat(q, Float32Array, 'sdpa: q', [batch, heads, nq, dk], '(batch, heads, nq, dk)');
     if (!(k instanceof Float32Array) || k.length !== batch * kvHeads * nk * dk) checkFlat(k, Float32Array, 'sdpa: k', [batch, kvHeads, nk, dk], '(batch, kvHeads, nk, dk)');
     if (!(v instanceof Float32Array) || v.length !== batch * kvHeads * nk * dv) checkFlat(v, Float32Array, 'sdpa: v', [batch, kvHeads, nk, dv], '(batch, kvHeads, nk, dv)');
-    if (mask !== undefined) checkFlat(mask, Uint8Array, 'sdpa: mask', [nq, nk], '(nq, nk)');
-    if (bias !== undefined) checkFlat(bias, Float32Array, 'sdpa: bias', [nq, nk], '(nq, nk)');
+    if (mask != null) checkFlat(mask, Uint8Array, 'sdpa: mask', [nq, nk], '(nq, nk)');
+    if (bias != null) checkFlat(bias, Float32Array, 'sdpa: bias', [nq, nk], '(nq, nk)');
     const oLen = batch * heads * nq * dv;
-    if (out !== undefined) {
+    if (out != null) {
       if (!(out instanceof Float32Array)) throw new TypeError(`sdpa: out must be a Float32Array of ${oLen} values (batch, heads, nq, dv), got ${describe(out)}`);
       if (out.length < oLen) throw new RangeError(`sdpa: out has ${out.length} values, needs ${oLen} for (batch, heads, nq, dv) = (${batch}, ${heads}, ${nq}, ${dv})`);
     }
-    const scale = options.scale === undefined ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk);
-    const causal = options.causal === undefined ? false : checkBool(options.causal, 'sdpa: causal');
-    return this.#fused(q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, mask ?? null, bias ?? null, scale, causal, out);
+    const scale = options.scale == null ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk);
+    const causal = options.causal == null ? false : checkBool(options.causal, 'sdpa: causal');
+    return this.#fused(q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, mask ?? null, bias ?? null, scale, causal, out ?? undefined);
   }
 
   /**
@@ -423,7 +424,7 @@ export class Attention {
     checkOptions(options, ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'steps', 'scale'], 'multiHeadAttention');
     const name = 'multiHeadAttention';
     const X = toMatrix(x, `${name}: x`);
-    const C = options.context === undefined ? X : toMatrix(options.context, `${name}: context`);
+    const C = options.context == null ? X : toMatrix(options.context, `${name}: context`);
     const heads = checkCount(options.heads, `${name}: heads`);
     const kvHeads = checkCount(options.kvHeads, `${name}: kvHeads`, heads);
     if (heads % kvHeads !== 0) throw new RangeError(`${name}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
@@ -434,10 +435,10 @@ export class Attention {
     const WV = toMatrix(options.wv, `${name}: wv`, C.cols);
     if (WV.cols % kvHeads !== 0) throw new RangeError(`${name}: wv has ${WV.cols} columns, which must be kvHeads * dv (a multiple of kvHeads = ${kvHeads})`);
     const dv = WV.cols / kvHeads;
-    const WO = options.wo === undefined ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
+    const WO = options.wo == null ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
     const n = X.rows, m = C.rows;
-    const mask = options.mask === undefined ? null : toMask(options.mask, `${name}: mask`, n, m);
-    const bias = options.bias === undefined ? null : toMatrix(options.bias, `${name}: bias`, n, m).data;
+    const mask = options.mask == null ? null : toMask(options.mask, `${name}: mask`, n, m);
+    const bias = options.bias == null ? null : toMatrix(options.bias, `${name}: bias`, n, m).data;
     const steps = checkBool(options.steps, `${name}: steps`);
     const causal = checkBool(options.causal, `${name}: causal`);
     const scale = checkScale(options.scale, `${name}: scale`, dk);

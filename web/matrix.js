@@ -110,7 +110,7 @@ function fromNested(x, name, rows, cols) {
   if (x.length === 0) throw new RangeError(`${name} must have at least one row, got an empty array`);
   const first = x[0];
   if (!Array.isArray(first)) {
-    throw new TypeError(`${name} must be number[][] (an array of rows), but ${name}[0] is ${describe(first)}`);
+    throw new TypeError(`${name} must be number[][] (an array of rows, shape ${shapeText(rows, cols)}); its first element is ${describe(first)}, not a row`);
   }
   const c = first.length;
   if (c === 0) throw new RangeError(`${name}[0] is empty; rows need at least one value`);
