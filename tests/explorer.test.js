@@ -264,6 +264,18 @@ test('an embedding page that only imports the module works', async ({ env, attn 
   await page.context().close();
 });
 
+test('AttentionExplorer.wasm points explorers at a moved module', async ({ env }) => {
+  const { page, problems } = await env.page();
+  const wasm = [];
+  page.on('request', (r) => r.url().endsWith('.wasm') && wasm.push(r.url().replace(/.*\//, '')));
+  await page.goto(`${env.base}/tests/pages/moved-wasm.html`);
+  await settled(page);
+  assert.equal(await cellTexts(page, 'weights-0'), expected.weights.map((r) => r.cells));
+  assert.equal(wasm, ['attention-scalar.wasm']);
+  assert.equal(problems, []);
+  await page.context().close();
+});
+
 test('Web Workers each run their own instance under the CSP', async ({ env }) => {
   const { page, problems } = await env.page();
   await page.goto(`${env.base}/tests/pages/worker.html`);

@@ -42,7 +42,8 @@ const MAX_TERMS = 8; // terms of a sum spelled out in an explanation
 // and results are copies, so they cannot interfere.
 let shared;
 function sharedAttention() {
-  shared ??= loadAttention();
+  const wasm = AttentionExplorer.wasm;
+  shared ??= loadAttention(wasm == null ? {} : { wasm });
   shared.catch(() => {
     shared = undefined;
   });
@@ -74,6 +75,14 @@ export class AttentionExplorer extends Base {
   static get observedAttributes() {
     return ATTRIBUTES;
   }
+
+  /**
+   * Where the explorers on this page get their WebAssembly when the default
+   * (../dist/ next to this module) does not fit, e.g. after a bundler moved the
+   * files: a URL, string, bytes, Response or WebAssembly.Module, as
+   * loadAttention's `wasm` option. Set it before the first element connects.
+   */
+  static wasm = null;
 
   #root;
   #ui = {};
@@ -236,7 +245,9 @@ export class AttentionExplorer extends Base {
 
   connectedCallback() {
     if (!this.#attn) {
-      sharedAttention().then(
+      // A microtask later, so a page can set AttentionExplorer.wasm right after
+      // importing the module (importing defines the element and connects it).
+      Promise.resolve().then(sharedAttention).then(
         (attn) => {
           this.#attn = attn;
           this.#loadError = null;

@@ -36,6 +36,8 @@ export interface ExplorerChangeDetail {
 }
 
 export declare class AttentionExplorer extends HTMLElement {
+  /** Where explorers load their wasm from when ../dist/ beside the module does not fit (set before the first one connects). */
+  static wasm: URL | string | BufferSource | Response | WebAssembly.Module | null;
   /** Tokens separated by spaces (attribute `tokens`). */
   tokens: string;
   seed: number;
