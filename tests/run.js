@@ -21,6 +21,10 @@ function run(cmd, args, options = {}) {
 
 ensureBuilt();
 
+// The scalar C path, compiled natively by the sanitizer tests and the fuzzer.
+const scalarSources = ['c/attention.c',
+  ...readdirSync(`${root}c/kernels`).filter((f) => f.endsWith('-scalar.c')).map((f) => `c/kernels/${f}`)];
+
 // Native: the scalar path compiled with the host compiler and sanitizers.
 {
   const cc = process.env.CC ?? 'cc';
@@ -28,9 +32,7 @@ ensureBuilt();
   run('mkdir', ['-p', 'tests/output']);
   const flags = ['-std=c11', '-Wall', '-Wextra', '-Werror', '-g', '-O1', '-ffp-contract=off',
     '-fsanitize=address,undefined', '-fno-sanitize-recover=all', '-fno-omit-frame-pointer'];
-  const sources = ['tests/native/test_attention.c', 'c/attention.c',
-    ...readdirSync(`${root}c/kernels`).filter((f) => f.endsWith('-scalar.c')).map((f) => `c/kernels/${f}`)];
-  const compile = run(cc, [...flags, ...sources, '-lm', '-o', bin]);
+  const compile = run(cc, [...flags, 'tests/native/test_attention.c', ...scalarSources, '-lm', '-o', bin]);
   if (compile.status !== 0) {
     process.stdout.write(`native tests: ${cc} failed\n${compile.stderr}`);
     failed++;
@@ -53,8 +55,7 @@ ensureBuilt();
   const seconds = Number(process.env.FUZZ_SECONDS ?? 60);
   const bin = `${root}tests/output/fuzz_attention`;
   const build = run('clang', ['-g', '-O1', '-ffp-contract=off', '-fsanitize=fuzzer,address,undefined', '-fno-sanitize-recover=all',
-    'tests/fuzz/fuzz_attention.c', 'c/attention.c',
-    ...readdirSync(`${root}c/kernels`).filter((f) => f.endsWith('-scalar.c')).map((f) => `c/kernels/${f}`), '-lm', '-o', bin]);
+    'tests/fuzz/fuzz_attention.c', ...scalarSources, '-lm', '-o', bin]);
   if (build.status !== 0) {
     process.stdout.write(`fuzz: clang failed (apt-get install clang libclang-rt-14-dev)\n${build.stderr}`);
     failed++;

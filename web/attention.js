@@ -215,7 +215,7 @@ export class Attention {
     let total = 0;
     for (let i = 0; i < sizes.length; i++) {
       at[i] = total;
-      total += (sizes[i] + 15) & ~15;
+      total += Math.ceil(sizes[i] / 16) * 16; // not bitwise: sizes may pass 2^32
       if (total > MAX_ARENA_BYTES) break;
     }
     if (total > MAX_ARENA_BYTES) {
@@ -267,17 +267,23 @@ export class Attention {
     return new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
   }
 
-  // The output path of sdpa, written for small calls: no intermediate
-  // objects, one arena check, one copy in per input and one copy out.
-  #fused(q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, mask, bias, scale, causal, out) {
+  // The one way into attn_sdpa, shared by attention, sdpa and
+  // multiHeadAttention; shapes are already checked. Written for small calls:
+  // no intermediate objects on the output path, one arena check, one copy in
+  // per input and one copy out. With `steps` (an object), the step path runs
+  // and steps.scores, .scaled and .weights receive copies.
+  #sdpa(q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, mask, bias, scale, causal, out, steps) {
     const ex = this.#live();
     const qLen = batch * heads * nq * dk, kLen = batch * kvHeads * nk * dk, vLen = batch * kvHeads * nk * dv;
     const oLen = batch * heads * nq * dv, mLen = mask ? nq * nk : 0, bLen = bias ? nq * nk : 0;
+    const sLen = steps ? batch * heads * nq * nk : 0;
     const scratch = ex.attn_sdpa_scratch_size(nq, nk, dk, dv) >>> 0;
     if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
     // Float offsets, each region 16-byte aligned; the mask (bytes) goes last.
-    const kO = (qLen + 3) & ~3, vO = kO + ((kLen + 3) & ~3), oO = vO + ((vLen + 3) & ~3);
-    const bO = oO + ((oLen + 3) & ~3), sO = bO + ((bLen + 3) & ~3), mO = sO + scratch;
+    const align = (n) => Math.ceil(n / 4) * 4; // not bitwise: counts may pass 2^31
+    const kO = align(qLen), vO = kO + align(kLen), oO = vO + align(vLen), bO = oO + align(oLen);
+    const sO = bO + align(bLen), zO = sO + align(sLen), wO = zO + align(sLen), xO = wO + align(sLen);
+    const mO = xO + scratch;
     const bytes = mO * 4 + mLen;
     if (bytes > this.#arenaBytes) this.#reserve([bytes], 'this call');
     // Growth detaches the old buffer, and a detached view has length 0: far
@@ -292,57 +298,18 @@ export class Attention {
       if (mask) this.#u8.set(mask, base + mO * 4);
       const status = ex.attn_sdpa(
         base, base + kO * 4, base + vO * 4, base + oO * 4, batch, heads, kvHeads, nq, nk, dk, dv,
-        mask ? base + mO * 4 : 0, bias ? base + bO * 4 : 0, scale, causal ? ATTN_CAUSAL : 0, 0, 0, 0, base + sO * 4, scratch,
+        mask ? base + mO * 4 : 0, bias ? base + bO * 4 : 0, scale, causal ? ATTN_CAUSAL : 0,
+        steps ? base + sO * 4 : 0, steps ? base + zO * 4 : 0, steps ? base + wO * 4 : 0, base + xO * 4, scratch,
       );
       if (status !== 0) this.#check(status, 'attention');
       const output = out ?? new Float32Array(oLen);
-      copyOut(f32, at + oO, output, oLen);
+      copyOut(f32, at + oO, output, oLen); // attn_sdpa does not allocate: the view is current
+      if (steps) {
+        steps.scores = f32.slice(at + sO, at + sO + sLen);
+        steps.scaled = f32.slice(at + zO, at + zO + sLen);
+        steps.weights = f32.slice(at + wO, at + wO + sLen);
+      }
       return output;
-    } finally {
-      if (this.#arenaBytes > KEEP_ARENA_BYTES) this.#release();
-    }
-  }
-
-  // The shared core of attention, sdpa and multiHeadAttention. Shapes are
-  // already checked; arrays are Float32Array / Uint8Array of the right length.
-  #run(p, out) {
-    const ex = this.#live();
-    const { batch, heads, kvHeads, nq, nk, dk, dv, steps } = p;
-    const qLen = batch * heads * nq * dk;
-    const kLen = batch * kvHeads * nk * dk;
-    const vLen = batch * kvHeads * nk * dv;
-    const oLen = batch * heads * nq * dv;
-    const sLen = steps ? batch * heads * nq * nk : 0;
-    const scratch = ex.attn_sdpa_scratch_size(nq, nk, dk, dv) >>> 0;
-    if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
-    const F = 4;
-    const [qP, kP, vP, oP, maskP, biasP, sP, zP, wP, scratchP] = this.#reserve(
-      [qLen * F, kLen * F, vLen * F, oLen * F, p.mask ? nq * nk : 0, p.bias ? nq * nk * F : 0, sLen * F, sLen * F, sLen * F, scratch * F],
-      'this call',
-    );
-    try {
-      const f32 = this.#f32;
-      f32.set(p.q, qP >>> 2);
-      f32.set(p.k, kP >>> 2);
-      f32.set(p.v, vP >>> 2);
-      if (p.mask) this.#u8.set(p.mask, maskP);
-      if (p.bias) f32.set(p.bias, biasP >>> 2);
-      const status = ex.attn_sdpa(
-        qP, kP, vP, oP, batch, heads, kvHeads, nq, nk, dk, dv,
-        p.mask ? maskP : 0, p.bias ? biasP : 0, p.scale, p.causal ? ATTN_CAUSAL : 0,
-        steps ? sP : 0, steps ? zP : 0, steps ? wP : 0, scratchP, scratch,
-      );
-      this.#check(status, 'attention');
-      const heap = this.#f32; // attn_sdpa does not allocate, so no growth since #reserve
-      const output = out ?? new Float32Array(oLen);
-      output.set(heap.subarray(oP >>> 2, (oP >>> 2) + oLen));
-      if (!steps) return { output };
-      return {
-        output,
-        scores: heap.slice(sP >>> 2, (sP >>> 2) + sLen),
-        scaled: heap.slice(zP >>> 2, (zP >>> 2) + sLen),
-        weights: heap.slice(wP >>> 2, (wP >>> 2) + sLen),
-      };
     } finally {
       this.#release();
     }
@@ -362,11 +329,9 @@ export class Attention {
     const mask = options.mask == null ? null : toMask(options.mask, 'attention: mask', nq, nk);
     const bias = options.bias == null ? null : toMatrix(options.bias, 'attention: bias', nq, nk).data;
     const steps = checkBool(options.steps, 'attention: steps');
-    const r = this.#run({
-      batch: 1, heads: 1, kvHeads: 1, nq, nk, dk, dv, q: Q.data, k: K.data, v: V.data, mask, bias,
-      scale: checkScale(options.scale, 'attention: scale', dk), causal: checkBool(options.causal, 'attention: causal'), steps,
-    });
-    const result = { output: new Matrix(nq, dv, r.output) };
+    const scale = checkScale(options.scale, 'attention: scale', dk), causal = checkBool(options.causal, 'attention: causal');
+    const r = steps ? {} : null;
+    const result = { output: new Matrix(nq, dv, this.#sdpa(Q.data, K.data, V.data, 1, 1, 1, nq, nk, dk, dv, mask, bias, scale, causal, undefined, r)) };
     if (steps) {
       result.scores = new Matrix(nq, nk, r.scores);
       result.scaled = new Matrix(nq, nk, r.scaled);
@@ -408,7 +373,7 @@ export class Attention {
     }
     const scale = options.scale == null ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk);
     const causal = options.causal == null ? false : checkBool(options.causal, 'sdpa: causal');
-    return this.#fused(q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, mask ?? null, bias ?? null, scale, causal, out ?? undefined);
+    return this.#sdpa(q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, mask ?? null, bias ?? null, scale, causal, out ?? undefined, null);
   }
 
   /**
@@ -444,12 +409,10 @@ export class Attention {
     const scale = checkScale(options.scale, `${name}: scale`, dk);
 
     const Q = this.matmul(X, WQ), K = this.matmul(C, WK), V = this.matmul(C, WV);
-    const r = this.#run({
-      batch: 1, heads, kvHeads, nq: n, nk: m, dk, dv,
-      q: splitHeads(Q.data, n, heads, dk), k: splitHeads(K.data, m, kvHeads, dk), v: splitHeads(V.data, m, kvHeads, dv),
-      mask, bias, scale, causal, steps,
-    });
-    const concat = new Matrix(n, heads * dv, mergeHeads(r.output, n, heads, dv));
+    const r = steps ? {} : null;
+    const output = this.#sdpa(splitHeads(Q.data, n, heads, dk), splitHeads(K.data, m, kvHeads, dk), splitHeads(V.data, m, kvHeads, dv),
+      1, heads, kvHeads, n, m, dk, dv, mask, bias, scale, causal, undefined, r);
+    const concat = new Matrix(n, heads * dv, mergeHeads(output, n, heads, dv));
     const result = { output: WO ? this.matmul(concat, WO) : concat };
     if (steps) {
       const perHead = (flat) => Array.from({ length: heads }, (_, h) => new Matrix(n, m, flat.slice(h * n * m, (h + 1) * n * m)));

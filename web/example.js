@@ -84,8 +84,9 @@ function columns(m, start, count) {
  * @param {Uint8Array} [mask] keep-mask (n, n), 1 = may attend
  */
 export function computeExample(attn, config, inputs = {}, mask) {
-  const drawn = drawInputs(config);
-  const { X, WQ, WK, WV } = { ...drawn, ...inputs };
+  // Draw only when something is missing (the explorer passes all four).
+  const complete = inputs.X && inputs.WQ && inputs.WK && inputs.WV;
+  const { X, WQ, WK, WV } = complete ? inputs : { ...drawInputs(config), ...inputs };
   const Q = attn.matmul(X, WQ), K = attn.matmul(X, WK), V = attn.matmul(X, WV);
   const n = config.tokens.length;
   const group = config.heads / config.kvHeads;

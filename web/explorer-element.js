@@ -238,6 +238,7 @@ export class AttentionExplorer extends Base {
   set explanations(value) {
     this.#explanations = { ...DEFAULT_EXPLANATIONS };
     for (const step of STEPS) if (typeof value?.[step] === 'string') this.#explanations[step] = value[step];
+    this.#structure = ''; // the texts live in the built sections: rebuild them
     this.#schedule();
   }
 
