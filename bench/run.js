@@ -12,6 +12,8 @@
 //
 //   npm run bench            all shapes
 //   npm run bench -- --quick fewer rounds (a smoke run)
+//   npm run bench -- --only 1024  only shapes whose label contains "1024"
+//                            (no explorer timing; RESULTS.md is left alone)
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,6 +28,8 @@ import { explorerTimings } from './explorer.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quick = process.argv.includes('--quick');
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt > 0 ? process.argv[onlyAt + 1] ?? '' : null;
 const ROUNDS = quick ? 3 : 9;
 const ROUND_MS = quick ? 15 : 40; // time each contender gets per round
 
@@ -169,7 +173,7 @@ const SHAPES = [
 ];
 
 const results = [];
-for (const shape of SHAPES) {
+for (const shape of SHAPES.filter((s) => only === null || s.label.includes(only))) {
   const { list, cleanup, work } = await contenders(shape);
   // Warm up (JIT tiers, caches) for about two rounds' time, then size each
   // contender's batch from the warm speed.
@@ -191,21 +195,26 @@ for (const shape of SHAPES) {
     c.times = [];
   }
   for (let r = 0; r < ROUNDS; r++) for (const c of list) c.times.push(await timeRound(c));
+  // Rates against the peak and against the fastest peer are medians of
+  // per-round ratios: the contenders of one round ran seconds apart, so the
+  // machine's drift (this one is shared) mostly cancels out of each ratio.
   const peak = list.find((c) => c.peak);
   const peakGflops = PEAK_FLOPS / (median(peak.times) * 1e6);
   const rows = list.filter((c) => !c.peak).map((c) => {
     const ms = median(c.times);
-    return { name: c.name, ours: c.ours, peer: c.peer, us: ms * 1000, gflops: work / (ms * 1e6) };
+    return { name: c.name, ours: c.ours, peer: c.peer, times: c.times, us: ms * 1000, gflops: work / (ms * 1e6) };
   });
   const fastestPeer = rows.filter((r) => r.peer).reduce((a, b) => (a.us < b.us ? a : b));
   for (const r of rows) {
-    r.ofPeak = r.gflops / peakGflops;
-    r.vsPeer = fastestPeer.us / r.us;
+    r.ofPeak = median(r.times.map((t, i) => peak.times[i] * work / PEAK_FLOPS / t));
+    r.vsPeer = median(r.times.map((t, i) => fastestPeer.times[i] / t));
   }
   results.push({ shape, peakGflops, rows, fastestPeer: fastestPeer.name });
   printShape(results.at(-1));
   await cleanup();
 }
+
+if (only !== null) process.exit(0);
 
 // ---- the explorer's recompute -----------------------------------------------------
 const explorer = [];
@@ -256,6 +265,7 @@ function writeResults() {
     '',
     `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${cpu}, ${os.cpus().length} cores, ${os.platform()} ${os.release()}, Node ${process.version}, V8 ${process.versions.v8}.`,
     `Single thread, float32, median of ${ROUNDS} interleaved rounds of about ${ROUND_MS} ms per contender.`,
+    '"of peak" and "vs peer" are medians of the per-round ratios (each round runs every contender once).',
     'FLOPs per call: 4 * heads * nq * nk * d (causal counted in full). "vs peer" is the time of the faster of',
     'tfjs-wasm and onnxruntime-web divided by this contender\'s time (above 1 means faster than both).',
     'The machine is shared, so absolute numbers move from run to run; the ratios within one shape are what this measures.',

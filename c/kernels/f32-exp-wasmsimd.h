@@ -9,29 +9,21 @@
 #include "f32-exp.h"
 
 static inline v128_t attn__expf_nonpos_wasmsimd(v128_t vx) {
-  const v128_t vlo = wasm_f32x4_splat(ATTN__EXP_LO);
   const v128_t vmagic = wasm_f32x4_splat(ATTN__EXP_MAGIC);
   const v128_t vbiased = wasm_f32x4_add(wasm_f32x4_mul(vx, wasm_f32x4_splat(ATTN__LOG2E)), vmagic);
-  const v128_t vtwo_n = wasm_i32x4_shl(vbiased, 23);
+  const v128_t vs = wasm_i32x4_shl(vbiased, 23);
   const v128_t vn = wasm_f32x4_sub(vbiased, vmagic);
-  v128_t vr = wasm_f32x4_sub(vx, wasm_f32x4_mul(vn, wasm_f32x4_splat(ATTN__LN2_HI)));
-  vr = wasm_f32x4_sub(vr, wasm_f32x4_mul(vn, wasm_f32x4_splat(ATTN__LN2_LO)));
-  v128_t vp = wasm_f32x4_splat(ATTN__EXP_P0);
-  vp = wasm_f32x4_add(wasm_f32x4_mul(vp, vr), wasm_f32x4_splat(ATTN__EXP_P1));
-  vp = wasm_f32x4_add(wasm_f32x4_mul(vp, vr), wasm_f32x4_splat(ATTN__EXP_P2));
-  vp = wasm_f32x4_add(wasm_f32x4_mul(vp, vr), wasm_f32x4_splat(ATTN__EXP_P3));
-  vp = wasm_f32x4_add(wasm_f32x4_mul(vp, vr), wasm_f32x4_splat(ATTN__EXP_P4));
-  vp = wasm_f32x4_add(wasm_f32x4_mul(vp, vr), wasm_f32x4_splat(ATTN__EXP_P5));
-  const v128_t vr2 = wasm_f32x4_mul(vr, vr);
-  const v128_t vy =
-      wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(vp, vr2), vr), wasm_f32x4_splat(1.0f));
-  /* NaN and lanes below the range give garbage here; fixed below. */
-  v128_t vresult = wasm_f32x4_mul(vy, vtwo_n);
-  /* x >= lo keeps the polynomial; NaN (x != x) keeps x; the rest is 0. */
-  const v128_t vin_range = wasm_f32x4_ge(vx, vlo);
-  const v128_t vnan = wasm_f32x4_ne(vx, vx);
-  vresult = wasm_v128_and(vresult, vin_range);
-  return wasm_v128_or(vresult, wasm_v128_and(vx, vnan));
+  v128_t vt = wasm_f32x4_sub(vx, wasm_f32x4_mul(vn, wasm_f32x4_splat(ATTN__LN2_HI)));
+  vt = wasm_f32x4_sub(vt, wasm_f32x4_mul(vn, wasm_f32x4_splat(ATTN__LN2_LO)));
+  v128_t vp = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_splat(ATTN__EXP_C5), vt), wasm_f32x4_splat(ATTN__EXP_C4));
+  vp = wasm_f32x4_add(wasm_f32x4_mul(vp, vt), wasm_f32x4_splat(ATTN__EXP_C3));
+  vp = wasm_f32x4_add(wasm_f32x4_mul(vp, vt), wasm_f32x4_splat(ATTN__EXP_C2));
+  vp = wasm_f32x4_add(wasm_f32x4_mul(vp, vt), wasm_f32x4_splat(ATTN__EXP_C1));
+  vt = wasm_f32x4_mul(vt, vs);
+  const v128_t vy = wasm_f32x4_add(wasm_f32x4_mul(vt, vp), vs);
+  /* Lanes below the cutoff hold garbage and are cleared. A NaN lane is NaN
+   * through every step above, and x < cutoff is false for it, so it stays. */
+  return wasm_v128_andnot(vy, wasm_f32x4_lt(vx, wasm_f32x4_splat(ATTN__EXP_CUTOFF)));
 }
 
 #endif /* ATTN_F32_EXP_WASMSIMD_H */

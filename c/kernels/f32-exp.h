@@ -3,58 +3,57 @@
  * The SIMD twin in f32-exp-wasmsimd.h is the same sequence of operations on
  * four lanes, so both builds give the same bits for the same input.
  *
- * Method: n = round(x log2(e)), r = x - n ln2 with ln2 split in two parts
- * (the high part exact in 9 bits, so n * LN2_HI is exact for |n| < 2^15),
- * exp(r) ~ 1 + r + r^2 P(r) on |r| <= ln2 / 2 with Cephes' expf polynomial
- * P of degree 5, times 2^n. The rounding uses the "magic bias" trick (as
- * XNNPACK's exp kernels do): adding 1.5 * 2^23 + 127 to x log2(e) leaves
- * n + 127 in the low mantissa bits, so shifting those bits left by 23 gives
- * the float 2^n, and subtracting the bias again gives n; no float-to-int
- * conversion, which is slow in SIMD128 on x86.
- * Range: x in [-87.33, 0]; n is in [-126, 0] there, so 2^n is a normal float.
- * Below -87.33 the result is 0 (true value < 1.2e-38); -Infinity gives 0,
- * NaN gives NaN. Error: the max relative error against double exp over
- * [-87, 0] is measured by tests/native/test_attention.c: 7.8e-8.
+ * Method (the "rr2-p5" scheme of XNNPACK's exp kernels, without FMA):
+ *   n = round(x log2(e)), by the "magic bias" trick: adding 1.5 * 2^23 + 127
+ *     to x log2(e) leaves n + 127 in the low mantissa bits, so shifting those
+ *     bits left by 23 gives the float s = 2^n, and subtracting the bias again
+ *     gives n; no float-to-int conversion, which is slow in SIMD128 on x86;
+ *   t = x - n ln2, with ln2 split in two parts (the high part has 16
+ *     significant bits, so n * LN2_HI is exact for the n used here);
+ *   exp(t) ~ 1 + t p(t) on |t| <= ln2 / 2, p of degree 4 (minimax
+ *     coefficients from XNNPACK), evaluated as s + (t s) p(t);
+ *   x below the cutoff gives 0 (tested first here, masked last in SIMD).
+ * Range: x >= -87.336544 (the smallest x whose exp is a normal float); n is
+ * in [-126, 0] there, so 2^n is a normal float. Below that the result is 0
+ * (true value < 1.2e-38); -Infinity gives 0, NaN gives NaN, exp(0) is 1.
+ * Error: the max relative error against double exp over [-87, 0] is
+ * measured by tests/native/test_attention.c: 1.7e-7 (about 1.4 ulp; the
+ * Cephes polynomial used before gave 7.8e-8 but costs 4 more operations).
  */
 #ifndef ATTN_F32_EXP_H
 #define ATTN_F32_EXP_H
 
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#define ATTN__EXP_LO (-87.33f)
-#define ATTN__EXP_MAGIC 12583039.0f /* 0x1.8000FEp23: 1.5 * 2^23 + 127 */
-#define ATTN__LOG2E 1.44269504088896341f
-#define ATTN__LN2_HI 0.693359375f
-#define ATTN__LN2_LO (-2.12194440e-4f)
-#define ATTN__EXP_P0 1.9875691500e-4f
-#define ATTN__EXP_P1 1.3981999507e-3f
-#define ATTN__EXP_P2 8.3334519073e-3f
-#define ATTN__EXP_P3 4.1665795894e-2f
-#define ATTN__EXP_P4 1.6666665459e-1f
-#define ATTN__EXP_P5 5.0000001201e-1f
+#define ATTN__EXP_CUTOFF (-0x1.5D589Ep6f)   /* -87.336544: exp below is not normal */
+#define ATTN__EXP_MAGIC 0x1.8000FEp23f      /* 1.5 * 2^23 + 127 */
+#define ATTN__LOG2E 0x1.715476p+0f
+#define ATTN__LN2_HI 0x1.62E400p-1f
+#define ATTN__LN2_LO 0x1.7F7D1Cp-20f
+#define ATTN__EXP_C1 0x1.FFFFF6p-1f
+#define ATTN__EXP_C2 0x1.FFFDC6p-2f
+#define ATTN__EXP_C3 0x1.555A80p-3f
+#define ATTN__EXP_C4 0x1.573A1Ap-5f
+#define ATTN__EXP_C5 0x1.0F9F9Cp-7f
 
 static inline float attn__expf_nonpos(float x) {
-  if (!(x >= ATTN__EXP_LO)) return x != x ? x : 0.0f;  /* NaN stays NaN */
+  if (x < ATTN__EXP_CUTOFF) return 0.0f;                   /* and -Infinity; NaN goes on */
   const float biased = x * ATTN__LOG2E + ATTN__EXP_MAGIC;  /* n + 127 in the low bits */
   uint32_t bits;
   memcpy(&bits, &biased, sizeof bits);
   bits <<= 23;  /* the float 2^n, n in [-126, 0] */
-  float two_n;
-  memcpy(&two_n, &bits, sizeof two_n);
+  float s;
+  memcpy(&s, &bits, sizeof s);
   const float n = biased - ATTN__EXP_MAGIC;
-  float r = x - n * ATTN__LN2_HI;
-  r = r - n * ATTN__LN2_LO;
-  float p = ATTN__EXP_P0;
-  p = p * r + ATTN__EXP_P1;
-  p = p * r + ATTN__EXP_P2;
-  p = p * r + ATTN__EXP_P3;
-  p = p * r + ATTN__EXP_P4;
-  p = p * r + ATTN__EXP_P5;
-  const float r2 = r * r;
-  const float y = p * r2 + r + 1.0f;
-  return y * two_n;
+  float t = x - n * ATTN__LN2_HI;
+  t = t - n * ATTN__LN2_LO;
+  float p = ATTN__EXP_C5 * t + ATTN__EXP_C4;
+  p = p * t + ATTN__EXP_C3;
+  p = p * t + ATTN__EXP_C2;
+  p = p * t + ATTN__EXP_C1;
+  t = t * s;
+  return t * p + s;
 }
 
 #endif /* ATTN_F32_EXP_H */
