@@ -69,31 +69,23 @@ static void attn__pack_kt(const float* k, size_t n_k, size_t d_k, float* kt, siz
   }
 }
 
-/* kp (n_k_pad / 8, d_k, 8) = k (n_k, d_k) in panels of 8 keys, the layout of
- * attn__flash_args.kp; keys past n_k are zero. */
-static void attn__pack_k_panels(const float* k, size_t n_k, size_t d_k, float* kp) {
-  const size_t panels = attn__round_up(n_k, ATTN__PAD) / ATTN__PAD;
-  for (size_t s = 0; s < panels; s++) {
-    for (size_t p = 0; p < d_k; p++) {
-      float* dst = kp + (s * d_k + p) * ATTN__PAD;  /* (8) */
-      for (size_t jj = 0; jj < ATTN__PAD; jj++) {
-        const size_t j = s * ATTN__PAD + jj;
-        dst[jj] = j < n_k ? k[j * d_k + p] : 0.0f;
-      }
-    }
-  }
-}
-
 /* vp (v_stride / 8, n_k, 8) = v (n_k, d_v) in panels of 8 columns, the
- * layout of attn__flash_args.vp; columns past d_v are zero. */
+ * layout of attn__flash_args.vp; columns past d_v are zero. V is read once,
+ * row by row (a panel at a time would re-read every row for each panel), and
+ * each panel is written sequentially. */
 static void attn__pack_v_panels(const float* v, size_t n_k, size_t d_v, float* vp) {
-  const size_t panels = attn__round_up(d_v, ATTN__PAD) / ATTN__PAD;
-  for (size_t s = 0; s < panels; s++) {
-    for (size_t j = 0; j < n_k; j++) {
+  const size_t full = d_v / ATTN__PAD;  /* panels with 8 real columns */
+  for (size_t j = 0; j < n_k; j++) {
+    const float* row = v + j * d_v;  /* (d_v) */
+    for (size_t s = 0; s < full; s++) {
       float* dst = vp + (s * n_k + j) * ATTN__PAD;  /* (8) */
+      for (size_t cc = 0; cc < ATTN__PAD; cc++) dst[cc] = row[s * ATTN__PAD + cc];
+    }
+    if (full * ATTN__PAD < d_v) {
+      float* dst = vp + (full * n_k + j) * ATTN__PAD;  /* (8) */
       for (size_t cc = 0; cc < ATTN__PAD; cc++) {
-        const size_t c = s * ATTN__PAD + cc;
-        dst[cc] = c < d_v ? v[j * d_v + c] : 0.0f;
+        const size_t c = full * ATTN__PAD + cc;
+        dst[cc] = c < d_v ? row[c] : 0.0f;
       }
     }
   }
@@ -175,7 +167,7 @@ attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out
       if (with_steps) {
         attn__pack_kt(k_head, nk, dk, kt, kt_stride);
       } else {
-        attn__pack_k_panels(k_head, nk, dk, kt);
+        ATTN__KERNEL(pack_k)(k_head, nk, dk, kt);
         attn__pack_v_panels(v_head, nk, dv, vp);
       }
       /* The query heads that share this kv head reuse the packed K^T and V. */

@@ -46,6 +46,11 @@ void attn__f32_gemm_wasmsimd(size_t m, size_t n, size_t k, const float* a, size_
 void attn__f32_softmax_scalar(size_t n, const float* x, float* y);
 void attn__f32_softmax_wasmsimd(size_t n, const float* x, float* y);
 
+/* kp (n_k_pad / 8, d_k, 8) = k (n_k, d_k) in panels of 8 keys, the layout
+ * of attn__flash_args.kp; keys past n_k are 0. */
+void attn__f32_pack_k_scalar(const float* k, size_t n_k, size_t d_k, float* kp);
+void attn__f32_pack_k_wasmsimd(const float* k, size_t n_k, size_t d_k, float* kp);
+
 /* One (batch, head) of the fused output path. */
 typedef struct attn__flash_args {
   const float* q;        /* (n_q, d_k) this head's queries, row stride d_k */
