@@ -158,6 +158,11 @@ attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out
   float* vp = kt + dk * kt_stride;       /* (v_stride / 8, n_k, 8) V panels */
   float* tile = vp + nk * v_stride;      /* attn__flash_tile_floats(d_k, d_v) */
   const int causal = (flags & ATTN_CAUSAL) != 0;
+  /* Fewer query rows than a tile of the fused kernel (decoding one token at
+   * a time): read K and V in place; packing them would cost more than the
+   * attention itself. kt holds the row of logits (n_k_pad >= n_k rounded up
+   * to 4 floats). */
+  const int decode = !with_steps && nq < ATTN__MR;
 
   for (size_t b = 0; b < (size_t)batch; b++) {
     for (size_t g = 0; g < (size_t)kv_heads; g++) {
@@ -166,7 +171,7 @@ attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out
       const float* v_head = v + kv * nk * dv;      /* (n_k, d_v) */
       if (with_steps) {
         attn__pack_kt(k_head, nk, dk, kt, kt_stride);
-      } else {
+      } else if (!decode) {
         ATTN__KERNEL(pack_k)(k_head, nk, dk, kt);
         attn__pack_v_panels(v_head, nk, dv, vp);
       }
@@ -179,6 +184,12 @@ attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out
           const size_t off = qh * nq * nk;  /* (n_q, n_k) step matrices */
           attn__steps_head(q_head, kt, kt_stride, v_head, out_head, nq, nk, dk, dv, mask, bias,
                            scale, causal, scores + off, scaled + off, weights + off);
+        } else if (decode) {
+          const attn__decode_args args = {
+              .q = q_head, .k = k_head, .v = v_head, .out = out_head, .mask = mask, .bias = bias,
+              .z = kt, .n_q = nq, .n_k = nk, .d_k = dk, .d_v = dv, .scale = scale, .causal = causal,
+          };
+          ATTN__KERNEL(decode)(&args);
         } else {
           const attn__flash_args args = {
               .q = q_head, .kp = kt, .vp = vp, .out = out_head, .mask = mask, .bias = bias,

@@ -1,6 +1,7 @@
 // The C core against the numpy float64 reference, for both builds and both
 // paths (fused output path through sdpa, step path through attention()).
 import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
 import { RTOL_REFERENCE, RTOL_SIMD_VS_SCALAR, assertClose, caseInputs, readJSON } from './helpers.js';
@@ -67,4 +68,43 @@ for (const c of cases) {
     assertClose(stepsOf(simd, c, inputs), stepsOf(scalar, c, inputs), { rtol: RTOL_SIMD_VS_SCALAR, what: `${c.name} steps` });
   });
 }
+// Fewer than 4 query rows take the decode kernels, whose twins sum in the
+// same order: the two builds give the same bits there, not just close ones.
+for (const c of cases.filter((x) => x.nq < 4)) {
+  both(`${c.name}: decode path gives the same bits in both builds`, ({ simd, scalar }) => {
+    const inputs = caseInputs(c);
+    const a = sdpaOf(simd, c, inputs), b = sdpaOf(scalar, c, inputs);
+    const differ = a.findIndex((x, i) => !Object.is(x, b[i]));
+    assert.is(differ, -1, `element ${differ}: SIMD ${a[differ]}, scalar ${b[differ]}`);
+  });
+}
 both.run();
+
+// The decode path (nq < 4) against the fused kernel: the same rows computed
+// inside a call of 4 or more rows, where the fused kernel takes them.
+const paths = suite('decode path against the fused kernel');
+paths.before(async (ctx) => {
+  ctx.simd = await loadAttention({ simd: true });
+  ctx.scalar = await loadAttention({ simd: false });
+});
+for (const c of cases.filter((x) => x.nq < 4 && x.batch === 1 && x.heads === 1)) {
+  paths(`${c.name}: rows agree within ${RTOL_SIMD_VS_SCALAR}`, ({ simd, scalar }) => {
+    const inputs = caseInputs(c);
+    const rows = 5; // the case's rows, then copies of its last row
+    const pad = (data, width) => {
+      if (!data) return data;
+      const out = new data.constructor(rows * width);
+      out.set(data);
+      for (let r = c.nq; r < rows; r++) out.set(data.subarray((c.nq - 1) * width, c.nq * width), r * width);
+      return out;
+    };
+    const wide = { ...c, nq: rows };
+    const wideInputs = { ...inputs, q: pad(inputs.q, c.dk), mask: pad(inputs.mask, c.nk), bias: pad(inputs.bias, c.nk) };
+    for (const attn of [simd, scalar]) {
+      const few = sdpaOf(attn, c, inputs);
+      const many = sdpaOf(attn, wide, wideInputs).subarray(0, c.nq * c.dv);
+      assertClose(few, many, { rtol: RTOL_SIMD_VS_SCALAR, what: `${c.name} decode vs fused` });
+    }
+  });
+}
+paths.run();

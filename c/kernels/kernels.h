@@ -79,6 +79,25 @@ static inline size_t attn__flash_tile_floats(size_t d_k, size_t d_v) {
 void attn__f32_flash_scalar(const attn__flash_args* args);
 void attn__f32_flash_wasmsimd(const attn__flash_args* args);
 
+/* One (batch, head) of the output path with fewer than ATTN__MR query rows
+ * (decoding): K and V are read unpacked. Same results as the fused kernel
+ * up to rounding (the sums run in another order). */
+typedef struct attn__decode_args {
+  const float* q;        /* (n_q, d_k) */
+  const float* k;        /* (n_k, d_k) row-major, as given */
+  const float* v;        /* (n_k, d_v) row-major, as given */
+  float* out;            /* (n_q, d_v) */
+  const uint8_t* mask;   /* (n_q, n_k) keep-mask or NULL */
+  const float* bias;     /* (n_q, n_k) additive bias or NULL */
+  float* z;              /* scratch, attn__round_up(n_k, 4) floats */
+  size_t n_q, n_k, d_k, d_v;
+  float scale;
+  int causal;
+} attn__decode_args;
+
+void attn__f32_decode_scalar(const attn__decode_args* args);
+void attn__f32_decode_wasmsimd(const attn__decode_args* args);
+
 #ifdef __wasm_simd128__
 #define ATTN__KERNEL(name) attn__f32_##name##_wasmsimd
 #else
