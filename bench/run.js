@@ -73,17 +73,17 @@ function random(n, seed) {
 }
 
 // Plain JS: the loops a developer writes by hand, float64 accumulation.
-function jsAttention(q, k, v, heads, n, d, causal, out) {
+function jsAttention(q, k, v, heads, nq, nk, d, causal, out) {
   const scale = 1 / Math.sqrt(d);
-  const row = new Float64Array(n);
+  const row = new Float64Array(nk);
   for (let h = 0; h < heads; h++) {
-    const o = h * n * d;
-    for (let i = 0; i < n; i++) {
+    const qo = h * nq * d, ko = h * nk * d;
+    for (let i = 0; i < nq; i++) {
       let max = -Infinity;
-      const end = causal ? i + 1 : n;
+      const end = causal ? Math.min(i + 1, nk) : nk;
       for (let j = 0; j < end; j++) {
         let dot = 0;
-        for (let p = 0; p < d; p++) dot += q[o + i * d + p] * k[o + j * d + p];
+        for (let p = 0; p < d; p++) dot += q[qo + i * d + p] * k[ko + j * d + p];
         row[j] = dot * scale;
         if (row[j] > max) max = row[j];
       }
@@ -91,29 +91,28 @@ function jsAttention(q, k, v, heads, n, d, causal, out) {
       for (let j = 0; j < end; j++) sum += row[j] = Math.exp(row[j] - max);
       for (let c = 0; c < d; c++) {
         let acc = 0;
-        for (let j = 0; j < end; j++) acc += row[j] * v[o + j * d + c];
-        out[o + i * d + c] = acc / sum;
+        for (let j = 0; j < end; j++) acc += row[j] * v[ko + j * d + c];
+        out[qo + i * d + c] = acc / sum;
       }
     }
   }
 }
 
 async function contenders(shape) {
-  const { heads, n, d, causal } = shape;
-  const len = heads * n * d;
-  const q = random(len, 1), k = random(len, 2), v = random(len, 3);
-  const out = new Float32Array(len);
-  const opts = { heads, nq: n, nk: n, dk: d, dv: d, causal, out };
+  const { heads, nq, nk, d, causal } = shape;
+  const q = random(heads * nq * d, 1), k = random(heads * nk * d, 2), v = random(heads * nk * d, 3);
+  const out = new Float32Array(heads * nq * d);
+  const opts = { heads, nq, nk, dk: d, dv: d, causal, out };
   const list = [
     { name: 'attention-wasm SIMD', ours: true, run: () => simd.sdpa(q, k, v, opts) },
   ];
-  const work = 4 * heads * n * n * d;
+  const work = 4 * heads * nq * nk * d;
   if (work <= 1.5e9) list.push({ name: 'attention-wasm scalar', ours: true, run: () => scalar.sdpa(q, k, v, opts) });
-  if (work <= 1.5e9) list.push({ name: 'plain JS loops', run: () => jsAttention(q, k, v, heads, n, d, causal, out) });
+  if (work <= 1.5e9) list.push({ name: 'plain JS loops', run: () => jsAttention(q, k, v, heads, nq, nk, d, causal, out) });
 
   // tfjs: K transposed explicitly first (its fast path), and the obvious transposeB call.
-  const tq = tf.tensor3d(q, [heads, n, d]), tk = tf.tensor3d(k, [heads, n, d]), tv = tf.tensor3d(v, [heads, n, d]);
-  const mask = causal ? tf.tensor2d(Float32Array.from({ length: n * n }, (_, x) => (x % n > Math.floor(x / n) ? -Infinity : 0)), [n, n]) : null;
+  const tq = tf.tensor3d(q, [heads, nq, d]), tk = tf.tensor3d(k, [heads, nk, d]), tv = tf.tensor3d(v, [heads, nk, d]);
+  const mask = causal ? tf.tensor2d(Float32Array.from({ length: nq * nk }, (_, x) => (x % nk > Math.floor(x / nk) ? -Infinity : 0)), [nq, nk]) : null;
   const scale = 1 / Math.sqrt(d);
   const tfRun = (transposeFirst) => () => {
     const o = tf.tidy(() => {
@@ -128,8 +127,8 @@ async function contenders(shape) {
   list.push({ name: 'tfjs-wasm (K transposed first)', peer: true, run: tfRun(true) });
   list.push({ name: 'tfjs-wasm matMul(transposeB)', peer: true, run: tfRun(false) });
 
-  const session = await ort.InferenceSession.create(attentionModel({ heads, nq: n, nk: n, d, scale, causal }), { executionProviders: ['wasm'] });
-  const feeds = { Q: new ort.Tensor('float32', q, [heads, n, d]), K: new ort.Tensor('float32', k, [heads, n, d]), V: new ort.Tensor('float32', v, [heads, n, d]) };
+  const session = await ort.InferenceSession.create(attentionModel({ heads, nq, nk, d, scale, causal }), { executionProviders: ['wasm'] });
+  const feeds = { Q: new ort.Tensor('float32', q, [heads, nq, d]), K: new ort.Tensor('float32', k, [heads, nk, d]), V: new ort.Tensor('float32', v, [heads, nk, d]) };
   list.push({ name: 'onnxruntime-web (graph)', peer: true, async: true, run: () => session.run(feeds) });
   list.push({ name: 'SIMD128 peak probe', peak: true, run: () => peakRun(PEAK_ITERATIONS, 0.999, 0.001) });
   const cleanup = () => {
@@ -163,13 +162,16 @@ async function timeRound(c) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const SHAPES = [
-  { label: 'n=4, d=3', heads: 1, n: 4, d: 3, causal: false },
-  { label: 'n=64, d=64', heads: 1, n: 64, d: 64, causal: false },
-  { label: 'n=256, d=64', heads: 1, n: 256, d: 64, causal: false },
-  { label: 'n=1024, d=64', heads: 1, n: 1024, d: 64, causal: false },
-  { label: 'n=4096, d=64', heads: 1, n: 4096, d: 64, causal: false },
-  { label: 'causal n=1024, d=64', heads: 1, n: 1024, d: 64, causal: true },
-  { label: '12 heads x n=512, d=64', heads: 12, n: 512, d: 64, causal: false },
+  { label: 'n=4, d=3', heads: 1, nq: 4, nk: 4, d: 3, causal: false },
+  { label: 'n=64, d=64', heads: 1, nq: 64, nk: 64, d: 64, causal: false },
+  { label: 'n=256, d=64', heads: 1, nq: 256, nk: 256, d: 64, causal: false },
+  { label: 'n=1024, d=64', heads: 1, nq: 1024, nk: 1024, d: 64, causal: false },
+  { label: 'n=4096, d=64', heads: 1, nq: 4096, nk: 4096, d: 64, causal: false },
+  { label: 'causal n=1024, d=64', heads: 1, nq: 1024, nk: 1024, d: 64, causal: true },
+  { label: '12 heads x n=512, d=64', heads: 12, nq: 512, nk: 512, d: 64, causal: false },
+  // Decoding: one new query against the keys so far.
+  { label: 'decode nq=1, nk=4096, d=64', heads: 1, nq: 1, nk: 4096, d: 64, causal: false },
+  { label: 'decode 12 heads x nq=1, nk=1024, d=64', heads: 12, nq: 1, nk: 1024, d: 64, causal: false },
 ];
 
 const results = [];

@@ -31,10 +31,10 @@ static float attn__dot(const float* a, const float* b, size_t n) {
   return dot;
 }
 
-void attn__f32_decode_scalar(const attn__decode_args* args) {
-  assert(args != NULL && args->z != NULL);
+void attn__f32_decode_scalar(const attn__head_args* args) {
+  assert(args != NULL && args->scratch != NULL);
   const size_t n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
-  float* z = args->z;  /* (n_k) logits, then exp */
+  float* z = args->scratch;  /* (n_k) logits, then exp */
   for (size_t i = 0; i < args->n_q; i++) {
     const float* q_row = args->q + i * d_k;  /* (d_k) */
     float* out_row = args->out + i * d_v;    /* (d_v) */

@@ -102,10 +102,10 @@ static void attn__weighted_sum_wasmsimd(const float* p, size_t visible, const fl
   }
 }
 
-void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
-  assert(args != NULL && args->z != NULL);
+void attn__f32_decode_wasmsimd(const attn__head_args* args) {
+  assert(args != NULL && args->scratch != NULL);
   const size_t n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
-  float* z = args->z;  /* (n_k rounded up to 4) logits, then exp */
+  float* z = args->scratch;  /* (n_k rounded up to 4) logits, then exp */
   const v128_t vminus_inf = wasm_f32x4_splat(-INFINITY);
   for (size_t i = 0; i < args->n_q; i++) {
     const float* q_row = args->q + i * d_k;  /* (d_k) */

@@ -18,11 +18,11 @@
 #include "f32-exp.h"
 #include "kernels.h"
 
-void attn__f32_flash_scalar(const attn__flash_args* args) {
-  assert(args != NULL && args->tile != NULL);
+void attn__f32_flash_scalar(const attn__head_args* args) {
+  assert(args != NULL && args->scratch != NULL);
   const size_t n_q = args->n_q, n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
   const size_t v_stride = args->v_stride;
-  float* s = args->tile;                        /* (MR, KB) logits, then exp */
+  float* s = args->scratch;                        /* (MR, KB) logits, then exp */
   float* acc = s + ATTN__MR * ATTN__KB;         /* (MR, v_stride) */
   float* m = acc + ATTN__MR * v_stride;         /* (MR) running max */
   float* l = m + ATTN__MR;                      /* (MR) running sum */

@@ -128,12 +128,12 @@ static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* vp, s
   }
 }
 
-void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
-  assert(args != NULL && args->tile != NULL);
+void attn__f32_flash_wasmsimd(const attn__head_args* args) {
+  assert(args != NULL && args->scratch != NULL);
   assert(args->v_stride % 8 == 0 && ATTN__PAD == 8 && ATTN__KB % 8 == 0 && ATTN__MR == 4);
   const size_t n_q = args->n_q, n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
   const size_t v_stride = args->v_stride;
-  float* s = args->tile;                 /* (MR, KB) logits, then exp */
+  float* s = args->scratch;                 /* (MR, KB) logits, then exp */
   float* acc = s + ATTN__MR * ATTN__KB;  /* (MR, v_stride) */
   float* m = acc + ATTN__MR * v_stride;  /* (MR) running max */
   float* l = m + ATTN__MR;               /* (MR) running sum */
@@ -226,7 +226,14 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
     for (size_t r = 0; r < rows; r++) {
       float* out_row = args->out + (i0 + r) * d_v;  /* (d_v) */
       const float* acc_row = acc + r * v_stride;
-      for (size_t c = 0; c < d_v; c++) out_row[c] = l[r] == 0.0f ? 0.0f : acc_row[c] / l[r];
+      if (l[r] == 0.0f) {  /* no allowed key */
+        for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
+        continue;
+      }
+      const v128_t vl = wasm_f32x4_splat(l[r]);
+      size_t c = 0;
+      for (; c + 4 <= d_v; c += 4) wasm_v128_store(out_row + c, wasm_f32x4_div(wasm_v128_load(acc_row + c), vl));
+      for (; c < d_v; c++) out_row[c] = acc_row[c] / l[r];
     }
   }
 }

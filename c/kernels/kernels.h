@@ -47,26 +47,38 @@ void attn__f32_softmax_scalar(size_t n, const float* x, float* y);
 void attn__f32_softmax_wasmsimd(size_t n, const float* x, float* y);
 
 /* kp (n_k_pad / 8, d_k, 8) = k (n_k, d_k) in panels of 8 keys, the layout
- * of attn__flash_args.kp; keys past n_k are 0. */
+ * of attn__head_args.kp; keys past n_k are 0. */
 void attn__f32_pack_k_scalar(const float* k, size_t n_k, size_t d_k, float* kp);
 void attn__f32_pack_k_wasmsimd(const float* k, size_t n_k, size_t d_k, float* kp);
 
-/* One (batch, head) of the fused output path. */
-typedef struct attn__flash_args {
+/* One (batch, head) of the output path, for either output kernel:
+ *   flash:  the fused kernel, 4 query rows at a time over packed K and V;
+ *   decode: one query row at a time over K and V as given (fewer rows, or
+ *           small problems; attention.c picks, see attn__use_decode).
+ * attention.c calls them through a pointer (attn__head_fn): a function with
+ * one caller is inlined by wasm-opt whatever its size, and V8 then allocates
+ * registers for both kernels and the packing as one function, spilling in
+ * the inner loops (the decode kernel measured 27% slower that way). */
+typedef struct attn__head_args {
   const float* q;        /* (n_q, d_k) this head's queries, row stride d_k */
-  const float* kp;       /* (n_k_pad / 8, d_k, 8) K in panels of 8 keys: key j, element p
-                            at kp[((j / 8) * d_k + p) * 8 + j % 8]; keys past n_k are 0 */
-  const float* vp;       /* (v_stride / 8, n_k, 8) V in panels of 8 columns: key j, column c
-                            at vp[((c / 8) * n_k + j) * 8 + c % 8]; columns past d_v are 0 */
+  const float* k;        /* (n_k, d_k) this head's keys as given (decode) */
+  const float* v;        /* (n_k, d_v) this head's values as given (decode) */
+  const float* kp;       /* flash: (n_k_pad / 8, d_k, 8) K in panels of 8 keys: key j,
+                            element p at kp[((j / 8) * d_k + p) * 8 + j % 8]; keys past n_k are 0 */
+  const float* vp;       /* flash: (v_stride / 8, n_k, 8) V in panels of 8 columns: key j,
+                            column c at vp[((c / 8) * n_k + j) * 8 + c % 8]; columns past d_v are 0 */
   float* out;            /* (n_q, d_v) this head's output, row stride d_v */
   const uint8_t* mask;   /* (n_q, n_k) keep-mask or NULL */
   const float* bias;     /* (n_q, n_k) additive bias or NULL */
-  float* tile;           /* scratch, attn__flash_tile_floats(d_k, d_v) floats */
+  float* scratch;        /* flash: attn__flash_tile_floats(d_k, d_v) floats;
+                            decode: attn__round_up(n_k, 4) floats */
   size_t n_q, n_k, d_k, d_v;
-  size_t v_stride;       /* attn__round_up(d_v, ATTN__PAD): accumulator row width */
+  size_t v_stride;       /* flash: attn__round_up(d_v, ATTN__PAD), the accumulator row width */
   float scale;
   int causal;
-} attn__flash_args;
+} attn__head_args;
+
+typedef void (*attn__head_fn)(const attn__head_args* args);
 
 /* Scratch of the fused kernel besides the packed K and V:
  * (MR, KB) score tile, (MR, v_stride) accumulators, MR running maxima,
@@ -76,27 +88,10 @@ static inline size_t attn__flash_tile_floats(size_t d_k, size_t d_v) {
          ATTN__MR * d_k;
 }
 
-void attn__f32_flash_scalar(const attn__flash_args* args);
-void attn__f32_flash_wasmsimd(const attn__flash_args* args);
-
-/* One (batch, head) of the output path with fewer than ATTN__MR query rows
- * (decoding): K and V are read unpacked. Same results as the fused kernel
- * up to rounding (the sums run in another order). */
-typedef struct attn__decode_args {
-  const float* q;        /* (n_q, d_k) */
-  const float* k;        /* (n_k, d_k) row-major, as given */
-  const float* v;        /* (n_k, d_v) row-major, as given */
-  float* out;            /* (n_q, d_v) */
-  const uint8_t* mask;   /* (n_q, n_k) keep-mask or NULL */
-  const float* bias;     /* (n_q, n_k) additive bias or NULL */
-  float* z;              /* scratch, attn__round_up(n_k, 4) floats */
-  size_t n_q, n_k, d_k, d_v;
-  float scale;
-  int causal;
-} attn__decode_args;
-
-void attn__f32_decode_scalar(const attn__decode_args* args);
-void attn__f32_decode_wasmsimd(const attn__decode_args* args);
+void attn__f32_flash_scalar(const attn__head_args* args);
+void attn__f32_flash_wasmsimd(const attn__head_args* args);
+void attn__f32_decode_scalar(const attn__head_args* args);
+void attn__f32_decode_wasmsimd(const attn__head_args* args);
 
 #ifdef __wasm_simd128__
 #define ATTN__KERNEL(name) attn__f32_##name##_wasmsimd
