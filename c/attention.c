@@ -125,17 +125,15 @@ static void attn__steps_head(const float* q, const float* kt, size_t kt_stride, 
 
 /* Which kernel takes the output path. The decode kernel reads K and V
  * unpacked, one query row at a time; the fused kernel packs them and works
- * on 4 rows at once. Measured side by side (SIMD build, V8, 2-core EPYC):
- * both run near the same rate on large inputs (1024 x 1024 x 64: fused 7%
- * ahead), and decode is ahead where packing and per-tile work do not pay
- * for themselves:
- *   - fewer than 4 query rows: 5x at nq = 1, nk = 4096;
- *   - tiny problems (n_q n_k d_k <= 4096): 4 x 4 x 3 in half the time;
- *   - up to 256 keys with d_k >= 32: 64 x 64 x 64 +33%, 256 x 256 x 64 +10%,
- *     1024 x 64 x 64 +21%. Its dot products run along d_k, so short rows
- *     (d_k = 3 .. 16) favour the fused kernel (64 x 64 x 8: fused +35%). */
+ * on 4 rows at once, 1.4-1.7x faster from 64 x 64 x 64 up. Decode wins where
+ * packing and a tile's setup do not pay for themselves, measured side by
+ * side (SIMD build, V8, raw calls):
+ *   - fewer than 4 query rows: nq = 1, nk = 4096 runs 5x faster;
+ *   - tiny problems, n_q n_k d_k <= 2048: 4 x 4 x 3 in 1.0 us (fused 1.4),
+ *     4 x 4 x 64 in 0.7 us (2.5), 8 x 8 x 32 in 1.2 us (1.6); at 4096
+ *     (16 x 16 x 16) the fused kernel is ahead again. */
 static int attn__use_decode(size_t n_q, size_t n_k, size_t d_k) {
-  return n_q < ATTN__MR || n_q * n_k * d_k <= 4096 || (n_k <= ATTN__KB && d_k >= 32);
+  return n_q < ATTN__MR || n_q * n_k * d_k <= 2048;
 }
 
 attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out,

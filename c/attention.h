@@ -34,9 +34,10 @@
  *   Keys are visited in blocks with a running row max and sum (online
  *   softmax), so working memory is O(n_k * d_k + d_v), never O(n_q * n_k).
  *   With ATTN_CAUSAL, key blocks wholly in the future are skipped.
- *   With fewer than 4 query rows (decoding a token at a time) a decode
- *   kernel reads K and V in place instead: packing them for the fused
- *   kernel would cost more than the attention. Same results up to rounding.
+ *   With fewer than 4 query rows (decoding a token at a time), and for tiny
+ *   problems, a decode kernel reads K and V in place instead: packing them
+ *   for the fused kernel would cost more than the attention. Same results
+ *   up to rounding.
  *
  *   Step path (scores, scaled and weights given): the textbook order, writing every step:
  *     scores  = Q K^T                      (batch, heads, n_q, n_k)
