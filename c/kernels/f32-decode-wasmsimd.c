@@ -124,22 +124,12 @@ void attn__f32_decode_wasmsimd(const attn__head_args* args) {
     for (size_t j = visible; j < padded; j++) z[j] = -INFINITY;
     v128_t vmax = vminus_inf;
     for (size_t j = 0; j < padded; j += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + j));
-    const float m =
-        attn__max_nan(attn__max_nan(wasm_f32x4_extract_lane(vmax, 0), wasm_f32x4_extract_lane(vmax, 1)),
-                      attn__max_nan(wasm_f32x4_extract_lane(vmax, 2), wasm_f32x4_extract_lane(vmax, 3)));
+    const float m = attn__hmax_nan_wasmsimd(vmax);
     if (m == -INFINITY) {  /* no allowed key */
       for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
       continue;
     }
-    const v128_t vm = wasm_f32x4_splat(m);
-    v128_t vsum = wasm_f32x4_splat(0.0f);
-    for (size_t j = 0; j < padded; j += 4) {
-      const v128_t vp = attn__expf_nonpos_wasmsimd(wasm_f32x4_sub(wasm_v128_load(z + j), vm));
-      wasm_v128_store(z + j, vp);
-      vsum = wasm_f32x4_add(vsum, vp);
-    }
-    const float l = (wasm_f32x4_extract_lane(vsum, 0) + wasm_f32x4_extract_lane(vsum, 1)) +
-                    (wasm_f32x4_extract_lane(vsum, 2) + wasm_f32x4_extract_lane(vsum, 3));
+    const float l = attn__exp_sub_sum_wasmsimd(z, padded, m);
     attn__weighted_sum_wasmsimd(z, visible, args->v, d_v, l, out_row);
   }
 }

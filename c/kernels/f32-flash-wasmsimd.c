@@ -204,21 +204,10 @@ void attn__f32_flash_wasmsimd(const attn__head_args* args) {
         } else {
           for (size_t jj = 0; jj < nbp; jj += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + jj));
         }
-        const float block_max =
-            attn__max_nan(attn__max_nan(wasm_f32x4_extract_lane(vmax, 0), wasm_f32x4_extract_lane(vmax, 1)),
-                          attn__max_nan(wasm_f32x4_extract_lane(vmax, 2), wasm_f32x4_extract_lane(vmax, 3)));
-        const float m_new = attn__max_nan(m[r], block_max);
+        const float m_new = attn__max_nan(m[r], attn__hmax_nan_wasmsimd(vmax));
         const float m_sub = m_new == -INFINITY ? 0.0f : m_new;
         alpha[r] = attn__expf_nonpos(m[r] - m_sub);
-        const v128_t vm = wasm_f32x4_splat(m_sub);
-        v128_t vsum = wasm_f32x4_splat(0.0f);
-        for (size_t jj = 0; jj < nbp; jj += 4) {
-          const v128_t vp = attn__expf_nonpos_wasmsimd(wasm_f32x4_sub(wasm_v128_load(z + jj), vm));
-          wasm_v128_store(z + jj, vp);
-          vsum = wasm_f32x4_add(vsum, vp);
-        }
-        l[r] = l[r] * alpha[r] + ((wasm_f32x4_extract_lane(vsum, 0) + wasm_f32x4_extract_lane(vsum, 1)) +
-                                  (wasm_f32x4_extract_lane(vsum, 2) + wasm_f32x4_extract_lane(vsum, 3)));
+        l[r] = l[r] * alpha[r] + attn__exp_sub_sum_wasmsimd(z, nbp, m_sub);
         m[r] = m_new;
       }
       attn__pv_tile_wasmsimd(s, nb, args->vp + j0 * 8, n_k, v_stride, alpha, acc);
