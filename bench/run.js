@@ -14,6 +14,8 @@
 //   npm run bench -- --quick fewer rounds (a smoke run)
 //   npm run bench -- --only 1024  only shapes whose label contains "1024"
 //                            (no explorer timing; RESULTS.md is left alone)
+//   npm run bench -- --shape 8,512,512,128[,causal]   one shape of your own:
+//                            heads, nq, nk, d (same; RESULTS.md is left alone)
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,7 +31,20 @@ import { explorerTimings } from './explorer.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quick = process.argv.includes('--quick');
 const onlyAt = process.argv.indexOf('--only');
-const only = onlyAt > 0 ? process.argv[onlyAt + 1] ?? '' : null;
+const shapeAt = process.argv.indexOf('--shape');
+const custom = shapeAt > 0 ? parseShape(process.argv[shapeAt + 1] ?? '') : null;
+const only = custom ? custom.label : onlyAt > 0 ? process.argv[onlyAt + 1] ?? '' : null;
+
+function parseShape(text) {
+  const [heads, nq, nk, d, flag] = text.split(',');
+  const shape = { heads: Number(heads), nq: Number(nq), nk: Number(nk), d: Number(d), causal: flag === 'causal' };
+  if (![shape.heads, shape.nq, shape.nk, shape.d].every((x) => Number.isInteger(x) && x > 0) || (flag !== undefined && flag !== 'causal')) {
+    console.error(`bench: --shape wants heads,nq,nk,d[,causal] (positive integers), got ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  shape.label = `${shape.causal ? 'causal ' : ''}${shape.heads} heads x nq=${shape.nq}, nk=${shape.nk}, d=${shape.d}`;
+  return shape;
+}
 const ROUNDS = quick ? 3 : 9;
 const ROUND_MS = quick ? 15 : 40; // time each contender gets per round
 
@@ -175,7 +190,7 @@ const SHAPES = [
 ];
 
 const results = [];
-for (const shape of SHAPES.filter((s) => only === null || s.label.includes(only))) {
+for (const shape of custom ? [custom] : SHAPES.filter((s) => only === null || s.label.includes(only))) {
   const { list, cleanup, work } = await contenders(shape);
   // Warm up (JIT tiers, caches) for about two rounds' time, then size each
   // contender's batch from the warm speed.
