@@ -133,7 +133,9 @@ static void attn__steps_head(const float* q, const float* kt, size_t kt_stride, 
  *     4 x 4 x 64 in 0.7 us (2.5), 8 x 8 x 32 in 1.2 us (1.6); at 4096
  *     (16 x 16 x 16) the fused kernel is ahead again. */
 static int attn__use_decode(size_t n_q, size_t n_k, size_t d_k) {
-  return n_q < ATTN__MR || n_q * n_k * d_k <= 2048;
+  /* n_q n_k d_k <= 2048, without a product that could wrap (size_t is 32 bits). */
+  const int tiny = n_k <= 2048 && d_k <= 2048 / n_k && n_q <= 2048 / (n_k * d_k);
+  return n_q < ATTN__MR || tiny;
 }
 
 attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out,
