@@ -173,8 +173,9 @@ attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out
   float* vp = kt + dk * kt_stride;       /* (v_stride / 8, n_k, 8) V panels */
   float* tile = vp + nk * v_stride;      /* attn__flash_tile_floats(d_k, d_v) */
   const int causal = (flags & ATTN_CAUSAL) != 0;
-  /* With the decode kernel, kt holds a row of logits (n_k_pad >= n_k rounded
-   * up to 4 floats) and nothing is packed. */
+  /* With the decode kernel nothing is packed, and the scratch from kt on
+   * holds two rows of logits (kt and vp hold at least 2 n_k rounded up to 4
+   * floats). */
   const int decode = !with_steps && attn__use_decode(nq, nk, dk);
   const attn__head_fn kernel = decode ? ATTN__KERNEL(decode) : ATTN__KERNEL(flash);
 
@@ -188,6 +189,20 @@ attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out
       } else if (!decode) {
         ATTN__KERNEL(pack_k)(k_head, nk, dk, kt);
         attn__pack_v_panels(v_head, nk, dv, vp);
+      }
+      if (decode && nq == 1 && group > 1) {
+        /* Grouped-query decoding: with one query row per head, the group's
+         * rows are contiguous in q and out, and the decode kernel takes them
+         * as one call that reads this K and V once per pair of heads. */
+        const size_t qh = b * (size_t)heads + g * group;  /* the group's first query head */
+        const attn__head_args args = {
+            .q = q + qh * dk, .k = k_head, .v = v_head, .out = out + qh * dv,
+            .mask = mask, .bias = bias, .scratch = kt,
+            .n_q = group, .n_k = nk, .d_k = dk, .d_v = dv,
+            .scale = scale, .causal = causal, .one_query = 1,
+        };
+        kernel(&args);
+        continue;
       }
       /* The query heads that share this kv head reuse the packed K^T and V. */
       for (size_t h = g * group; h < (g + 1) * group; h++) {

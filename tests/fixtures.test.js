@@ -111,3 +111,45 @@ for (const c of cases.filter((x) => x.nq < 4 && x.batch === 1 && x.heads === 1))
   });
 }
 paths.run();
+
+// Grouped-query decoding (nq = 1) runs a kv head's query heads as rows of one
+// decode call. Each row's sums run as they would alone, so the output must be
+// bit for bit the output of ordinary multi-head attention with K and V
+// repeated for every query head.
+const grouped = suite('grouped-query decoding against repeated K and V');
+grouped.before(async (ctx) => {
+  ctx.simd = await loadAttention({ simd: true });
+  ctx.scalar = await loadAttention({ simd: false });
+});
+const groupedCases = [
+  { batch: 1, heads: 8, kvHeads: 2, nq: 1, nk: 300, dk: 64, dv: 64 },
+  { batch: 2, heads: 6, kvHeads: 2, nq: 1, nk: 37, dk: 17, dv: 35, causal: true, mask: true, bias: true },
+  { batch: 1, heads: 5, kvHeads: 1, nq: 1, nk: 9, dk: 4, dv: 3, mask: true, maskedRows: [0] },
+  { batch: 1, heads: 4, kvHeads: 2, nq: 2, nk: 20, dk: 8, dv: 20, causal: true },
+];
+for (const g of groupedCases) {
+  const c = { seed: 7, amp: 1, causal: false, mask: false, bias: false, maskedRows: [], ...g };
+  const name = `batch=${c.batch} heads=${c.heads} kv=${c.kvHeads} nq=${c.nq} nk=${c.nk}${c.causal ? ' causal' : ''}${c.mask ? ' mask' : ''}${c.bias ? ' bias' : ''}`;
+  grouped(`${name}: same bits as repeated K and V, both builds`, ({ simd, scalar }) => {
+    const inputs = caseInputs(c);
+    const group = c.heads / c.kvHeads;
+    const repeat = (x, d) => {
+      const out = new Float32Array(c.batch * c.heads * c.nk * d);
+      for (let b = 0; b < c.batch; b++) {
+        for (let h = 0; h < c.heads; h++) {
+          const from = (b * c.kvHeads + Math.floor(h / group)) * c.nk * d;
+          out.set(x.subarray(from, from + c.nk * d), (b * c.heads + h) * c.nk * d);
+        }
+      }
+      return out;
+    };
+    const mha = { ...c, kvHeads: c.heads };
+    const mhaInputs = { ...inputs, k: repeat(inputs.k, c.dk), v: repeat(inputs.v, c.dv) };
+    for (const attn of [simd, scalar]) {
+      const a = sdpaOf(attn, c, inputs), b = sdpaOf(attn, mha, mhaInputs);
+      const differ = a.findIndex((x, i) => !Object.is(x, b[i]));
+      assert.is(differ, -1, `element ${differ}: grouped ${a[differ]}, repeated ${b[differ]}`);
+    }
+  });
+}
+grouped.run();

@@ -10,6 +10,8 @@
  *   m     = max_j z_j (NaN wins);
  *   p_j   = exp(z_j - m), l = sum_j p_j;
  *   out   = (sum_j p_j v_j) / l, or 0 when no key is allowed (m = -Inf).
+ * With one_query, the rows are the heads of one query (grouped-query
+ * decoding) and all take query index 0 for the mask, bias and causal.
  * The sums run in the SIMD twin's order, so both give the same bits:
  *   q . k_j: four partial sums over p mod 4 (p < d_k rounded down to 4),
  *            combined as (s0 + s2) + (s1 + s3), then the tail p in order;
@@ -35,9 +37,10 @@ void attn__f32_decode_scalar(const attn__head_args* args) {
   assert(args != NULL && args->scratch != NULL);
   const size_t n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
   float* z = args->scratch;  /* (n_k) logits, then exp */
-  for (size_t i = 0; i < args->n_q; i++) {
-    const float* q_row = args->q + i * d_k;  /* (d_k) */
-    float* out_row = args->out + i * d_v;    /* (d_v) */
+  for (size_t r = 0; r < args->n_q; r++) {
+    const float* q_row = args->q + r * d_k;  /* (d_k) */
+    float* out_row = args->out + r * d_v;    /* (d_v) */
+    const size_t i = args->one_query ? 0 : r;  /* query index, for mask, bias and causal */
     const size_t visible = args->causal && i + 1 < n_k ? i + 1 : n_k;
     float m = -INFINITY;
     for (size_t j = 0; j < visible; j++) {

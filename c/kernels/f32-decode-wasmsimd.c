@@ -1,11 +1,15 @@
-/* f32-decode-wasmsimd.c - the output path for fewer than ATTN__MR query
- * rows with SIMD128. Same algorithm and summation order as
- * f32-decode-scalar.c (read that first), so both give the same bits:
+/* f32-decode-wasmsimd.c - the output path for few query rows with SIMD128.
+ * Same algorithm and summation order as f32-decode-scalar.c (read that
+ * first), so both give the same bits:
  *   - logits 4 keys at a time: one accumulator per key over d_k, so lane t
  *     holds the partial sum over p = t mod 4; a 4x4 shuffle transpose adds
  *     them as (s0 + s2) + (s1 + s3) for the 4 keys at once;
  *   - exp over whole vectors, the row padded with -Infinity (exp gives 0);
- *   - P V over 32 output columns at a time (8 accumulators), then 4. */
+ *   - P V column by column in key order, several columns per vector.
+ * Rows go in pairs that share every load of K and V (decoding is bound by
+ * reading them): the pair's logits take 2 query vectors against 4 keys, and
+ * P V 2 rows x 16 columns. A row's sums run over its own keys in the same
+ * order as alone, so pairing changes no bits. */
 #include <assert.h>
 #include <math.h>
 #include <wasm_simd128.h>
@@ -20,13 +24,13 @@ static inline v128_t attn__hsum4(v128_t a0, v128_t a1, v128_t a2, v128_t a3) {
   return wasm_f32x4_add(wasm_i32x4_shuffle(x01, x23, 0, 1, 4, 5), wasm_i32x4_shuffle(x01, x23, 2, 3, 6, 7));
 }
 
-/* z (visible) = (q . k_j) * scale for keys j < visible. */
-static void attn__logits_wasmsimd(const float* q, const float* k, size_t visible, size_t d_k, float scale,
-                                  float* z) {
+/* z[j] = (q . k_j) * scale for keys j0 <= j < j1, one row. */
+static void attn__logits_wasmsimd(const float* q, const float* k, size_t j0, size_t j1, size_t d_k,
+                                  float scale, float* z) {
   const size_t d_k4 = d_k / 4 * 4;
   const v128_t vscale = wasm_f32x4_splat(scale);
-  size_t j = 0;
-  for (; j + 4 <= visible; j += 4) {
+  size_t j = j0;
+  for (; j + 4 <= j1; j += 4) {
     const float* k0 = k + j * d_k;  /* (4, d_k) keys j .. j+3 */
     const float* k1 = k0 + d_k;
     const float* k2 = k1 + d_k;
@@ -45,7 +49,7 @@ static void attn__logits_wasmsimd(const float* q, const float* k, size_t visible
     }
     wasm_v128_store(z + j, wasm_f32x4_mul(vdot, vscale));
   }
-  for (; j < visible; j++) {
+  for (; j < j1; j++) {
     const float* k_row = k + j * d_k;  /* (d_k) */
     v128_t vacc = wasm_f32x4_splat(0.0f);
     for (size_t p = 0; p < d_k4; p += 4) {
@@ -58,15 +62,80 @@ static void attn__logits_wasmsimd(const float* q, const float* k, size_t visible
   }
 }
 
-/* out (d_v) = (sum_j p_j v_j) / l over keys j < visible, in key order. */
-static void attn__weighted_sum_wasmsimd(const float* p, size_t visible, const float* v, size_t d_v, float l,
-                                        float* out) {
+/* The same for two rows a and b and keys j < n, sharing the loads of K. */
+static void attn__logits2_wasmsimd(const float* qa, const float* qb, const float* k, size_t n, size_t d_k,
+                                   float scale, float* za, float* zb) {
+  const size_t d_k4 = d_k / 4 * 4;
+  const v128_t vscale = wasm_f32x4_splat(scale);
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float* k0 = k + j * d_k;  /* (4, d_k) keys j .. j+3 */
+    const float* k1 = k0 + d_k;
+    const float* k2 = k1 + d_k;
+    const float* k3 = k2 + d_k;
+    v128_t va0 = wasm_f32x4_splat(0.0f), va1 = va0, va2 = va0, va3 = va0;
+    v128_t vb0 = va0, vb1 = va0, vb2 = va0, vb3 = va0;
+    for (size_t p = 0; p < d_k4; p += 4) {
+      const v128_t vqa = wasm_v128_load(qa + p);
+      const v128_t vqb = wasm_v128_load(qb + p);
+      v128_t vk = wasm_v128_load(k0 + p);
+      va0 = wasm_f32x4_add(va0, wasm_f32x4_mul(vqa, vk));
+      vb0 = wasm_f32x4_add(vb0, wasm_f32x4_mul(vqb, vk));
+      vk = wasm_v128_load(k1 + p);
+      va1 = wasm_f32x4_add(va1, wasm_f32x4_mul(vqa, vk));
+      vb1 = wasm_f32x4_add(vb1, wasm_f32x4_mul(vqb, vk));
+      vk = wasm_v128_load(k2 + p);
+      va2 = wasm_f32x4_add(va2, wasm_f32x4_mul(vqa, vk));
+      vb2 = wasm_f32x4_add(vb2, wasm_f32x4_mul(vqb, vk));
+      vk = wasm_v128_load(k3 + p);
+      va3 = wasm_f32x4_add(va3, wasm_f32x4_mul(vqa, vk));
+      vb3 = wasm_f32x4_add(vb3, wasm_f32x4_mul(vqb, vk));
+    }
+    v128_t vdota = attn__hsum4(va0, va1, va2, va3);
+    v128_t vdotb = attn__hsum4(vb0, vb1, vb2, vb3);
+    for (size_t p = d_k4; p < d_k; p++) {
+      const v128_t vk = wasm_f32x4_make(k0[p], k1[p], k2[p], k3[p]);
+      vdota = wasm_f32x4_add(vdota, wasm_f32x4_mul(wasm_f32x4_splat(qa[p]), vk));
+      vdotb = wasm_f32x4_add(vdotb, wasm_f32x4_mul(wasm_f32x4_splat(qb[p]), vk));
+    }
+    wasm_v128_store(za + j, wasm_f32x4_mul(vdota, vscale));
+    wasm_v128_store(zb + j, wasm_f32x4_mul(vdotb, vscale));
+  }
+  attn__logits_wasmsimd(qa, k, j, n, d_k, scale, za);
+  attn__logits_wasmsimd(qb, k, j, n, d_k, scale, zb);
+}
+
+/* Row i's logits z (visible) become weights: bias, mask, -Infinity padding
+ * to a multiple of 4, exp(z - max) in place. Returns the sum of the weights,
+ * 0 when no key is allowed. */
+static float attn__weights_wasmsimd(const attn__head_args* args, size_t i, size_t visible, float* z) {
+  const size_t n_k = args->n_k, padded = attn__round_up(visible, 4);
+  if (args->bias != NULL) {
+    const float* bias_row = args->bias + i * n_k;  /* (n_k) */
+    for (size_t j = 0; j < visible; j++) z[j] = z[j] + bias_row[j];
+  }
+  if (args->mask != NULL) {
+    const uint8_t* mask_row = args->mask + i * n_k;  /* (n_k) */
+    for (size_t j = 0; j < visible; j++) z[j] = mask_row[j] != 0 ? z[j] : -INFINITY;
+  }
+  for (size_t j = visible; j < padded; j++) z[j] = -INFINITY;
+  v128_t vmax = wasm_f32x4_splat(-INFINITY);
+  for (size_t j = 0; j < padded; j += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + j));
+  const float m = attn__hmax_nan_wasmsimd(vmax);
+  if (m == -INFINITY) return 0.0f;  /* exp(z - m) > 0 for the max, so l > 0 otherwise */
+  return attn__exp_sub_sum_wasmsimd(z, padded, m);
+}
+
+/* out (d_v) = (sum_j p_j v_j) / l over keys j < visible, in key order; v
+ * has rows of v_stride floats, of which the first d_v are used. */
+static void attn__weighted_sum_wasmsimd(const float* p, size_t visible, const float* v, size_t v_stride,
+                                        size_t d_v, float l, float* out) {
   const v128_t vl = wasm_f32x4_splat(l);
   size_t c = 0;
   for (; c + 32 <= d_v; c += 32) {
     v128_t vacc0 = wasm_f32x4_splat(0.0f), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
     v128_t vacc4 = vacc0, vacc5 = vacc0, vacc6 = vacc0, vacc7 = vacc0;
-    const float* v_col = v + c;  /* (visible, 32) with row stride d_v */
+    const float* v_col = v + c;  /* (visible, 32) with row stride v_stride */
     for (size_t j = 0; j < visible; j++) {
       const v128_t vp = wasm_v128_load32_splat(p + j);
       vacc0 = wasm_f32x4_add(vacc0, wasm_f32x4_mul(vp, wasm_v128_load(v_col)));
@@ -77,7 +146,7 @@ static void attn__weighted_sum_wasmsimd(const float* p, size_t visible, const fl
       vacc5 = wasm_f32x4_add(vacc5, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 20)));
       vacc6 = wasm_f32x4_add(vacc6, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 24)));
       vacc7 = wasm_f32x4_add(vacc7, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 28)));
-      v_col += d_v;
+      v_col += v_stride;
     }
     wasm_v128_store(out + c, wasm_f32x4_div(vacc0, vl));
     wasm_v128_store(out + c + 4, wasm_f32x4_div(vacc1, vl));
@@ -91,45 +160,122 @@ static void attn__weighted_sum_wasmsimd(const float* p, size_t visible, const fl
   for (; c + 4 <= d_v; c += 4) {
     v128_t vacc = wasm_f32x4_splat(0.0f);
     for (size_t j = 0; j < visible; j++) {
-      vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(wasm_v128_load32_splat(p + j), wasm_v128_load(v + j * d_v + c)));
+      vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(wasm_v128_load32_splat(p + j), wasm_v128_load(v + j * v_stride + c)));
     }
     wasm_v128_store(out + c, wasm_f32x4_div(vacc, vl));
   }
   for (; c < d_v; c++) {
     float acc = 0.0f;
-    for (size_t j = 0; j < visible; j++) acc = acc + p[j] * v[j * d_v + c];
+    for (size_t j = 0; j < visible; j++) acc = acc + p[j] * v[j * v_stride + c];
     out[c] = acc / l;
   }
 }
 
+/* The same for two rows a and b (visible_a <= visible_b), sharing the loads
+ * of V for their common keys; row b then goes on alone. */
+static void attn__weighted_sum2_wasmsimd(const float* pa, size_t visible_a, float la, float* out_a,
+                                         const float* pb, size_t visible_b, float lb, float* out_b,
+                                         const float* v, size_t d_v) {
+  assert(visible_a <= visible_b);
+  const v128_t vla = wasm_f32x4_splat(la), vlb = wasm_f32x4_splat(lb);
+  size_t c = 0;
+  for (; c + 16 <= d_v; c += 16) {
+    v128_t va0 = wasm_f32x4_splat(0.0f), va1 = va0, va2 = va0, va3 = va0;
+    v128_t vb0 = va0, vb1 = va0, vb2 = va0, vb3 = va0;
+    const float* v_col = v + c;  /* (visible_b, 16) with row stride d_v */
+    size_t j = 0;
+    for (; j < visible_a; j++) {
+      const v128_t vpa = wasm_v128_load32_splat(pa + j);
+      const v128_t vpb = wasm_v128_load32_splat(pb + j);
+      v128_t vv = wasm_v128_load(v_col);
+      va0 = wasm_f32x4_add(va0, wasm_f32x4_mul(vpa, vv));
+      vb0 = wasm_f32x4_add(vb0, wasm_f32x4_mul(vpb, vv));
+      vv = wasm_v128_load(v_col + 4);
+      va1 = wasm_f32x4_add(va1, wasm_f32x4_mul(vpa, vv));
+      vb1 = wasm_f32x4_add(vb1, wasm_f32x4_mul(vpb, vv));
+      vv = wasm_v128_load(v_col + 8);
+      va2 = wasm_f32x4_add(va2, wasm_f32x4_mul(vpa, vv));
+      vb2 = wasm_f32x4_add(vb2, wasm_f32x4_mul(vpb, vv));
+      vv = wasm_v128_load(v_col + 12);
+      va3 = wasm_f32x4_add(va3, wasm_f32x4_mul(vpa, vv));
+      vb3 = wasm_f32x4_add(vb3, wasm_f32x4_mul(vpb, vv));
+      v_col += d_v;
+    }
+    for (; j < visible_b; j++) {
+      const v128_t vpb = wasm_v128_load32_splat(pb + j);
+      vb0 = wasm_f32x4_add(vb0, wasm_f32x4_mul(vpb, wasm_v128_load(v_col)));
+      vb1 = wasm_f32x4_add(vb1, wasm_f32x4_mul(vpb, wasm_v128_load(v_col + 4)));
+      vb2 = wasm_f32x4_add(vb2, wasm_f32x4_mul(vpb, wasm_v128_load(v_col + 8)));
+      vb3 = wasm_f32x4_add(vb3, wasm_f32x4_mul(vpb, wasm_v128_load(v_col + 12)));
+      v_col += d_v;
+    }
+    wasm_v128_store(out_a + c, wasm_f32x4_div(va0, vla));
+    wasm_v128_store(out_a + c + 4, wasm_f32x4_div(va1, vla));
+    wasm_v128_store(out_a + c + 8, wasm_f32x4_div(va2, vla));
+    wasm_v128_store(out_a + c + 12, wasm_f32x4_div(va3, vla));
+    wasm_v128_store(out_b + c, wasm_f32x4_div(vb0, vlb));
+    wasm_v128_store(out_b + c + 4, wasm_f32x4_div(vb1, vlb));
+    wasm_v128_store(out_b + c + 8, wasm_f32x4_div(vb2, vlb));
+    wasm_v128_store(out_b + c + 12, wasm_f32x4_div(vb3, vlb));
+  }
+  /* The last d_v % 16 columns: each row alone. */
+  if (c < d_v) {
+    attn__weighted_sum_wasmsimd(pa, visible_a, v + c, d_v, d_v - c, la, out_a + c);
+    attn__weighted_sum_wasmsimd(pb, visible_b, v + c, d_v, d_v - c, lb, out_b + c);
+  }
+}
+
+/* Row r's query index: its own, or 0 for every row when the rows are the
+ * heads of one query (see attn__head_args.one_query). */
+static inline size_t attn__query_index(const attn__head_args* args, size_t r) {
+  return args->one_query ? 0 : r;
+}
+
 void attn__f32_decode_wasmsimd(const attn__head_args* args) {
   assert(args != NULL && args->scratch != NULL);
-  const size_t n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
-  float* z = args->scratch;  /* (n_k rounded up to 4) logits, then exp */
-  const v128_t vminus_inf = wasm_f32x4_splat(-INFINITY);
-  for (size_t i = 0; i < args->n_q; i++) {
-    const float* q_row = args->q + i * d_k;  /* (d_k) */
-    float* out_row = args->out + i * d_v;    /* (d_v) */
-    const size_t visible = args->causal && i + 1 < n_k ? i + 1 : n_k;
-    const size_t padded = attn__round_up(visible, 4);
-    attn__logits_wasmsimd(q_row, args->k, visible, d_k, args->scale, z);
-    if (args->bias != NULL) {
-      const float* bias_row = args->bias + i * n_k;  /* (n_k) */
-      for (size_t j = 0; j < visible; j++) z[j] = z[j] + bias_row[j];
-    }
-    if (args->mask != NULL) {
-      const uint8_t* mask_row = args->mask + i * n_k;  /* (n_k) */
-      for (size_t j = 0; j < visible; j++) z[j] = mask_row[j] != 0 ? z[j] : -INFINITY;
-    }
-    for (size_t j = visible; j < padded; j++) z[j] = -INFINITY;
-    v128_t vmax = vminus_inf;
-    for (size_t j = 0; j < padded; j += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + j));
-    const float m = attn__hmax_nan_wasmsimd(vmax);
-    if (m == -INFINITY) {  /* no allowed key */
-      for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
+  const size_t n_q = args->n_q, n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
+  float* za = args->scratch;                /* (n_k rounded up to 4) logits, then weights */
+  float* zb = za + attn__round_up(n_k, 4);  /* the same for the pair's second row */
+  size_t r = 0;
+  for (; r + 2 <= n_q; r += 2) {
+    const size_t ia = attn__query_index(args, r), ib = attn__query_index(args, r + 1);
+    const size_t visible_a = args->causal && ia + 1 < n_k ? ia + 1 : n_k;
+    const size_t visible_b = args->causal && ib + 1 < n_k ? ib + 1 : n_k;
+    assert(visible_a <= visible_b);  /* query indices do not decrease */
+    const float* qa = args->q + r * d_k;  /* (d_k) */
+    const float* qb = qa + d_k;
+    float* out_a = args->out + r * d_v;   /* (d_v) */
+    float* out_b = out_a + d_v;
+    attn__logits2_wasmsimd(qa, qb, args->k, visible_a, d_k, args->scale, za, zb);
+    attn__logits_wasmsimd(qb, args->k, visible_a, visible_b, d_k, args->scale, zb);
+    const float la = attn__weights_wasmsimd(args, ia, visible_a, za);
+    const float lb = attn__weights_wasmsimd(args, ib, visible_b, zb);
+    if (la != 0.0f && lb != 0.0f) {
+      attn__weighted_sum2_wasmsimd(za, visible_a, la, out_a, zb, visible_b, lb, out_b, args->v, d_v);
       continue;
     }
-    const float l = attn__exp_sub_sum_wasmsimd(z, padded, m);
-    attn__weighted_sum_wasmsimd(z, visible, args->v, d_v, l, out_row);
+    /* A row with no allowed key is 0, even where V holds Infinity. */
+    if (la == 0.0f) {
+      for (size_t c = 0; c < d_v; c++) out_a[c] = 0.0f;
+    } else {
+      attn__weighted_sum_wasmsimd(za, visible_a, args->v, d_v, d_v, la, out_a);
+    }
+    if (lb == 0.0f) {
+      for (size_t c = 0; c < d_v; c++) out_b[c] = 0.0f;
+    } else {
+      attn__weighted_sum_wasmsimd(zb, visible_b, args->v, d_v, d_v, lb, out_b);
+    }
+  }
+  if (r < n_q) {
+    const size_t i = attn__query_index(args, r);
+    const size_t visible = args->causal && i + 1 < n_k ? i + 1 : n_k;
+    float* out_row = args->out + r * d_v;  /* (d_v) */
+    attn__logits_wasmsimd(args->q + r * d_k, args->k, 0, visible, d_k, args->scale, za);
+    const float l = attn__weights_wasmsimd(args, i, visible, za);
+    if (l == 0.0f) {
+      for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
+    } else {
+      attn__weighted_sum_wasmsimd(za, visible, args->v, d_v, d_v, l, out_row);
+    }
   }
 }

@@ -71,11 +71,14 @@ typedef struct attn__head_args {
   const uint8_t* mask;   /* (n_q, n_k) keep-mask or NULL */
   const float* bias;     /* (n_q, n_k) additive bias or NULL */
   float* scratch;        /* flash: attn__flash_tile_floats(d_k, d_v) floats;
-                            decode: attn__round_up(n_k, 4) floats */
+                            decode: 2 * attn__round_up(n_k, 4) floats */
   size_t n_q, n_k, d_k, d_v;
   size_t v_stride;       /* flash: attn__round_up(d_v, ATTN__PAD), the accumulator row width */
   float scale;
   int causal;
+  int one_query;         /* decode: the n_q rows are the heads of one query that share
+                            this K and V (grouped-query decoding): every row takes query
+                            index 0 for the mask, bias and causal */
 } attn__head_args;
 
 typedef void (*attn__head_fn)(const attn__head_args* args);
