@@ -53,8 +53,9 @@ void attn__f32_pack_k_wasmsimd(const float* k, size_t n_k, size_t d_k, float* kp
 
 /* One (batch, head) of the output path, for either output kernel:
  *   flash:  the fused kernel, 4 query rows at a time over packed K and V;
- *   decode: one query row at a time over K and V as given (fewer rows, or
- *           small problems; attention.c picks, see attn__use_decode).
+ *   decode: query rows one or two at a time over K and V as given (fewer
+ *           than 4 rows, or tiny problems; attention.c picks, see
+ *           attn__use_decode).
  * attention.c calls them through a pointer (attn__head_fn): a function with
  * one caller is inlined by wasm-opt whatever its size, and V8 then allocates
  * registers for both kernels and the packing as one function, spilling in
