@@ -1,6 +1,6 @@
-/* f32-decode-scalar.c - the output path for fewer than ATTN__MR query rows
- * (decoding one token at a time, say), the readable spec of
- * f32-decode-wasmsimd.c.
+/* f32-decode-scalar.c - the output path for few query rows (fewer than
+ * ATTN__MR, as when decoding one token at a time, or tiny problems), the
+ * readable spec of f32-decode-wasmsimd.c.
  *
  * The fused kernel packs K and V and computes ATTN__MR rows at a time; with
  * one query row, three quarters of its work and all of the packing are
