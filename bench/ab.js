@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 
 import { loadAttention } from '../web/attention.js';
+import { random } from './random.js';
 
 const files = process.argv.slice(2);
 if (files.length < 2) {
@@ -26,18 +27,6 @@ for (const file of files) builds.push({ file, attn: await loadAttention({ wasm: 
 const shapes = (process.env.AB_SHAPES ?? '1x64,1x256,1x1024,12x512,c1x1024,1x1/4096').split(',');
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 11);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-function random(n, seed) {
-  let s = seed >>> 0 || 1;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    out[i] = ((s >>> 0) / 4294967296 - 0.5) * 2;
-  }
-  return out;
-}
 
 for (const label of shapes) {
   const m = /^(c?)(\d+)x(\d+)(?:\/(\d+))?$/.exec(label);

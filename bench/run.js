@@ -27,6 +27,7 @@ import { loadAttention } from '../web/attention.js';
 import { computeExample, normalizeConfig } from '../web/example.js';
 import { attentionModel } from './onnx-graph.js';
 import { explorerTimings } from './explorer.js';
+import { random } from './random.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -74,18 +75,6 @@ await tf.ready();
 const ort = await import('onnxruntime-web');
 ort.env.wasm.numThreads = 1;
 ort.env.logLevel = 'error';
-
-function random(n, seed) {
-  let s = seed >>> 0 || 1;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    out[i] = ((s >>> 0) / 4294967296 - 0.5) * 2;
-  }
-  return out;
-}
 
 // Plain JS: the loops a developer writes by hand, float64 accumulation.
 function jsAttention(q, k, v, heads, nq, nk, d, causal, out) {

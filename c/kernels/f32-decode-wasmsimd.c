@@ -231,6 +231,22 @@ static inline size_t attn__query_index(const attn__head_args* args, size_t r) {
   return args->one_query ? 0 : r;
 }
 
+/* Keys query i may see: all, or with causal those up to i. */
+static inline size_t attn__visible(const attn__head_args* args, size_t i) {
+  return args->causal && i + 1 < args->n_k ? i + 1 : args->n_k;
+}
+
+/* One row's output from its weights p (visible) and their sum l; a row with
+ * no allowed key (l = 0) is 0, even where V holds Infinity. */
+static void attn__output_row_wasmsimd(const float* p, size_t visible, float l, const float* v, size_t d_v,
+                                      float* out) {
+  if (l == 0.0f) {
+    for (size_t c = 0; c < d_v; c++) out[c] = 0.0f;
+  } else {
+    attn__weighted_sum_wasmsimd(p, visible, v, d_v, d_v, l, out);
+  }
+}
+
 void attn__f32_decode_wasmsimd(const attn__head_args* args) {
   assert(args != NULL && args->scratch != NULL);
   const size_t n_q = args->n_q, n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
@@ -239,8 +255,7 @@ void attn__f32_decode_wasmsimd(const attn__head_args* args) {
   size_t r = 0;
   for (; r + 2 <= n_q; r += 2) {
     const size_t ia = attn__query_index(args, r), ib = attn__query_index(args, r + 1);
-    const size_t visible_a = args->causal && ia + 1 < n_k ? ia + 1 : n_k;
-    const size_t visible_b = args->causal && ib + 1 < n_k ? ib + 1 : n_k;
+    const size_t visible_a = attn__visible(args, ia), visible_b = attn__visible(args, ib);
     assert(visible_a <= visible_b);  /* query indices do not decrease */
     const float* qa = args->q + r * d_k;  /* (d_k) */
     const float* qb = qa + d_k;
@@ -252,30 +267,15 @@ void attn__f32_decode_wasmsimd(const attn__head_args* args) {
     const float lb = attn__weights_wasmsimd(args, ib, visible_b, zb);
     if (la != 0.0f && lb != 0.0f) {
       attn__weighted_sum2_wasmsimd(za, visible_a, la, out_a, zb, visible_b, lb, out_b, args->v, d_v);
-      continue;
-    }
-    /* A row with no allowed key is 0, even where V holds Infinity. */
-    if (la == 0.0f) {
-      for (size_t c = 0; c < d_v; c++) out_a[c] = 0.0f;
     } else {
-      attn__weighted_sum_wasmsimd(za, visible_a, args->v, d_v, d_v, la, out_a);
-    }
-    if (lb == 0.0f) {
-      for (size_t c = 0; c < d_v; c++) out_b[c] = 0.0f;
-    } else {
-      attn__weighted_sum_wasmsimd(zb, visible_b, args->v, d_v, d_v, lb, out_b);
+      attn__output_row_wasmsimd(za, visible_a, la, args->v, d_v, out_a);
+      attn__output_row_wasmsimd(zb, visible_b, lb, args->v, d_v, out_b);
     }
   }
   if (r < n_q) {
-    const size_t i = attn__query_index(args, r);
-    const size_t visible = args->causal && i + 1 < n_k ? i + 1 : n_k;
-    float* out_row = args->out + r * d_v;  /* (d_v) */
+    const size_t i = attn__query_index(args, r), visible = attn__visible(args, i);
     attn__logits_wasmsimd(args->q + r * d_k, args->k, 0, visible, d_k, args->scale, za);
     const float l = attn__weights_wasmsimd(args, i, visible, za);
-    if (l == 0.0f) {
-      for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
-    } else {
-      attn__weighted_sum_wasmsimd(za, visible, args->v, d_v, d_v, l, out_row);
-    }
+    attn__output_row_wasmsimd(za, visible, l, args->v, d_v, args->out + r * d_v);
   }
 }
