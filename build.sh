@@ -27,6 +27,8 @@ mkdir -p dist
 
 exports=(
   attn_sdpa
+  attn_sdpa_backward
+  attn_sdpa_backward_scratch_size
   attn_sdpa_scratch_size
   attn_matmul
   attn_softmax

@@ -252,3 +252,95 @@ attn_status attn_softmax(const float* x, float* y, int32_t rows, int32_t cols) {
   }
   return ATTN_OK;
 }
+
+size_t attn_sdpa_backward_scratch_size(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
+  if (n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1) return 0;
+  const size_t k_pad = attn__round_up((size_t)n_k, ATTN__PAD);
+  size_t kp, vp;
+  if (!attn__count((size_t)d_k, k_pad, 1, 1, &kp) || !attn__count((size_t)d_v, k_pad, 1, 1, &vp)) {
+    return 0;
+  }
+  const size_t parts[] = {kp, vp, 2 * (size_t)n_q, attn__bwd_tile_floats((size_t)d_k, (size_t)d_v)};
+  size_t total = 0;
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+    if (total + parts[i] < total || total + parts[i] > SIZE_MAX / sizeof(float)) return 0;
+    total += parts[i];
+  }
+  return total;
+}
+
+static void attn__zero(float* x, size_t n) {
+  for (size_t i = 0; i < n; i++) x[i] = 0.0f;
+}
+
+attn_status attn_sdpa_backward(const float* q, const float* k, const float* v, const float* out,
+                               const float* dout, const float* lse, float* dq, float* dk, float* dv,
+                               float* dbias, int32_t batch, int32_t heads, int32_t kv_heads,
+                               int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v,
+                               const uint8_t* mask, const float* bias, float scale, float softcap,
+                               int32_t window_left, int32_t window_right, int32_t query_offset,
+                               uint32_t flags, float* scratch, size_t scratch_floats) {
+  if (q == NULL || k == NULL || v == NULL || dout == NULL || dq == NULL ||
+      dk == NULL || dv == NULL) {
+    return ATTN_ERR_NULL;
+  }
+  if (batch < 1 || heads < 1 || kv_heads < 1 || n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1 ||
+      window_left < -1 || window_right < -1) {
+    return ATTN_ERR_SHAPE;
+  }
+  if (heads % kv_heads != 0) return ATTN_ERR_HEADS;
+  if (!isfinite(scale) || !isfinite(softcap) || softcap < 0.0f) return ATTN_ERR_SCALE;
+  if ((flags & ~ATTN_CAUSAL) != 0) return ATTN_ERR_FLAGS;
+  size_t count;
+  if (!attn__count((size_t)batch, (size_t)heads, (size_t)n_q, (size_t)d_k, &count) ||
+      !attn__count((size_t)batch, (size_t)heads, (size_t)n_q, (size_t)d_v, &count) ||
+      !attn__count((size_t)batch, (size_t)kv_heads, (size_t)n_k, (size_t)d_k, &count) ||
+      !attn__count((size_t)batch, (size_t)kv_heads, (size_t)n_k, (size_t)d_v, &count) ||
+      !attn__count((size_t)n_q, (size_t)n_k, 1, 1, &count)) {
+    return ATTN_ERR_OVERFLOW;
+  }
+  const size_t need = attn_sdpa_backward_scratch_size(n_q, n_k, d_k, d_v);
+  if (need == 0) return ATTN_ERR_OVERFLOW;
+  if (scratch == NULL || scratch_floats < need) return ATTN_ERR_SCRATCH;
+
+  const size_t nq = (size_t)n_q, nk = (size_t)n_k, dkk = (size_t)d_k, dvv = (size_t)d_v;
+  const size_t group = (size_t)(heads / kv_heads);  /* query heads per kv head */
+  const size_t k_pad = attn__round_up(nk, ATTN__PAD);
+  float* kp = scratch;                 /* (k_pad / 8, d_k, 8) K panels */
+  float* vp = kp + dkk * k_pad;        /* (k_pad / 8, d_v, 8) V panels */
+  float* lse_head = vp + dvv * k_pad;  /* (n_q) this head's lse, when not given */
+  float* delta = lse_head + nq;        /* (n_q) dout_i . out_i */
+  float* tile = delta + nq;            /* attn__bwd_tile_floats(d_k, d_v) */
+  /* The kernels add into the gradients: they start at 0. */
+  attn__zero(dq, (size_t)batch * (size_t)heads * nq * dkk);
+  attn__zero(dk, (size_t)batch * (size_t)kv_heads * nk * dkk);
+  attn__zero(dv, (size_t)batch * (size_t)kv_heads * nk * dvv);
+  if (dbias != NULL) attn__zero(dbias, nq * nk);
+
+  for (size_t b = 0; b < (size_t)batch; b++) {
+    for (size_t g = 0; g < (size_t)kv_heads; g++) {
+      const size_t kv = b * (size_t)kv_heads + g;  /* index of this kv head */
+      const float* k_head = k + kv * nk * dkk;     /* (n_k, d_k) */
+      ATTN__KERNEL(pack_k)(k_head, nk, dkk, kp);
+      ATTN__KERNEL(pack_k)(v + kv * nk * dvv, nk, dvv, vp);
+      /* The query heads that share this kv head add into its dk and dv. */
+      for (size_t h = g * group; h < (g + 1) * group; h++) {
+        const size_t qh = b * (size_t)heads + h;  /* index of this query head */
+        attn__bwd_args args = {
+            .q = q + qh * nq * dkk, .k = k_head, .kp = kp, .vp = vp,
+            .dout = dout + qh * nq * dvv, .lse = lse != NULL ? lse + qh * nq : lse_head,
+            .delta = delta, .dq = dq + qh * nq * dkk, .dk = dk + kv * nk * dkk,
+            .dv = dv + kv * nk * dvv, .dbias = dbias, .mask = mask, .bias = bias,
+            .scratch = tile, .n_q = nq, .n_k = nk, .d_k = dkk, .d_v = dvv,
+            .scale = scale, .softcap = softcap, .causal = (flags & ATTN_CAUSAL) != 0,
+            .query_offset = query_offset, .window_left = window_left,
+            .window_right = window_right,
+        };
+        const float* out_head = out != NULL ? out + qh * nq * dvv : NULL;  /* (n_q, d_v) */
+        ATTN__KERNEL(backward_rows)(&args, out_head, lse != NULL ? NULL : lse_head, delta);
+        ATTN__KERNEL(backward)(&args);
+      }
+    }
+  }
+  return ATTN_OK;
+}

@@ -141,6 +141,59 @@ attn_status attn_matmul(const float* a, const float* b, float* c, int32_t m, int
  * becomes all 0. */
 attn_status attn_softmax(const float* x, float* y, int32_t rows, int32_t cols);
 
+/* BACKWARD PASS
+ *
+ * attn_sdpa_backward gives the gradients of a loss L with respect to Q, K,
+ * V (and the bias) from dout = dL/dO, as PyTorch's autograd of
+ * scaled_dot_product_attention does:
+ *
+ *   P = the weights (softmax over allowed keys),  D_i = dout_i . out_i
+ *   dV = P^T dout                      (kv heads sum their query heads)
+ *   dZ = P * (dout V^T - D)            dbias = dZ summed over batch, heads
+ *   dS = dZ * (1 - tanh^2(scaled / softcap)) when softcap > 0, else dZ
+ *   dQ = scale dS K,  dK = scale dS^T Q
+ *
+ * Logits are softcap ? softcap tanh(scaled / softcap) : scaled, plus bias.
+ * Positions: query i sits at p = i + query_offset; ATTN_CAUSAL allows keys
+ * j <= p, a window allows p - window_left <= j <= p + window_right (-1: no
+ * bound on that side); mask and -Infinity logits as above.
+ *
+ * P is recomputed block by block from the row log-sum-exp (FlashAttention-2),
+ * never stored for the whole problem: working memory is
+ * attn_sdpa_backward_scratch_size() floats, O((n_k + n_q) (d_k + d_v)).
+ * lse (batch, heads, n_q), natural log, and out are optional: pass the
+ * forward's, or NULL. Without lse, or without out (D_i is then
+ * sum_j P_ij dout_i . v_j), one more pass over the keys computes them.
+ *
+ * A row with no allowed key adds nothing: its dq row is 0 and it adds 0 to
+ * dk, dv and dbias, never NaN. NaN in an input reaches the gradients that
+ * depend on it through an allowed key.
+ *
+ * Numerics: float32 as the forward; the weights are recomputed with the
+ * same exp. Against float64 analytic gradients the results agree to about
+ * 1e-5 times the largest gradient at the sizes tested (tests use 1e-4).
+ * The SIMD and scalar kernels keep the same summation order. */
+
+/* Floats of scratch that attn_sdpa_backward needs: the packed K and V of one
+ * kv head, 2 n_q and a few tiles. 0 when the sizes are invalid. */
+size_t attn_sdpa_backward_scratch_size(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v);
+
+/* Gradients of attn_sdpa, shapes as attn_sdpa:
+ *   inputs  q, k, v, out (the forward's output, or NULL), dout (like out);
+ *   outputs dq (like q), dk (like k), dv (like v), dbias ((n_q, n_k) or NULL),
+ *           overwritten (not added to); must not overlap the inputs.
+ * lse: (batch, heads, n_q) or NULL. mask, bias: as attn_sdpa.
+ * softcap: 0 (none) or a finite positive float. window_left/right: -1 or
+ * >= 0. Errors as attn_sdpa; a negative or non-finite softcap gives
+ * ATTN_ERR_SCALE, a window below -1 ATTN_ERR_SHAPE. */
+attn_status attn_sdpa_backward(const float* q, const float* k, const float* v, const float* out,
+                               const float* dout, const float* lse, float* dq, float* dk, float* dv,
+                               float* dbias, int32_t batch, int32_t heads, int32_t kv_heads,
+                               int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v,
+                               const uint8_t* mask, const float* bias, float scale, float softcap,
+                               int32_t window_left, int32_t window_right, int32_t query_offset,
+                               uint32_t flags, float* scratch, size_t scratch_floats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #ifndef ATTN_KERNELS_H
 #define ATTN_KERNELS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -97,6 +98,106 @@ void attn__f32_flash_scalar(const attn__head_args* args);
 void attn__f32_flash_wasmsimd(const attn__head_args* args);
 void attn__f32_decode_scalar(const attn__head_args* args);
 void attn__f32_decode_wasmsimd(const attn__head_args* args);
+
+/* The backward pass (FlashAttention-2 order) for one (batch, query head).
+ * Keys go in blocks of BWD_BC; for each block, the query rows that may see
+ * one of its keys go in tiles of MR. Per tile the weights are recomputed from
+ * the saved row log-sum-exp, never stored for the whole head:
+ *   p[r][j]  = exp(z_ij - lse_i)                    allowed keys, else 0
+ *   dp[r][j] = dout_i . v_j
+ *   dz[r][j] = p (dp - delta_i)                     delta_i = dout_i . out_i
+ *   ds[r][j] = dz * (1 - tanh^2(s_ij / c)) * scale  (the softcap factor when c > 0)
+ * and the gradients are added into the outputs:
+ *   dv_j += sum_i p dout_i,  dk_j += sum_i ds q_i,  dq_i += sum_j ds k_j,
+ *   dbias_ij += dz.
+ * A row whose lse is -Infinity (no allowed key) adds nothing anywhere. */
+#define ATTN__BWD_BC 32
+
+typedef struct attn__bwd_args {
+  const float* q;        /* (n_q, d_k) this query head */
+  const float* k;        /* (n_k, d_k) its kv head's keys as given */
+  const float* kp;       /* (n_k_pad / 8, d_k, 8) the same keys in panels of 8 (pack_k) */
+  const float* vp;       /* (n_k_pad / 8, d_v, 8) V in panels of 8 keys (pack_k of V) */
+  const float* dout;     /* (n_q, d_v) gradient of the output */
+  const float* lse;      /* (n_q) log-sum-exp of each logits row; -Infinity: no allowed key */
+  const float* delta;    /* (n_q) dout_i . out_i */
+  float* dq;             /* (n_q, d_k) added to */
+  float* dk;             /* (n_k, d_k) added to */
+  float* dv;             /* (n_k, d_v) added to */
+  float* dbias;          /* (n_q, n_k) added to, or NULL */
+  const uint8_t* mask;   /* (n_q, n_k) keep-mask or NULL */
+  const float* bias;     /* (n_q, n_k) additive bias or NULL */
+  float* scratch;        /* attn__bwd_tile_floats(d_k, d_v) floats */
+  size_t n_q, n_k, d_k, d_v;
+  float scale;
+  float softcap;         /* c > 0: logits c tanh(scaled / c); 0: none */
+  int causal;
+  int64_t query_offset;  /* query i sits at position i + query_offset */
+  int64_t window_left, window_right;  /* -1: unbounded on that side */
+} attn__bwd_args;
+
+/* Scratch of the backward tile: p, ds and tanh tiles (MR, BWD_BC) each; the
+ * query and dout tiles interleaved, (d_k, MR) and (d_v, MR); a zero row and
+ * a junk row standing in for missing or empty rows. */
+static inline size_t attn__bwd_tile_floats(size_t d_k, size_t d_v) {
+  const size_t d = attn__round_up(d_k > d_v ? d_k : d_v, 4);
+  return 3 * ATTN__MR * ATTN__BWD_BC + ATTN__MR * attn__round_up(d_k, 4) +
+         ATTN__MR * attn__round_up(d_v, 4) + 2 * d;
+}
+
+/* Whether key j is allowed for query i by position and mask (causal, window,
+ * mask; a -Infinity logit is the caller's test). */
+static inline int attn__bwd_visible(const attn__bwd_args* a, size_t i, size_t j) {
+  const int64_t pos = (int64_t)i + a->query_offset, key = (int64_t)j;
+  if (a->causal && key > pos) return 0;
+  if (a->window_right >= 0 && key > pos + a->window_right) return 0;
+  if (a->window_left >= 0 && key < pos - a->window_left) return 0;
+  return a->mask == NULL || a->mask[i * a->n_k + j] != 0;
+}
+
+/* The query rows [*lo, *hi) that may see some key in [j0, j1) by position. */
+static inline void attn__bwd_rows(const attn__bwd_args* a, size_t j0, size_t j1, size_t* lo,
+                                  size_t* hi) {
+  int64_t first = 0, end = (int64_t)a->n_q;
+  const int64_t off = a->query_offset;
+  if (a->causal && (int64_t)j0 - off > first) first = (int64_t)j0 - off;
+  if (a->window_right >= 0 && (int64_t)j0 - off - a->window_right > first) {
+    first = (int64_t)j0 - off - a->window_right;
+  }
+  if (a->window_left >= 0 && (int64_t)j1 - off + a->window_left < end) {
+    end = (int64_t)j1 - off + a->window_left;
+  }
+  if (end < first) end = first;
+  if (first > (int64_t)a->n_q) first = end = (int64_t)a->n_q;
+  if (end < 0) first = end = 0;
+  *lo = (size_t)first;
+  *hi = (size_t)end;
+}
+
+/* The logit of a scaled score s for (i, j) and, with a softcap, th =
+ * tanh(s / c) for the gradient. -Infinity when the key is not allowed. */
+static inline float attn__bwd_logit(const attn__bwd_args* a, size_t i, size_t j, float s,
+                                    float* th) {
+  float z = s;
+  *th = 0.0f;
+  if (a->softcap > 0.0f) {
+    *th = tanhf(s / a->softcap);
+    z = a->softcap * *th;
+  }
+  if (a->bias != NULL) z = z + a->bias[i * a->n_k + j];
+  return attn__bwd_visible(a, i, j) ? z : -INFINITY;
+}
+
+/* delta (n_q) = dout_i . out_i, or, when out is NULL, sum_j p_ij dout_i . v_j
+ * (the same value without the forward's output); and, when lse is not NULL,
+ * lse (n_q) = the log-sum-exp of each logits row (-Infinity for a row with
+ * no allowed key). The lse of a->lse is not read. */
+void attn__f32_backward_rows_scalar(const attn__bwd_args* a, const float* out, float* lse,
+                                    float* delta);
+void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out, float* lse,
+                                      float* delta);
+void attn__f32_backward_scalar(const attn__bwd_args* a);
+void attn__f32_backward_wasmsimd(const attn__bwd_args* a);
 
 #ifdef __wasm_simd128__
 #define ATTN__KERNEL(name) attn__f32_##name##_wasmsimd
