@@ -164,10 +164,14 @@ attn_status attn_softmax(const float* x, float* y, int32_t rows, int32_t cols);
  * lse (batch, heads, n_q), natural log, and out are optional: pass the
  * forward's, or NULL. Without lse, or without out (D_i is then
  * sum_j P_ij dout_i . v_j), one more pass over the keys computes them.
+ * A given lse must come from the same logits: for logits of magnitude M, an
+ * lse that summed in another order shifts the weights by about ulp(M)
+ * relatively (1e-3 at M = 1e4), where the recomputed one cancels exactly.
  *
  * A row with no allowed key adds nothing: its dq row is 0 and it adds 0 to
- * dk, dv and dbias, never NaN. NaN in an input reaches the gradients that
- * depend on it through an allowed key.
+ * dk, dv and dbias, never NaN. NaN in q, dout or out row i makes dq row i
+ * NaN and may reach all of dk, dv and dbias of its head (a masked weight 0
+ * times NaN), as in PyTorch; other rows of dq stay clean.
  *
  * Numerics: float32 as the forward; the weights are recomputed with the
  * same exp. Against float64 analytic gradients the results agree to about

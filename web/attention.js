@@ -455,6 +455,175 @@ export class Attention {
       this.#release();
     }
   }
+
+  // --- Backward pass (gradients). Appended: the forward above is untouched.
+
+  // The one way into attn_sdpa_backward; shapes are already checked. out and
+  // lse may be null (the C core then recomputes what it needs).
+  #backward(q, k, v, out, dout, lse, batch, heads, kvHeads, nq, nk, dk, dv, mask, bias, wantDbias, scale, softcap, window, queryOffset, causal) {
+    const ex = this.#live();
+    const qLen = batch * heads * nq * dk, kLen = batch * kvHeads * nk * dk, vLen = batch * kvHeads * nk * dv;
+    const oLen = batch * heads * nq * dv, bLen = nq * nk, lLen = batch * heads * nq;
+    const scratch = ex.attn_sdpa_backward_scratch_size(nq, nk, dk, dv) >>> 0;
+    if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
+    const at = this.#reserve([qLen * 4, kLen * 4, vLen * 4, out ? oLen * 4 : 0, oLen * 4, lse ? lLen * 4 : 0,
+      qLen * 4, kLen * 4, vLen * 4, wantDbias ? bLen * 4 : 0, bias ? bLen * 4 : 0, scratch * 4, mask ? bLen : 0], 'this backward call');
+    const [qP, kP, vP, oP, doP, lP, dqP, dkP, dvP, dbP, bP, xP, mP] = at;
+    const f32 = this.#f32, w = (p) => p >>> 2;
+    try {
+      copyIn(f32, q, w(qP));
+      copyIn(f32, k, w(kP));
+      copyIn(f32, v, w(vP));
+      if (out) copyIn(f32, out, w(oP));
+      copyIn(f32, dout, w(doP));
+      if (lse) copyIn(f32, lse, w(lP));
+      if (bias) copyIn(f32, bias, w(bP));
+      if (mask) this.#u8.set(mask, mP);
+      this.#check(ex.attn_sdpa_backward(
+        qP, kP, vP, out ? oP : 0, doP, lse ? lP : 0, dqP, dkP, dvP, wantDbias ? dbP : 0,
+        batch, heads, kvHeads, nq, nk, dk, dv, mask ? mP : 0, bias ? bP : 0, scale, softcap,
+        window[0], window[1], queryOffset, causal ? ATTN_CAUSAL : 0, xP, scratch,
+      ), 'backward');
+      const result = {
+        dq: f32.slice(w(dqP), w(dqP) + qLen),
+        dk: f32.slice(w(dkP), w(dkP) + kLen),
+        dv: f32.slice(w(dvP), w(dvP) + vLen),
+      };
+      if (wantDbias) result.dbias = f32.slice(w(dbP), w(dbP) + bLen);
+      return result;
+    } finally {
+      this.#release();
+    }
+  }
+
+  /**
+   * Gradients of attention() for one head, given dOutput = dL/d(output)
+   * (nq, dv): { dq, dk, dv } as Matrix objects, and dbias (nq, nk) when a
+   * bias was given. PyTorch: autograd of scaled_dot_product_attention.
+   */
+  attentionBackward(q, k, v, dOutput, options = {}) {
+    this.#live();
+    const name = 'attentionBackward';
+    checkOptions(options, ['causal', 'mask', 'bias', 'scale', 'softcap', 'window', 'queryOffset'], name);
+    const Q = toMatrix(q, `${name}: q`);
+    const K = toMatrix(k, `${name}: k`, undefined, Q.cols);
+    const V = toMatrix(v, `${name}: v`, K.rows);
+    const nq = Q.rows, nk = K.rows, dk = Q.cols, dv = V.cols;
+    const dO = toMatrix(dOutput, `${name}: dOutput`, nq, dv);
+    const mask = options.mask == null ? null : toMask(options.mask, `${name}: mask`, nq, nk);
+    const bias = options.bias == null ? null : toMatrix(options.bias, `${name}: bias`, nq, nk).data;
+    const scale = checkScale(options.scale, `${name}: scale`, dk), causal = checkBool(options.causal, `${name}: causal`);
+    const softcap = checkSoftcap(options.softcap, `${name}: softcap`);
+    const window = checkWindow(options.window, `${name}: window`);
+    const queryOffset = checkQueryOffset(options.queryOffset, `${name}: queryOffset`);
+    const g = this.#backward(Q.data, K.data, V.data, null, dO.data, null, 1, 1, 1, nq, nk, dk, dv, mask, bias, bias !== null,
+      scale, softcap, window, queryOffset, causal);
+    const result = { dq: new Matrix(nq, dk, g.dq), dk: new Matrix(nk, dk, g.dk), dv: new Matrix(nk, dv, g.dv) };
+    if (bias) result.dbias = new Matrix(nq, nk, g.dbias);
+    return result;
+  }
+
+  /**
+   * Gradients of sdpa() over flat arrays in its layout, given the forward's
+   * output (or null) and dOutput (batch, heads, nq, dv): { dq, dk, dv } like
+   * q, k, v (a kv head sums the gradients of its query heads), and dbias
+   * (nq, nk, summed over batch and heads) when a bias was given.
+   * options.lse (batch, heads, nq), the forward's log-sum-exp, saves a pass.
+   */
+  sdpaBackward(q, k, v, output, dOutput, options) {
+    this.#live();
+    const name = 'sdpaBackward';
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`${name}: options must be an object with nq, nk, dk, dv, got ${describe(options)}`);
+    }
+    checkKeys(options, SDPA_BACKWARD_OPTIONS, name);
+    const { batch = 1, heads = 1, nq, nk, dk, dv, mask, bias, lse } = options;
+    const kvHeads = options.kvHeads ?? heads;
+    checkSize(batch, `${name}: batch`);
+    checkSize(heads, `${name}: heads`);
+    checkSize(kvHeads, `${name}: kvHeads`);
+    checkSize(nq, `${name}: nq`);
+    checkSize(nk, `${name}: nk`);
+    checkSize(dk, `${name}: dk`);
+    checkSize(dv, `${name}: dv`);
+    if (heads % kvHeads !== 0) throw new RangeError(`${name}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+    checkFlat(q, Float32Array, `${name}: q`, [batch, heads, nq, dk], '(batch, heads, nq, dk)');
+    checkFlat(k, Float32Array, `${name}: k`, [batch, kvHeads, nk, dk], '(batch, kvHeads, nk, dk)');
+    checkFlat(v, Float32Array, `${name}: v`, [batch, kvHeads, nk, dv], '(batch, kvHeads, nk, dv)');
+    if (output != null) checkFlat(output, Float32Array, `${name}: output`, [batch, heads, nq, dv], '(batch, heads, nq, dv)');
+    checkFlat(dOutput, Float32Array, `${name}: dOutput`, [batch, heads, nq, dv], '(batch, heads, nq, dv)');
+    if (mask != null) checkFlat(mask, Uint8Array, `${name}: mask`, [nq, nk], '(nq, nk)');
+    if (bias != null) checkFlat(bias, Float32Array, `${name}: bias`, [nq, nk], '(nq, nk)');
+    if (lse != null) checkFlat(lse, Float32Array, `${name}: lse`, [batch, heads, nq], '(batch, heads, nq)');
+    const scale = checkScale(options.scale, `${name}: scale`, dk);
+    const causal = checkBool(options.causal, `${name}: causal`);
+    const softcap = checkSoftcap(options.softcap, `${name}: softcap`);
+    const window = checkWindow(options.window, `${name}: window`);
+    const queryOffset = checkQueryOffset(options.queryOffset, `${name}: queryOffset`);
+    return this.#backward(q, k, v, output ?? null, dOutput, lse ?? null, batch, heads, kvHeads, nq, nk, dk, dv,
+      mask ?? null, bias ?? null, bias != null, scale, softcap, window, queryOffset, causal);
+  }
+
+  /**
+   * Gradients of multiHeadAttention(x, options) given dOutput (like its
+   * output): { dx, dwq, dwk, dwv } as Matrix objects, dwo when options.wo was
+   * given, and dcontext (instead of K and V's share of dx) for cross-attention.
+   */
+  multiHeadAttentionBackward(x, dOutput, options) {
+    this.#live();
+    const name = 'multiHeadAttentionBackward';
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`${name}: options must be an object with wq, wk, wv, heads, got ${describe(options)}`);
+    }
+    checkOptions(options, ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'scale'], name);
+    const X = toMatrix(x, `${name}: x`);
+    const C = options.context == null ? X : toMatrix(options.context, `${name}: context`);
+    const heads = checkCount(options.heads, `${name}: heads`);
+    const kvHeads = checkCount(options.kvHeads, `${name}: kvHeads`, heads);
+    if (heads % kvHeads !== 0) throw new RangeError(`${name}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+    const WQ = toMatrix(options.wq, `${name}: wq`, X.cols);
+    if (WQ.cols % heads !== 0) throw new RangeError(`${name}: wq has ${WQ.cols} columns, which must be heads * dk (a multiple of heads = ${heads})`);
+    const dk = WQ.cols / heads;
+    const WK = toMatrix(options.wk, `${name}: wk`, C.cols, kvHeads * dk);
+    const WV = toMatrix(options.wv, `${name}: wv`, C.cols);
+    if (WV.cols % kvHeads !== 0) throw new RangeError(`${name}: wv has ${WV.cols} columns, which must be kvHeads * dv (a multiple of kvHeads = ${kvHeads})`);
+    const dv = WV.cols / kvHeads;
+    const WO = options.wo == null ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
+    const n = X.rows, m = C.rows;
+    const dO = toMatrix(dOutput, `${name}: dOutput`, n, WO ? WO.cols : heads * dv);
+    const mask = options.mask == null ? null : toMask(options.mask, `${name}: mask`, n, m);
+    const bias = options.bias == null ? null : toMatrix(options.bias, `${name}: bias`, n, m).data;
+    const causal = checkBool(options.causal, `${name}: causal`);
+    const scale = checkScale(options.scale, `${name}: scale`, dk);
+
+    const Q = this.matmul(X, WQ), K = this.matmul(C, WK), V = this.matmul(C, WV);
+    const q = splitHeads(Q.data, n, heads, dk), k = splitHeads(K.data, m, kvHeads, dk), v = splitHeads(V.data, m, kvHeads, dv);
+    const out = this.#sdpa(q, k, v, 1, heads, kvHeads, n, m, dk, dv, mask, bias, scale, causal, undefined, null);
+    const result = {};
+    let dConcat = dO;
+    if (WO) {
+      const concat = new Matrix(n, heads * dv, mergeHeads(out, n, heads, dv));
+      result.dwo = this.matmul(transpose(concat), dO);
+      dConcat = this.matmul(dO, transpose(WO));
+    }
+    const g = this.#backward(q, k, v, out, splitHeads(dConcat.data, n, heads, dv), null, 1, heads, kvHeads, n, m, dk, dv,
+      mask, bias, false, scale, 0, NO_WINDOW, 0, causal);
+    const dQ = new Matrix(n, heads * dk, mergeHeads(g.dq, n, heads, dk));
+    const dK = new Matrix(m, kvHeads * dk, mergeHeads(g.dk, m, kvHeads, dk));
+    const dV = new Matrix(m, kvHeads * dv, mergeHeads(g.dv, m, kvHeads, dv));
+    result.dwq = this.matmul(transpose(X), dQ);
+    result.dwk = this.matmul(transpose(C), dK);
+    result.dwv = this.matmul(transpose(C), dV);
+    const dx = this.matmul(dQ, transpose(WQ));
+    const dc = addInto(this.matmul(dK, transpose(WK)), this.matmul(dV, transpose(WV)));
+    if (options.context == null) {
+      result.dx = addInto(dx, dc);
+    } else {
+      result.dx = dx;
+      result.dcontext = dc;
+    }
+    return { dx: result.dx, dwq: result.dwq, dwk: result.dwk, dwv: result.dwv, ...(WO ? { dwo: result.dwo } : {}), ...(result.dcontext ? { dcontext: result.dcontext } : {}) };
+  }
 }
 
 const SDPA_OPTIONS = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out'];
@@ -511,4 +680,46 @@ function mergeHeads(data, n, heads, d) {
 
 function formatBytes(bytes) {
   return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+// --- Backward pass helpers.
+
+const SDPA_BACKWARD_OPTIONS = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale',
+  'softcap', 'window', 'queryOffset', 'lse'];
+const NO_WINDOW = [-1, -1];
+const INT32_MAX = 2 ** 31 - 1;
+
+function checkSoftcap(value, name) {
+  if (value == null) return 0;
+  if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${describe(value)}`);
+  if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a finite number >= 0 (0: none), got ${value}`);
+  return value;
+}
+
+// [left, right]: keys p - left .. p + right of query position p; -1 leaves a side unbounded.
+function checkWindow(value, name) {
+  if (value == null) return NO_WINDOW;
+  const ok = (x) => Number.isInteger(x) && x >= -1 && x <= INT32_MAX;
+  if (!Array.isArray(value) || value.length !== 2) throw new TypeError(`${name} must be [left, right] (integers >= -1, -1: unbounded), got ${describe(value)}`);
+  if (!ok(value[0]) || !ok(value[1])) throw new RangeError(`${name} must be [left, right] with integers >= -1 (-1: unbounded), got [${value.join(', ')}]`);
+  return value;
+}
+
+function checkQueryOffset(value, name) {
+  if (value == null) return 0;
+  if (typeof value !== 'number') throw new TypeError(`${name} must be an integer, got ${describe(value)}`);
+  if (!Number.isInteger(value) || Math.abs(value) > INT32_MAX) throw new RangeError(`${name} must be an integer within int32, got ${value}`);
+  return value;
+}
+
+function transpose(a) {
+  const t = new Float32Array(a.rows * a.cols);
+  for (let i = 0; i < a.rows; i++) for (let j = 0; j < a.cols; j++) t[j * a.rows + i] = a.data[i * a.cols + j];
+  return new Matrix(a.cols, a.rows, t);
+}
+
+// a += b, elementwise, for Matrix objects of the same shape; returns a.
+function addInto(a, b) {
+  for (let i = 0; i < a.data.length; i++) a.data[i] += b.data[i];
+  return a;
 }
