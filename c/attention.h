@@ -175,7 +175,7 @@ attn_status attn_softmax(const float* x, float* y, int32_t rows, int32_t cols);
  *
  * Numerics: float32 as the forward; the weights are recomputed with the
  * same exp. Against float64 analytic gradients the results agree to about
- * 1e-5 times the largest gradient at the sizes tested (tests use 1e-4).
+ * 1e-6 times the largest gradient at the sizes tested (tests use 5e-6).
  * The SIMD and scalar kernels keep the same summation order. */
 
 /* Floats of scratch that attn_sdpa_backward needs: the packed K and V of one
