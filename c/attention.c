@@ -260,7 +260,10 @@ size_t attn_sdpa_backward_scratch_size(int32_t n_q, int32_t n_k, int32_t d_k, in
   if (!attn__count((size_t)d_k, k_pad, 1, 1, &kp) || !attn__count((size_t)d_v, k_pad, 1, 1, &vp)) {
     return 0;
   }
-  const size_t parts[] = {kp, vp, 2 * (size_t)n_q, attn__bwd_tile_floats((size_t)d_k, (size_t)d_v)};
+  size_t qd;  /* the block loop's copies of q and dout, four times n_q (d_k + d_v) at most */
+  if (!attn__count((size_t)n_q + ATTN__PAD, (size_t)d_k + (size_t)d_v, 4, 1, &qd)) return 0;
+  const size_t parts[] = {kp, vp, 2 * (size_t)n_q,
+                          attn__bwd_tile_floats((size_t)n_q, (size_t)d_k, (size_t)d_v)};
   size_t total = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
     if (total + parts[i] < total || total + parts[i] > SIZE_MAX / sizeof(float)) return 0;
@@ -310,7 +313,7 @@ attn_status attn_sdpa_backward(const float* q, const float* k, const float* v, c
   float* vp = kp + dkk * k_pad;        /* (k_pad / 8, d_v, 8) V panels */
   float* lse_head = vp + dvv * k_pad;  /* (n_q) this head's lse, when not given */
   float* delta = lse_head + nq;        /* (n_q) dout_i . out_i */
-  float* tile = delta + nq;            /* attn__bwd_tile_floats(d_k, d_v) */
+  float* tile = delta + nq;            /* attn__bwd_tile_floats(n_q, d_k, d_v) */
   /* The kernels add into the gradients: they start at 0. */
   attn__zero(dq, (size_t)batch * (size_t)heads * nq * dkk);
   attn__zero(dk, (size_t)batch * (size_t)kv_heads * nk * dkk);

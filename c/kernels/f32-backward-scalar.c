@@ -111,6 +111,7 @@ void attn__f32_backward_scalar(const attn__bwd_args* a) {
           float arg = z - lse;
           if (arg > 0.0f) arg = 0.0f;  /* rounding in lse; NaN stays NaN */
           const float pij = attn__expf_nonpos(arg);
+          if (pij == 0.0f) continue;  /* dz = 0 where p = 0, even if dp is not finite */
           const float dp = attn__dout_v(a, i, j);
           const float dz = pij * (dp - delta);
           if (a->dbias != NULL) a->dbias[i * n_k + j] = a->dbias[i * n_k + j] + dz;

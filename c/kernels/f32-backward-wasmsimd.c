@@ -81,102 +81,210 @@ static int attn__bwd_all_visible(const attn__bwd_args* a, size_t i0, size_t i1, 
   return 1;
 }
 
-/* acc_j (d) += sum_r w[r][jj] x_r for each key jj < nb of the block: dv
- * (w = p, x = dout) and dk (w = ds, x = q). Rows added in order. */
-static void attn__bwd_rank4_wasmsimd(const float* w, size_t nb, const float* const x[4], size_t d,
-                                     float* acc, size_t acc_stride) {
-  const float* x0 = x[0];
-  const float* x1 = x[1];
-  const float* x2 = x[2];
-  const float* x3 = x[3];
-  for (size_t jj = 0; jj < nb; jj++) {
-    float* acc_row = acc + jj * acc_stride;  /* (d) */
-    const float w0 = w[jj], w1 = w[ATTN__BWD_BC + jj];
-    const float w2 = w[2 * ATTN__BWD_BC + jj], w3 = w[3 * ATTN__BWD_BC + jj];
-    const v128_t vw0 = wasm_f32x4_splat(w0), vw1 = wasm_f32x4_splat(w1);
-    const v128_t vw2 = wasm_f32x4_splat(w2), vw3 = wasm_f32x4_splat(w3);
-    size_t c = 0;
-    for (; c + 4 <= d; c += 4) {
-      v128_t vacc = wasm_v128_load(acc_row + c);
-      vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(vw0, wasm_v128_load(x0 + c)));
-      vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(vw1, wasm_v128_load(x1 + c)));
-      vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(vw2, wasm_v128_load(x2 + c)));
-      vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(vw3, wasm_v128_load(x3 + c)));
-      wasm_v128_store(acc_row + c, vacc);
-    }
-    for (; c < d; c++) {
-      float s = acc_row[c];
-      s = s + w0 * x0[c];
-      s = s + w1 * x1[c];
-      s = s + w2 * x2[c];
-      s = s + w3 * x3[c];
-      acc_row[c] = s;
+/* t (BWD_BC, BWD_BR): t[jj][ii] = sum_c kp(jj, c) xp(ii, c) for keys jj <
+ * nk4 (a multiple of 4) and rows ii < nr8 (a multiple of 8). kp points at the
+ * panel of the block's first key, xp at the panel of its first row (both
+ * pack_k layout, d columns). Per step 4 keys x 8 rows: the four keys'
+ * element c splatted (4 consecutive floats of a key panel) against 8 rows'
+ * element c (two vectors of a row panel), 8 accumulators; sums over c in
+ * order, as the scalar twin. */
+static void attn__bwd_kx_tile_wasmsimd(const float* kp, const float* xp, size_t d, size_t nk4,
+                                       size_t nr8, float* t) {
+  for (size_t j = 0; j < nk4; j += 4) {
+    const float* k_group = kp + (j / 8) * d * 8 + j % 8;  /* keys j .. j+3 at k_group[c * 8 + 0..3] */
+    for (size_t i = 0; i < nr8; i += 8) {
+      v128_t vacc0x0123 = wasm_f32x4_splat(0.0f), vacc0x4567 = vacc0x0123;
+      v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x0123;
+      v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x0123;
+      v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x0123;
+      const float* x_panel = xp + (i / 8) * d * 8;  /* (d, 8) rows i .. i+7 */
+      const float* k_col = k_group;
+      for (size_t c = 0; c < d; c++) {
+        const v128_t vx0123 = wasm_v128_load(x_panel);
+        const v128_t vx4567 = wasm_v128_load(x_panel + 4);
+        x_panel += 8;
+        const v128_t vk0 = wasm_v128_load32_splat(k_col);
+        const v128_t vk1 = wasm_v128_load32_splat(k_col + 1);
+        const v128_t vk2 = wasm_v128_load32_splat(k_col + 2);
+        const v128_t vk3 = wasm_v128_load32_splat(k_col + 3);
+        k_col += 8;
+        vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vk0, vx0123));
+        vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vk0, vx4567));
+        vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vk1, vx0123));
+        vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vk1, vx4567));
+        vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vk2, vx0123));
+        vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vk2, vx4567));
+        vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vk3, vx0123));
+        vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vk3, vx4567));
+      }
+      float* t_row = t + j * ATTN__BWD_BR + i;
+      wasm_v128_store(t_row, vacc0x0123);
+      wasm_v128_store(t_row + 4, vacc0x4567);
+      wasm_v128_store(t_row + ATTN__BWD_BR, vacc1x0123);
+      wasm_v128_store(t_row + ATTN__BWD_BR + 4, vacc1x4567);
+      wasm_v128_store(t_row + 2 * ATTN__BWD_BR, vacc2x0123);
+      wasm_v128_store(t_row + 2 * ATTN__BWD_BR + 4, vacc2x4567);
+      wasm_v128_store(t_row + 3 * ATTN__BWD_BR, vacc3x0123);
+      wasm_v128_store(t_row + 3 * ATTN__BWD_BR + 4, vacc3x4567);
     }
   }
 }
 
-/* dq_r (d_k) += sum_jj ds[r][jj] k_jj over the block's nb keys, in order. */
-static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, size_t d_k,
-                                  float* const dq[4]) {
-  float* dq0 = dq[0];
-  float* dq1 = dq[1];
-  float* dq2 = dq[2];
-  float* dq3 = dq[3];
-  size_t c = 0;
-  for (; c + 8 <= d_k; c += 8) {
-    v128_t vacc0x0123 = wasm_v128_load(dq0 + c), vacc0x4567 = wasm_v128_load(dq0 + c + 4);
-    v128_t vacc1x0123 = wasm_v128_load(dq1 + c), vacc1x4567 = wasm_v128_load(dq1 + c + 4);
-    v128_t vacc2x0123 = wasm_v128_load(dq2 + c), vacc2x4567 = wasm_v128_load(dq2 + c + 4);
-    v128_t vacc3x0123 = wasm_v128_load(dq3 + c), vacc3x4567 = wasm_v128_load(dq3 + c + 4);
-    const float* k_col = k + c;
-    for (size_t jj = 0; jj < nb; jj++) {
-      const v128_t vk0123 = wasm_v128_load(k_col);
-      const v128_t vk4567 = wasm_v128_load(k_col + 4);
-      k_col += d_k;
-      const v128_t vs0 = wasm_v128_load32_splat(ds + jj);
-      const v128_t vs1 = wasm_v128_load32_splat(ds + ATTN__BWD_BC + jj);
-      const v128_t vs2 = wasm_v128_load32_splat(ds + 2 * ATTN__BWD_BC + jj);
-      const v128_t vs3 = wasm_v128_load32_splat(ds + 3 * ATTN__BWD_BC + jj);
-      vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vs0, vk0123));
-      vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vs0, vk4567));
-      vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vs1, vk0123));
-      vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vs1, vk4567));
-      vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vs2, vk0123));
-      vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vs2, vk4567));
-      vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vs3, vk0123));
-      vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vs3, vk4567));
+/* acc_j (d) += sum_r w[j][r] x_r over rows r < nr, in order, for keys
+ * j < nb: dv (w = p, x = dout) and dk (w = ds, x = q). w is a (BWD_BC,
+ * BWD_BR) tile, x (nr, d) and acc (nb, d) row-major. Per step 4 keys x 8
+ * columns: 8 accumulators over the rows, one x row (two vectors) and the
+ * four keys' w splatted per row. */
+static void attn__bwd_wx_wasmsimd(const float* w, size_t nb, const float* x, size_t nr, size_t d,
+                                  float* acc) {
+  size_t j = 0;
+  for (; j + 4 <= nb; j += 4) {
+    float* acc0 = acc + j * d;
+    float* acc1 = acc0 + d;
+    float* acc2 = acc1 + d;
+    float* acc3 = acc2 + d;
+    const float* w0 = w + j * ATTN__BWD_BR;
+    const float* w1 = w0 + ATTN__BWD_BR;
+    const float* w2 = w1 + ATTN__BWD_BR;
+    const float* w3 = w2 + ATTN__BWD_BR;
+    size_t c = 0;
+    for (; c + 8 <= d; c += 8) {
+      v128_t vacc0x0123 = wasm_v128_load(acc0 + c), vacc0x4567 = wasm_v128_load(acc0 + c + 4);
+      v128_t vacc1x0123 = wasm_v128_load(acc1 + c), vacc1x4567 = wasm_v128_load(acc1 + c + 4);
+      v128_t vacc2x0123 = wasm_v128_load(acc2 + c), vacc2x4567 = wasm_v128_load(acc2 + c + 4);
+      v128_t vacc3x0123 = wasm_v128_load(acc3 + c), vacc3x4567 = wasm_v128_load(acc3 + c + 4);
+      const float* x_col = x + c;
+      for (size_t r = 0; r < nr; r++) {
+        const v128_t vx0123 = wasm_v128_load(x_col);
+        const v128_t vx4567 = wasm_v128_load(x_col + 4);
+        x_col += d;
+        const v128_t vw0 = wasm_v128_load32_splat(w0 + r);
+        const v128_t vw1 = wasm_v128_load32_splat(w1 + r);
+        const v128_t vw2 = wasm_v128_load32_splat(w2 + r);
+        const v128_t vw3 = wasm_v128_load32_splat(w3 + r);
+        vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vw0, vx0123));
+        vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vw0, vx4567));
+        vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vw1, vx0123));
+        vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vw1, vx4567));
+        vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vw2, vx0123));
+        vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vw2, vx4567));
+        vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vw3, vx0123));
+        vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vw3, vx4567));
+      }
+      wasm_v128_store(acc0 + c, vacc0x0123);
+      wasm_v128_store(acc0 + c + 4, vacc0x4567);
+      wasm_v128_store(acc1 + c, vacc1x0123);
+      wasm_v128_store(acc1 + c + 4, vacc1x4567);
+      wasm_v128_store(acc2 + c, vacc2x0123);
+      wasm_v128_store(acc2 + c + 4, vacc2x4567);
+      wasm_v128_store(acc3 + c, vacc3x0123);
+      wasm_v128_store(acc3 + c + 4, vacc3x4567);
     }
-    wasm_v128_store(dq0 + c, vacc0x0123);
-    wasm_v128_store(dq0 + c + 4, vacc0x4567);
-    wasm_v128_store(dq1 + c, vacc1x0123);
-    wasm_v128_store(dq1 + c + 4, vacc1x4567);
-    wasm_v128_store(dq2 + c, vacc2x0123);
-    wasm_v128_store(dq2 + c + 4, vacc2x4567);
-    wasm_v128_store(dq3 + c, vacc3x0123);
-    wasm_v128_store(dq3 + c + 4, vacc3x4567);
-  }
-  for (; c + 4 <= d_k; c += 4) {
-    v128_t vacc0 = wasm_v128_load(dq0 + c), vacc1 = wasm_v128_load(dq1 + c);
-    v128_t vacc2 = wasm_v128_load(dq2 + c), vacc3 = wasm_v128_load(dq3 + c);
-    const float* k_col = k + c;
-    for (size_t jj = 0; jj < nb; jj++) {
-      const v128_t vk = wasm_v128_load(k_col);
-      k_col += d_k;
-      vacc0 = wasm_f32x4_add(vacc0, wasm_f32x4_mul(wasm_v128_load32_splat(ds + jj), vk));
-      vacc1 = wasm_f32x4_add(vacc1, wasm_f32x4_mul(wasm_v128_load32_splat(ds + ATTN__BWD_BC + jj), vk));
-      vacc2 = wasm_f32x4_add(vacc2, wasm_f32x4_mul(wasm_v128_load32_splat(ds + 2 * ATTN__BWD_BC + jj), vk));
-      vacc3 = wasm_f32x4_add(vacc3, wasm_f32x4_mul(wasm_v128_load32_splat(ds + 3 * ATTN__BWD_BC + jj), vk));
+    for (; c < d; c++) {
+      float s0 = acc0[c], s1 = acc1[c], s2 = acc2[c], s3 = acc3[c];
+      for (size_t r = 0; r < nr; r++) {
+        const float xr = x[r * d + c];
+        s0 = s0 + w0[r] * xr;
+        s1 = s1 + w1[r] * xr;
+        s2 = s2 + w2[r] * xr;
+        s3 = s3 + w3[r] * xr;
+      }
+      acc0[c] = s0, acc1[c] = s1, acc2[c] = s2, acc3[c] = s3;
     }
-    wasm_v128_store(dq0 + c, vacc0);
-    wasm_v128_store(dq1 + c, vacc1);
-    wasm_v128_store(dq2 + c, vacc2);
-    wasm_v128_store(dq3 + c, vacc3);
   }
-  for (; c < d_k; c++) {
-    for (size_t r = 0; r < 4; r++) {
-      float s = dq[r][c];
-      for (size_t jj = 0; jj < nb; jj++) s = s + ds[r * ATTN__BWD_BC + jj] * k[jj * d_k + c];
-      dq[r][c] = s;
+  for (; j < nb; j++) {  /* the block's last keys, one at a time */
+    float* acc_row = acc + j * d;
+    const float* w_row = w + j * ATTN__BWD_BR;
+    size_t c = 0;
+    for (; c + 4 <= d; c += 4) {
+      v128_t vacc = wasm_v128_load(acc_row + c);
+      for (size_t r = 0; r < nr; r++) {
+        vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(wasm_v128_load32_splat(w_row + r), wasm_v128_load(x + r * d + c)));
+      }
+      wasm_v128_store(acc_row + c, vacc);
+    }
+    for (; c < d; c++) {
+      float sum = acc_row[c];
+      for (size_t r = 0; r < nr; r++) sum = sum + w_row[r] * x[r * d + c];
+      acc_row[c] = sum;
+    }
+  }
+}
+
+/* dq_r (d_k) += sum_j ds[j][r] k_j over keys j < nb, in order, for rows
+ * r < nr: ds a (BWD_BC, BWD_BR) tile, k (nb, d_k) and dq (nr, d_k)
+ * row-major. Per step 4 rows x 8 columns: 8 accumulators over the keys, one
+ * k row (two vectors) and the four rows' ds (consecutive floats) splatted. */
+static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, size_t nr,
+                                  size_t d_k, float* dq) {
+  size_t r = 0;
+  for (; r + 4 <= nr; r += 4) {
+    float* dq0 = dq + r * d_k;
+    float* dq1 = dq0 + d_k;
+    float* dq2 = dq1 + d_k;
+    float* dq3 = dq2 + d_k;
+    size_t c = 0;
+    for (; c + 8 <= d_k; c += 8) {
+      v128_t vacc0x0123 = wasm_v128_load(dq0 + c), vacc0x4567 = wasm_v128_load(dq0 + c + 4);
+      v128_t vacc1x0123 = wasm_v128_load(dq1 + c), vacc1x4567 = wasm_v128_load(dq1 + c + 4);
+      v128_t vacc2x0123 = wasm_v128_load(dq2 + c), vacc2x4567 = wasm_v128_load(dq2 + c + 4);
+      v128_t vacc3x0123 = wasm_v128_load(dq3 + c), vacc3x4567 = wasm_v128_load(dq3 + c + 4);
+      const float* k_col = k + c;
+      const float* ds_col = ds + r;
+      for (size_t j = 0; j < nb; j++) {
+        const v128_t vk0123 = wasm_v128_load(k_col);
+        const v128_t vk4567 = wasm_v128_load(k_col + 4);
+        k_col += d_k;
+        const v128_t vs0 = wasm_v128_load32_splat(ds_col);
+        const v128_t vs1 = wasm_v128_load32_splat(ds_col + 1);
+        const v128_t vs2 = wasm_v128_load32_splat(ds_col + 2);
+        const v128_t vs3 = wasm_v128_load32_splat(ds_col + 3);
+        ds_col += ATTN__BWD_BR;
+        vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vs0, vk0123));
+        vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vs0, vk4567));
+        vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vs1, vk0123));
+        vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vs1, vk4567));
+        vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vs2, vk0123));
+        vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vs2, vk4567));
+        vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vs3, vk0123));
+        vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vs3, vk4567));
+      }
+      wasm_v128_store(dq0 + c, vacc0x0123);
+      wasm_v128_store(dq0 + c + 4, vacc0x4567);
+      wasm_v128_store(dq1 + c, vacc1x0123);
+      wasm_v128_store(dq1 + c + 4, vacc1x4567);
+      wasm_v128_store(dq2 + c, vacc2x0123);
+      wasm_v128_store(dq2 + c + 4, vacc2x4567);
+      wasm_v128_store(dq3 + c, vacc3x0123);
+      wasm_v128_store(dq3 + c + 4, vacc3x4567);
+    }
+    for (; c < d_k; c++) {
+      float s0 = dq0[c], s1 = dq1[c], s2 = dq2[c], s3 = dq3[c];
+      for (size_t j = 0; j < nb; j++) {
+        const float kj = k[j * d_k + c];
+        const float* ds_j = ds + j * ATTN__BWD_BR + r;
+        s0 = s0 + ds_j[0] * kj;
+        s1 = s1 + ds_j[1] * kj;
+        s2 = s2 + ds_j[2] * kj;
+        s3 = s3 + ds_j[3] * kj;
+      }
+      dq0[c] = s0, dq1[c] = s1, dq2[c] = s2, dq3[c] = s3;
+    }
+  }
+  for (; r < nr; r++) {  /* the block's last rows, one at a time */
+    float* dq_row = dq + r * d_k;
+    size_t c = 0;
+    for (; c + 4 <= d_k; c += 4) {
+      v128_t vacc = wasm_v128_load(dq_row + c);
+      for (size_t j = 0; j < nb; j++) {
+        vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(wasm_v128_load32_splat(ds + j * ATTN__BWD_BR + r), wasm_v128_load(k + j * d_k + c)));
+      }
+      wasm_v128_store(dq_row + c, vacc);
+    }
+    for (; c < d_k; c++) {
+      float sum = dq_row[c];
+      for (size_t j = 0; j < nb; j++) sum = sum + ds[j * ATTN__BWD_BR + r] * k[j * d_k + c];
+      dq_row[c] = sum;
     }
   }
 }
@@ -254,92 +362,96 @@ void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out,
 }
 
 void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
-  assert(a != NULL && a->scratch != NULL && ATTN__MR == 4 && ATTN__BWD_BC % 8 == 0);
-  const size_t n_k = a->n_k, d_k = a->d_k, d_v = a->d_v;
-  float* p = a->scratch;                                /* (MR, BWD_BC) weights */
-  float* ds = p + ATTN__MR * ATTN__BWD_BC;              /* (MR, BWD_BC) dout . v, then ds */
-  float* s = ds + ATTN__MR * ATTN__BWD_BC;              /* (MR, BWD_BC) scores */
-  float* qt = s + ATTN__MR * ATTN__BWD_BC;              /* (d_k, MR) the query tile */
-  float* dot = qt + ATTN__MR * attn__round_up(d_k, 4);  /* (d_v, MR) the dout tile */
-  const size_t d = attn__round_up(d_k > d_v ? d_k : d_v, 4);
-  float* zero = dot + ATTN__MR * attn__round_up(d_v, 4);  /* (d) zeros */
-  float* junk = zero + d;                                 /* (d) dq of rows that add nothing */
-  for (size_t c = 0; c < d; c++) zero[c] = 0.0f;
+  assert(a != NULL && a->scratch != NULL && ATTN__BWD_BC % 8 == 0 && ATTN__BWD_BR % 8 == 0);
+  const size_t n_q = a->n_q, n_k = a->n_k, d_k = a->d_k, d_v = a->d_v;
+  const size_t q_pad = attn__round_up(n_q, ATTN__PAD);
+  float* lse = a->scratch;               /* (q_pad) lse, +Infinity for empty and padding rows */
+  float* delta = lse + q_pad;            /* (q_pad) delta, 0 for padding rows */
+  float* qs = delta + q_pad;             /* (n_q, d_k) q, empty rows 0 */
+  float* dos = qs + n_q * d_k;           /* (n_q, d_v) dout, empty rows 0 */
+  float* qp = dos + n_q * d_v;           /* (q_pad / 8, d_k, 8) qs in panels of 8 rows */
+  float* dop = qp + q_pad * d_k;         /* (q_pad / 8, d_v, 8) dos in panels of 8 rows */
+  float* st = dop + q_pad * d_v;         /* (BWD_BC, BWD_BR) scores, key-major */
+  float* pt = st + ATTN__BWD_BC * ATTN__BWD_BR;   /* (BWD_BC, BWD_BR) weights */
+  float* dst = pt + ATTN__BWD_BC * ATTN__BWD_BR;  /* (BWD_BC, BWD_BR) dout . v, then ds */
+
+  /* Rows with no allowed key read as zeros and get lse = +Infinity, so
+   * their weights are exp(-Infinity) = 0 and they add nothing, even where
+   * their q or dout hold Infinity. */
+  for (size_t i = 0; i < q_pad; i++) {
+    const int live = i < n_q && a->lse[i] != -INFINITY;
+    lse[i] = live ? a->lse[i] : INFINITY;
+    delta[i] = live ? a->delta[i] : 0.0f;
+    if (i >= n_q) continue;
+    for (size_t c = 0; c < d_k; c++) qs[i * d_k + c] = live ? a->q[i * d_k + c] : 0.0f;
+    for (size_t c = 0; c < d_v; c++) dos[i * d_v + c] = live ? a->dout[i * d_v + c] : 0.0f;
+  }
+  attn__f32_pack_k_wasmsimd(qs, n_q, d_k, qp);
+  attn__f32_pack_k_wasmsimd(dos, n_q, d_v, dop);
+
   const v128_t vscale = wasm_f32x4_splat(a->scale);
   const v128_t vzero = wasm_f32x4_splat(0.0f);
   const int plain_kind = a->softcap == 0.0f && a->bias == NULL && a->mask == NULL && a->dbias == NULL;
 
   for (size_t j0 = 0; j0 < n_k; j0 += ATTN__BWD_BC) {
     const size_t nb = n_k - j0 < ATTN__BWD_BC ? n_k - j0 : ATTN__BWD_BC;
-    const size_t nbp = attn__round_up(nb, 8);
-    const float* k_block = a->k + j0 * d_k;  /* (nb, d_k) */
+    const size_t nk4 = attn__round_up(nb, 4);
     size_t lo, hi;
     attn__bwd_rows(a, j0, j0 + nb, &lo, &hi);
-    for (size_t i0 = lo; i0 < hi; i0 += ATTN__MR) {
-      const size_t rows = hi - i0 < ATTN__MR ? hi - i0 : ATTN__MR;
-      const float* q_rows[4];
-      const float* dout_rows[4];
-      float* dq_rows[4];
-      int live = 0;  /* rows with an allowed key */
-      for (size_t r = 0; r < 4; r++) {
-        const int on = r < rows && a->lse[i0 + r] != -INFINITY;
-        live += on;
-        q_rows[r] = on ? a->q + (i0 + r) * d_k : zero;
-        dout_rows[r] = on ? a->dout + (i0 + r) * d_v : zero;
-        dq_rows[r] = on ? a->dq + (i0 + r) * d_k : junk;
-      }
-      if (live == 0) continue;
-      attn__bwd_interleave(q_rows, d_k, qt);
-      attn__bwd_interleave(dout_rows, d_v, dot);
-      attn__bwd_dot_tile_wasmsimd(qt, a->kp + j0 * d_k, d_k, nbp, s);
-      attn__bwd_dot_tile_wasmsimd(dot, a->vp + j0 * d_v, d_v, nbp, ds);
-      if (plain_kind && live == 4 && nb == nbp && attn__bwd_all_visible(a, i0, i0 + 4, j0, j0 + nb)) {
-        for (size_t r = 0; r < 4; r++) {
-          const v128_t vlse = wasm_f32x4_splat(a->lse[i0 + r]);
-          const v128_t vdelta = wasm_f32x4_splat(a->delta[i0 + r]);
-          float* pr = p + r * ATTN__BWD_BC;
-          float* dsr = ds + r * ATTN__BWD_BC;
-          const float* sr = s + r * ATTN__BWD_BC;
-          for (size_t jj = 0; jj < nb; jj += 4) {
-            const v128_t vz = wasm_f32x4_mul(wasm_v128_load(sr + jj), vscale);
+    /* Row blocks start on a panel boundary of qp. */
+    for (size_t i0 = lo / 8 * 8; i0 < hi; i0 += ATTN__BWD_BR) {
+      const size_t nr = hi - i0 < ATTN__BWD_BR ? hi - i0 : ATTN__BWD_BR;
+      const size_t nr8 = attn__round_up(nr, 8);
+      attn__bwd_kx_tile_wasmsimd(a->kp + j0 * d_k, qp + i0 * d_k, d_k, nk4, nr8, st);
+      attn__bwd_kx_tile_wasmsimd(a->vp + j0 * d_v, dop + i0 * d_v, d_v, nk4, nr8, dst);
+      if (plain_kind && nr % 4 == 0 && attn__bwd_all_visible(a, i0, i0 + nr, j0, j0 + nb)) {
+        /* Lanes are 4 rows: their lse and delta load as vectors. */
+        for (size_t jj = 0; jj < nb; jj++) {
+          const float* s_row = st + jj * ATTN__BWD_BR;
+          float* p_row = pt + jj * ATTN__BWD_BR;
+          float* ds_row = dst + jj * ATTN__BWD_BR;
+          for (size_t ii = 0; ii < nr; ii += 4) {
+            const v128_t vz = wasm_f32x4_mul(wasm_v128_load(s_row + ii), vscale);
             /* pmin(x, 0) is 0 < x ? 0 : x: NaN stays NaN, as the scalar clamp. */
-            const v128_t varg = wasm_f32x4_pmin(wasm_f32x4_sub(vz, vlse), vzero);
+            const v128_t varg = wasm_f32x4_pmin(wasm_f32x4_sub(vz, wasm_v128_load(lse + i0 + ii)), vzero);
             const v128_t vp = attn__expf_nonpos_wasmsimd(varg);
-            const v128_t vdz = wasm_f32x4_mul(vp, wasm_f32x4_sub(wasm_v128_load(dsr + jj), vdelta));
-            wasm_v128_store(pr + jj, vp);
-            wasm_v128_store(dsr + jj, wasm_f32x4_mul(vdz, vscale));
+            v128_t vdz = wasm_f32x4_mul(vp, wasm_f32x4_sub(wasm_v128_load(ds_row + ii), wasm_v128_load(delta + i0 + ii)));
+            vdz = wasm_v128_and(vdz, wasm_f32x4_ne(vp, vzero));  /* dz = 0 where p = 0 */
+            wasm_v128_store(p_row + ii, vp);
+            wasm_v128_store(ds_row + ii, wasm_f32x4_mul(vdz, vscale));
           }
         }
       } else {
-        for (size_t r = 0; r < 4; r++) {
-          float* pr = p + r * ATTN__BWD_BC;
-          float* dsr = ds + r * ATTN__BWD_BC;
-          const float* sr = s + r * ATTN__BWD_BC;
-          const int on = q_rows[r] != zero;
-          const size_t i = i0 + r;
-          for (size_t jj = 0; jj < nbp; jj++) {
-            const float dp = dsr[jj];
-            pr[jj] = 0.0f;
-            dsr[jj] = 0.0f;
-            if (!on || jj >= nb) continue;
+        for (size_t jj = 0; jj < nb; jj++) {
+          const size_t j = j0 + jj;
+          const float* s_row = st + jj * ATTN__BWD_BR;
+          float* p_row = pt + jj * ATTN__BWD_BR;
+          float* ds_row = dst + jj * ATTN__BWD_BR;
+          for (size_t ii = 0; ii < nr; ii++) {
+            const size_t i = i0 + ii;
+            const float dp = ds_row[ii];
+            p_row[ii] = 0.0f;
+            ds_row[ii] = 0.0f;
+            if (lse[i] == INFINITY) continue;  /* no allowed key in this row */
             float th;
-            const float z = attn__bwd_logit(a, i, j0 + jj, sr[jj] * a->scale, &th);
+            const float z = attn__bwd_logit(a, i, j, s_row[ii] * a->scale, &th);
             if (z == -INFINITY) continue;
-            float arg = z - a->lse[i];
+            float arg = z - lse[i];
             if (arg > 0.0f) arg = 0.0f;
             const float pij = attn__expf_nonpos(arg);
-            const float dz = pij * (dp - a->delta[i]);
-            if (a->dbias != NULL) a->dbias[i * n_k + j0 + jj] = a->dbias[i * n_k + j0 + jj] + dz;
+            if (pij == 0.0f) continue;
+            const float dz = pij * (dp - delta[i]);
+            if (a->dbias != NULL) a->dbias[i * n_k + j] = a->dbias[i * n_k + j] + dz;
             float dsij = dz;
             if (a->softcap > 0.0f) dsij = dsij * (1.0f - th * th);
-            pr[jj] = pij;
-            dsr[jj] = dsij * a->scale;
+            p_row[ii] = pij;
+            ds_row[ii] = dsij * a->scale;
           }
         }
       }
-      attn__bwd_rank4_wasmsimd(p, nb, dout_rows, d_v, a->dv + j0 * d_v, d_v);
-      attn__bwd_rank4_wasmsimd(ds, nb, q_rows, d_k, a->dk + j0 * d_k, d_k);
-      attn__bwd_dq_wasmsimd(ds, nb, k_block, d_k, dq_rows);
+      attn__bwd_wx_wasmsimd(pt, nb, dos + i0 * d_v, nr, d_v, a->dv + j0 * d_v);
+      attn__bwd_wx_wasmsimd(dst, nb, qs + i0 * d_k, nr, d_k, a->dk + j0 * d_k);
+      attn__bwd_dq_wasmsimd(dst, nb, a->k + j0 * d_k, nr, d_k, a->dq + i0 * d_k);
     }
   }
 }

@@ -101,17 +101,19 @@ void attn__f32_decode_wasmsimd(const attn__head_args* args);
 
 /* The backward pass (FlashAttention-2 order) for one (batch, query head).
  * Keys go in blocks of BWD_BC; for each block, the query rows that may see
- * one of its keys go in tiles of MR. Per tile the weights are recomputed from
- * the saved row log-sum-exp, never stored for the whole head:
- *   p[r][j]  = exp(z_ij - lse_i)                    allowed keys, else 0
- *   dp[r][j] = dout_i . v_j
- *   dz[r][j] = p (dp - delta_i)                     delta_i = dout_i . out_i
- *   ds[r][j] = dz * (1 - tanh^2(s_ij / c)) * scale  (the softcap factor when c > 0)
+ * one of its keys go in blocks of BWD_BR (tiles of MR in the scalar twin).
+ * Per block the weights are recomputed from the saved row log-sum-exp,
+ * never stored for the whole head:
+ *   p[i][j]  = exp(z_ij - lse_i)                    allowed keys, else 0
+ *   dp[i][j] = dout_i . v_j
+ *   dz[i][j] = p (dp - delta_i), 0 where p is 0     delta_i = dout_i . out_i
+ *   ds[i][j] = dz * (1 - tanh^2(s_ij / c)) * scale  (the softcap factor when c > 0)
  * and the gradients are added into the outputs:
  *   dv_j += sum_i p dout_i,  dk_j += sum_i ds q_i,  dq_i += sum_j ds k_j,
  *   dbias_ij += dz.
  * A row whose lse is -Infinity (no allowed key) adds nothing anywhere. */
 #define ATTN__BWD_BC 32
+#define ATTN__BWD_BR 64
 
 typedef struct attn__bwd_args {
   const float* q;        /* (n_q, d_k) this query head */
@@ -127,7 +129,7 @@ typedef struct attn__bwd_args {
   float* dbias;          /* (n_q, n_k) added to, or NULL */
   const uint8_t* mask;   /* (n_q, n_k) keep-mask or NULL */
   const float* bias;     /* (n_q, n_k) additive bias or NULL */
-  float* scratch;        /* attn__bwd_tile_floats(d_k, d_v) floats */
+  float* scratch;        /* attn__bwd_tile_floats(n_q, d_k, d_v) floats */
   size_t n_q, n_k, d_k, d_v;
   float scale;
   float softcap;         /* c > 0: logits c tanh(scaled / c); 0: none */
@@ -136,13 +138,21 @@ typedef struct attn__bwd_args {
   int64_t window_left, window_right;  /* -1: unbounded on that side */
 } attn__bwd_args;
 
-/* Scratch of the backward tile: p, ds and tanh tiles (MR, BWD_BC) each; the
- * query and dout tiles interleaved, (d_k, MR) and (d_v, MR); a zero row and
- * a junk row standing in for missing or empty rows. */
-static inline size_t attn__bwd_tile_floats(size_t d_k, size_t d_v) {
+/* Scratch of the backward kernels for one head, the larger of:
+ *   the row pass (lse, delta): three (MR, BWD_BC) tiles, the query and dout
+ *     tiles interleaved, (d_k, MR) and (d_v, MR), and a zero row;
+ *   the SIMD block loop: lse and delta padded to n_q rounded up to 8; q and
+ *     dout copied with empty rows zeroed, (n_q, d_k) and (n_q, d_v); the
+ *     same in panels of 8 rows (pack_k layout); three (BWD_BC, BWD_BR) tiles.
+ * The scalar twin uses the same size. */
+static inline size_t attn__bwd_tile_floats(size_t n_q, size_t d_k, size_t d_v) {
   const size_t d = attn__round_up(d_k > d_v ? d_k : d_v, 4);
-  return 3 * ATTN__MR * ATTN__BWD_BC + ATTN__MR * attn__round_up(d_k, 4) +
-         ATTN__MR * attn__round_up(d_v, 4) + 2 * d;
+  const size_t rows = 3 * ATTN__MR * ATTN__BWD_BC + ATTN__MR * attn__round_up(d_k, 4) +
+                      ATTN__MR * attn__round_up(d_v, 4) + 2 * d;
+  const size_t q_pad = attn__round_up(n_q, ATTN__PAD);
+  const size_t blocks = 2 * q_pad + n_q * (d_k + d_v) + q_pad * (d_k + d_v) +
+                        3 * ATTN__BWD_BC * ATTN__BWD_BR;
+  return rows > blocks ? rows : blocks;
 }
 
 /* Whether key j is allowed for query i by position and mask (causal, window,
