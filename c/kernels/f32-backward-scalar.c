@@ -43,7 +43,7 @@ static float attn__dout_v(const attn__bwd_args* a, size_t i, size_t j) {
 void attn__f32_backward_rows_scalar(const attn__bwd_args* a, const float* out, float* lse,
                                     float* delta) {
   assert(a != NULL && delta != NULL);
-  const size_t n_q = a->n_q, n_k = a->n_k, d_v = a->d_v;
+  const size_t n_q = a->n_q, d_v = a->d_v;
   if (out != NULL) {
     for (size_t i = 0; i < n_q; i++) {
       float d = 0.0f;
@@ -58,8 +58,10 @@ void attn__f32_backward_rows_scalar(const attn__bwd_args* a, const float* out, f
    * raises the max rescales l and acc by exp(m_old - m_new) <= 1. */
   for (size_t i = 0; i < n_q; i++) {
     float m = -INFINITY, l = 0.0f, acc = 0.0f;
-    for (size_t j0 = 0; j0 < n_k; j0 += ATTN__BWD_BC) {
-      const size_t nb = n_k - j0 < ATTN__BWD_BC ? n_k - j0 : ATTN__BWD_BC;
+    size_t k_lo, k_hi;
+    attn__bwd_keys(a, i, i + 1, &k_lo, &k_hi);
+    for (size_t j0 = k_lo; j0 < k_hi; j0 += ATTN__BWD_BC) {
+      const size_t nb = k_hi - j0 < ATTN__BWD_BC ? k_hi - j0 : ATTN__BWD_BC;
       float z[ATTN__BWD_BC];  /* (nb) this block's logits */
       float block_max = -INFINITY;
       for (size_t jj = 0; jj < nb; jj++) {

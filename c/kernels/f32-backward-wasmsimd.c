@@ -19,57 +19,6 @@
 #include "f32-exp-wasmsimd.h"
 #include "kernels.h"
 
-/* z (4, BWD_BC) = xt (d, 4)^T . panels (nbp keys); xt holds row r's element
- * c at xt[c * 4 + r]; panels point at the first key's panel. Sums over d in
- * order, as the scalar twin. */
-static void attn__bwd_dot_tile_wasmsimd(const float* xt, const float* panels, size_t d,
-                                        size_t nbp, float* z) {
-  for (size_t jj = 0; jj < nbp; jj += 8) {
-    v128_t vacc0x0123 = wasm_f32x4_splat(0.0f), vacc0x4567 = vacc0x0123;
-    v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x0123;
-    v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x0123;
-    v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x0123;
-    const float* panel = panels + (jj / 8) * d * 8;  /* (d, 8) keys jj .. jj+7 */
-    const float* x_col = xt;                         /* (d, 4) */
-    for (size_t c = 0; c < d; c++) {
-      const v128_t vk0123 = wasm_v128_load(panel);
-      const v128_t vk4567 = wasm_v128_load(panel + 4);
-      panel += 8;
-      const v128_t vx0 = wasm_v128_load32_splat(x_col);
-      const v128_t vx1 = wasm_v128_load32_splat(x_col + 1);
-      const v128_t vx2 = wasm_v128_load32_splat(x_col + 2);
-      const v128_t vx3 = wasm_v128_load32_splat(x_col + 3);
-      x_col += 4;
-      vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vx0, vk0123));
-      vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vx0, vk4567));
-      vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vx1, vk0123));
-      vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vx1, vk4567));
-      vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vx2, vk0123));
-      vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vx2, vk4567));
-      vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vx3, vk0123));
-      vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vx3, vk4567));
-    }
-    wasm_v128_store(z + jj, vacc0x0123);
-    wasm_v128_store(z + jj + 4, vacc0x4567);
-    wasm_v128_store(z + ATTN__BWD_BC + jj, vacc1x0123);
-    wasm_v128_store(z + ATTN__BWD_BC + jj + 4, vacc1x4567);
-    wasm_v128_store(z + 2 * ATTN__BWD_BC + jj, vacc2x0123);
-    wasm_v128_store(z + 2 * ATTN__BWD_BC + jj + 4, vacc2x4567);
-    wasm_v128_store(z + 3 * ATTN__BWD_BC + jj, vacc3x0123);
-    wasm_v128_store(z + 3 * ATTN__BWD_BC + jj + 4, vacc3x4567);
-  }
-}
-
-/* xt (d, 4) = the four rows interleaved. */
-static void attn__bwd_interleave(const float* const rows[4], size_t d, float* xt) {
-  for (size_t c = 0; c < d; c++) {
-    xt[c * 4] = rows[0][c];
-    xt[c * 4 + 1] = rows[1][c];
-    xt[c * 4 + 2] = rows[2][c];
-    xt[c * 4 + 3] = rows[3][c];
-  }
-}
-
 /* Whether every key of [j0, j1) is visible by position to every row of
  * [i0, i1): the tiles inside a causal or window band. */
 static int attn__bwd_all_visible(const attn__bwd_args* a, size_t i0, size_t i1, size_t j0,
@@ -292,7 +241,7 @@ static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, si
 void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out, float* lse,
                                       float* delta) {
   assert(a != NULL && delta != NULL && a->scratch != NULL);
-  const size_t n_q = a->n_q, n_k = a->n_k, d_k = a->d_k, d_v = a->d_v;
+  const size_t n_q = a->n_q, d_k = a->d_k, d_v = a->d_v;
   if (out != NULL) {
     for (size_t i = 0; i < n_q; i++) {
       float d = 0.0f;
@@ -301,62 +250,80 @@ void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out,
     }
     if (lse == NULL) return;
   }
-  float* z = a->scratch;                                /* (MR, BWD_BC) logits, then exp */
-  float* dp = z + ATTN__MR * ATTN__BWD_BC;              /* (MR, BWD_BC) dout . v */
-  float* qt = z + 3 * ATTN__MR * ATTN__BWD_BC;          /* (d_k, MR) */
-  float* dot = qt + ATTN__MR * attn__round_up(d_k, 4);  /* (d_v, MR) */
-  float* zero = dot + ATTN__MR * attn__round_up(d_v, 4);
-  for (size_t c = 0; c < attn__round_up(d_k > d_v ? d_k : d_v, 4); c++) zero[c] = 0.0f;
+  /* The block loop's layout (attn__bwd_tile_floats); q and dout go into the
+   * panels as given. */
+  const size_t q_pad = attn__round_up(n_q, ATTN__PAD);
+  float* qp = a->scratch + 2 * q_pad + n_q * (d_k + d_v);  /* (q_pad / 8, d_k, 8) */
+  float* dop = qp + q_pad * d_k;                           /* (q_pad / 8, d_v, 8) */
+  float* zt = dop + q_pad * d_v;                           /* (BWD_BC, BWD_BR) logits, then exp */
+  float* dpt = zt + ATTN__BWD_BC * ATTN__BWD_BR;           /* (BWD_BC, BWD_BR) dout . v */
+  float* m = dpt + 2 * ATTN__BWD_BC * ATTN__BWD_BR;        /* (BWD_BR) running max */
+  float* l = m + ATTN__BWD_BR;                             /* (BWD_BR) running sum */
+  float* acc = l + ATTN__BWD_BR;                           /* (BWD_BR) running sum of exp dp */
+  attn__f32_pack_k_wasmsimd(a->q, n_q, d_k, qp);
+  if (out == NULL) attn__f32_pack_k_wasmsimd(a->dout, n_q, d_v, dop);
   const v128_t vscale = wasm_f32x4_splat(a->scale);
-  for (size_t i0 = 0; i0 < n_q; i0 += ATTN__MR) {
-    const size_t rows = n_q - i0 < ATTN__MR ? n_q - i0 : ATTN__MR;
-    const float* q_rows[4];
-    const float* dout_rows[4];
-    for (size_t r = 0; r < 4; r++) {
-      q_rows[r] = r < rows ? a->q + (i0 + r) * d_k : zero;
-      dout_rows[r] = r < rows ? a->dout + (i0 + r) * d_v : zero;
-    }
-    attn__bwd_interleave(q_rows, d_k, qt);
-    if (out == NULL) attn__bwd_interleave(dout_rows, d_v, dot);
-    float m[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
-    float l[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    /* Online log-sum-exp and delta, the invariants of the scalar twin. */
-    for (size_t j0 = 0; j0 < n_k; j0 += ATTN__BWD_BC) {
-      const size_t nb = n_k - j0 < ATTN__BWD_BC ? n_k - j0 : ATTN__BWD_BC;
-      const size_t nbp = attn__round_up(nb, 8);
-      attn__bwd_dot_tile_wasmsimd(qt, a->kp + j0 * d_k, d_k, nbp, z);
-      if (out == NULL) attn__bwd_dot_tile_wasmsimd(dot, a->vp + j0 * d_v, d_v, nbp, dp);
-      for (size_t r = 0; r < rows; r++) {
-        float* zr = z + r * ATTN__BWD_BC;  /* (nbp) */
-        for (size_t jj = 0; jj < nbp; jj += 4) {
-          wasm_v128_store(zr + jj, wasm_f32x4_mul(wasm_v128_load(zr + jj), vscale));
-        }
-        float block_max = -INFINITY;
-        for (size_t jj = 0; jj < nbp; jj++) {
-          float th;
-          zr[jj] = jj < nb ? attn__bwd_logit(a, i0 + r, j0 + jj, zr[jj], &th) : -INFINITY;
-          block_max = attn__max_nan(block_max, zr[jj]);
-        }
-        const float m_new = attn__max_nan(m[r], block_max);
-        if (m_new == -INFINITY) continue;
-        const v128_t vm = wasm_f32x4_splat(m_new);
-        for (size_t jj = 0; jj < nbp; jj += 4) {
-          wasm_v128_store(zr + jj, attn__expf_nonpos_wasmsimd(wasm_f32x4_sub(wasm_v128_load(zr + jj), vm)));
-        }
-        float sum = 0.0f, dsum = 0.0f;
+  const v128_t vzero = wasm_f32x4_splat(0.0f);
+  const v128_t vminus_inf = wasm_f32x4_splat(-INFINITY);
+  const int plain_kind = a->softcap == 0.0f && a->bias == NULL && a->mask == NULL;
+
+  /* Online, per row, the invariants of the scalar twin, with 4 rows to a
+   * vector: m the max of the allowed logits so far, l the sum of exp(z - m),
+   * acc the sum of exp(z - m) dp; a block that raises the max rescales l and
+   * acc by exp(m_old - m_new). Each lane sums its row in key order, as the
+   * scalar twin does. */
+  for (size_t i0 = 0; i0 < n_q; i0 += ATTN__BWD_BR) {
+    const size_t nr = n_q - i0 < ATTN__BWD_BR ? n_q - i0 : ATTN__BWD_BR;
+    const size_t nr8 = attn__round_up(nr, 8);
+    for (size_t ii = 0; ii < nr8; ii++) m[ii] = -INFINITY, l[ii] = 0.0f, acc[ii] = 0.0f;
+    size_t k_lo, k_hi;
+    attn__bwd_keys(a, i0, i0 + nr, &k_lo, &k_hi);
+    /* Key blocks start on a panel boundary of kp. */
+    for (size_t j0 = k_lo / 8 * 8; j0 < k_hi; j0 += ATTN__BWD_BC) {
+      const size_t nb = k_hi - j0 < ATTN__BWD_BC ? k_hi - j0 : ATTN__BWD_BC;
+      attn__bwd_kx_tile_wasmsimd(a->kp + j0 * d_k, qp + i0 * d_k, d_k, attn__round_up(nb, 4), nr8, zt);
+      if (out == NULL) {
+        attn__bwd_kx_tile_wasmsimd(a->vp + j0 * d_v, dop + i0 * d_v, d_v, attn__round_up(nb, 4), nr8, dpt);
+      }
+      if (plain_kind && attn__bwd_all_visible(a, i0, i0 + nr, j0, j0 + nb)) {
         for (size_t jj = 0; jj < nb; jj++) {
-          sum = sum + zr[jj];
-          if (out == NULL && zr[jj] != 0.0f) dsum = dsum + zr[jj] * dp[r * ATTN__BWD_BC + jj];
+          float* z_row = zt + jj * ATTN__BWD_BR;
+          for (size_t ii = 0; ii < nr8; ii += 4) wasm_v128_store(z_row + ii, wasm_f32x4_mul(wasm_v128_load(z_row + ii), vscale));
         }
-        const float alpha = attn__expf_nonpos(m[r] - m_new);
-        l[r] = l[r] * alpha + sum;
-        acc[r] = acc[r] * alpha + dsum;
-        m[r] = m_new;
+      } else {
+        for (size_t jj = 0; jj < nb; jj++) {
+          float* z_row = zt + jj * ATTN__BWD_BR;
+          for (size_t ii = 0; ii < nr8; ii++) {
+            float th;
+            z_row[ii] = ii < nr ? attn__bwd_logit(a, i0 + ii, j0 + jj, z_row[ii] * a->scale, &th) : -INFINITY;
+          }
+        }
+      }
+      for (size_t ii = 0; ii < nr8; ii += 4) {
+        v128_t vblock_max = vminus_inf;
+        for (size_t jj = 0; jj < nb; jj++) vblock_max = wasm_f32x4_max(vblock_max, wasm_v128_load(zt + jj * ATTN__BWD_BR + ii));
+        const v128_t vm = wasm_v128_load(m + ii);
+        const v128_t vm_new = wasm_f32x4_max(vm, vblock_max);
+        /* Rows with nothing allowed yet subtract 0: their terms are all exp(-Infinity) = 0. */
+        const v128_t vm_sub = wasm_v128_bitselect(vzero, vm_new, wasm_f32x4_eq(vm_new, vminus_inf));
+        v128_t vsum = vzero, vdsum = vzero;
+        for (size_t jj = 0; jj < nb; jj++) {
+          const v128_t ve = attn__expf_nonpos_wasmsimd(wasm_f32x4_sub(wasm_v128_load(zt + jj * ATTN__BWD_BR + ii), vm_sub));
+          vsum = wasm_f32x4_add(vsum, ve);
+          if (out == NULL) {
+            const v128_t vterm = wasm_f32x4_mul(ve, wasm_v128_load(dpt + jj * ATTN__BWD_BR + ii));
+            vdsum = wasm_f32x4_add(vdsum, wasm_v128_and(vterm, wasm_f32x4_ne(ve, vzero)));
+          }
+        }
+        const v128_t valpha = attn__expf_nonpos_wasmsimd(wasm_f32x4_sub(vm, vm_sub));
+        wasm_v128_store(l + ii, wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(l + ii), valpha), vsum));
+        wasm_v128_store(acc + ii, wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(acc + ii), valpha), vdsum));
+        wasm_v128_store(m + ii, vm_new);
       }
     }
-    for (size_t r = 0; r < rows; r++) {
-      if (lse != NULL) lse[i0 + r] = m[r] == -INFINITY ? -INFINITY : m[r] + logf(l[r]);
-      if (out == NULL) delta[i0 + r] = l[r] == 0.0f ? 0.0f : acc[r] / l[r];
+    for (size_t ii = 0; ii < nr; ii++) {
+      if (lse != NULL) lse[i0 + ii] = m[ii] == -INFINITY ? -INFINITY : m[ii] + logf(l[ii]);
+      if (out == NULL) delta[i0 + ii] = l[ii] == 0.0f ? 0.0f : acc[ii] / l[ii];
     }
   }
 }

@@ -138,21 +138,15 @@ typedef struct attn__bwd_args {
   int64_t window_left, window_right;  /* -1: unbounded on that side */
 } attn__bwd_args;
 
-/* Scratch of the backward kernels for one head, the larger of:
- *   the row pass (lse, delta): three (MR, BWD_BC) tiles, the query and dout
- *     tiles interleaved, (d_k, MR) and (d_v, MR), and a zero row;
- *   the SIMD block loop: lse and delta padded to n_q rounded up to 8; q and
- *     dout copied with empty rows zeroed, (n_q, d_k) and (n_q, d_v); the
- *     same in panels of 8 rows (pack_k layout); three (BWD_BC, BWD_BR) tiles.
- * The scalar twin uses the same size. */
+/* Scratch of the backward kernels for one head: lse and delta padded to
+ * n_q rounded up to 8; q and dout copied with empty rows zeroed, (n_q, d_k)
+ * and (n_q, d_v); the same in panels of 8 rows (pack_k layout); three
+ * (BWD_BC, BWD_BR) tiles and three BWD_BR rows of running row statistics.
+ * The scalar twin uses the same size (and less of it). */
 static inline size_t attn__bwd_tile_floats(size_t n_q, size_t d_k, size_t d_v) {
-  const size_t d = attn__round_up(d_k > d_v ? d_k : d_v, 4);
-  const size_t rows = 3 * ATTN__MR * ATTN__BWD_BC + ATTN__MR * attn__round_up(d_k, 4) +
-                      ATTN__MR * attn__round_up(d_v, 4) + 2 * d;
   const size_t q_pad = attn__round_up(n_q, ATTN__PAD);
-  const size_t blocks = 2 * q_pad + n_q * (d_k + d_v) + q_pad * (d_k + d_v) +
-                        3 * ATTN__BWD_BC * ATTN__BWD_BR;
-  return rows > blocks ? rows : blocks;
+  return 2 * q_pad + n_q * (d_k + d_v) + q_pad * (d_k + d_v) + 3 * ATTN__BWD_BC * ATTN__BWD_BR +
+         3 * ATTN__BWD_BR;
 }
 
 /* Whether key j is allowed for query i by position and mask (causal, window,
@@ -179,6 +173,21 @@ static inline void attn__bwd_rows(const attn__bwd_args* a, size_t j0, size_t j1,
   }
   if (end < first) end = first;
   if (first > (int64_t)a->n_q) first = end = (int64_t)a->n_q;
+  if (end < 0) first = end = 0;
+  *lo = (size_t)first;
+  *hi = (size_t)end;
+}
+
+/* The keys [*lo, *hi) that some query row of [i0, i1) may see by position. */
+static inline void attn__bwd_keys(const attn__bwd_args* a, size_t i0, size_t i1, size_t* lo,
+                                  size_t* hi) {
+  int64_t first = 0, end = (int64_t)a->n_k;
+  const int64_t last_pos = (int64_t)i1 - 1 + a->query_offset, first_pos = (int64_t)i0 + a->query_offset;
+  if (a->causal && last_pos + 1 < end) end = last_pos + 1;
+  if (a->window_right >= 0 && last_pos + a->window_right + 1 < end) end = last_pos + a->window_right + 1;
+  if (a->window_left >= 0 && first_pos - a->window_left > first) first = first_pos - a->window_left;
+  if (end < first) end = first;
+  if (first > (int64_t)a->n_k) first = end = (int64_t)a->n_k;
   if (end < 0) first = end = 0;
   *lo = (size_t)first;
   *hi = (size_t)end;
