@@ -556,38 +556,66 @@ export class Attention {
 
   // --- Backward pass (gradients). Appended: the forward above is untouched.
 
-  // The one way into attn_sdpa_backward; shapes are already checked. out and
-  // lse may be null (the C core then recomputes what it needs).
-  #backward(q, k, v, out, dout, lse, batch, heads, kvHeads, nq, nk, dk, dv, mask, bias, wantDbias, scale, softcap, window, queryOffset, causal) {
+  // The one way into attn_sdpa_backward; `c` is a call spec as #sdpa takes
+  // (checked already) plus dout, out (or null), lse (or null) and dbias
+  // (whether to return the bias's gradient). Lays out the shape, options and
+  // attn_grads structs, the tensors and the scratch in the arena.
+  #backward(c) {
     const ex = this.#live();
+    const { batch, heads, kvHeads, nq, nk, dk, dv } = c;
     const qLen = batch * heads * nq * dk, kLen = batch * kvHeads * nk * dk, vLen = batch * kvHeads * nk * dv;
-    const oLen = batch * heads * nq * dv, bLen = nq * nk, lLen = batch * heads * nq;
-    const scratch = ex.attn_sdpa_backward_scratch_size(nq, nk, dk, dv) >>> 0;
+    const oLen = batch * heads * nq * dv, lLen = c.lse ? batch * heads * nq : 0;
+    const bLen = c.bias ? c.bias.data.length : 0, dbLen = c.dbias && c.bias ? bLen : 0, mLen = c.mask ? c.mask.data.length : 0;
+    const iLen = (c.queryOffsets ? batch : 0) + (c.kvLengths ? batch : 0);
+    // Float offsets from the arena start, each region 16-byte aligned: the
+    // structs (shape 76 bytes, options 72, grads 16), int32 per-batch
+    // arrays, the tensors, scratch; the mask (bytes) last.
+    const align = (n) => Math.ceil(n / 4) * 4;
+    const SHAPE = 0, OPTS = 20, GRADS = 40, I32 = 44;
+    const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
+    const dO = oO + align(c.out ? oLen : 0), lO = dO + align(oLen), bO = lO + align(lLen);
+    const dqO = bO + align(bLen), dkO = dqO + align(qLen), dvO = dkO + align(kLen), dbO = dvO + align(vLen);
+    const xO = dbO + align(dbLen);
+    if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this backward call');
+    else if (this.#f32.length === 0) this.#views();
+    let base = this.#arena, at = base >>> 2;
+    this.#writeShape(at + SHAPE, c);
+    const scratch = ex.attn_sdpa_backward_scratch_size(base + SHAPE * 4) >>> 0;
     if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
-    const at = this.#reserve([qLen * 4, kLen * 4, vLen * 4, out ? oLen * 4 : 0, oLen * 4, lse ? lLen * 4 : 0,
-      qLen * 4, kLen * 4, vLen * 4, wantDbias ? bLen * 4 : 0, bias ? bLen * 4 : 0, scratch * 4, mask ? bLen : 0], 'this backward call');
-    const [qP, kP, vP, oP, doP, lP, dqP, dkP, dvP, dbP, bP, xP, mP] = at;
-    const f32 = this.#f32, w = (p) => p >>> 2;
+    const mO = xO + scratch;
+    if (mO * 4 + mLen > this.#arenaBytes) {
+      this.#reserve([mO * 4 + mLen], 'this backward call');
+      base = this.#arena;
+      at = base >>> 2;
+      this.#writeShape(at + SHAPE, c);
+    } else if (this.#f32.length === 0) this.#views();
+    const f32 = this.#f32, i32 = this.#i32, addr = (o) => base + o * 4;
     try {
-      copyIn(f32, q, w(qP));
-      copyIn(f32, k, w(kP));
-      copyIn(f32, v, w(vP));
-      if (out) copyIn(f32, out, w(oP));
-      copyIn(f32, dout, w(doP));
-      if (lse) copyIn(f32, lse, w(lP));
-      if (bias) copyIn(f32, bias, w(bP));
-      if (mask) this.#u8.set(mask, mP);
+      writeOptions(f32, i32, at + OPTS, c, c.mask ? addr(mO) : 0, c.bias ? addr(bO) : 0, addr(I32));
+      if (c.queryOffsets) i32.set(c.queryOffsets, at + I32);
+      if (c.kvLengths) i32.set(c.kvLengths, at + I32 + (c.queryOffsets ? batch : 0));
+      i32[at + GRADS] = addr(dqO);
+      i32[at + GRADS + 1] = addr(dkO);
+      i32[at + GRADS + 2] = addr(dvO);
+      i32[at + GRADS + 3] = dbLen ? addr(dbO) : 0;
+      copyIn(f32, c.q, at + qO);
+      copyIn(f32, c.k, at + kO);
+      copyIn(f32, c.v, at + vO);
+      if (c.out) copyIn(f32, c.out, at + oO);
+      copyIn(f32, c.dout, at + dO);
+      if (c.lse) copyIn(f32, c.lse, at + lO);
+      if (c.bias) copyIn(f32, c.bias.data, at + bO);
+      if (c.mask) this.#u8.set(c.mask.data, addr(mO));
       this.#check(ex.attn_sdpa_backward(
-        qP, kP, vP, out ? oP : 0, doP, lse ? lP : 0, dqP, dkP, dvP, wantDbias ? dbP : 0,
-        batch, heads, kvHeads, nq, nk, dk, dv, mask ? mP : 0, bias ? bP : 0, scale, softcap,
-        window[0], window[1], queryOffset, causal ? ATTN_CAUSAL : 0, xP, scratch,
+        addr(SHAPE), addr(qO), addr(kO), addr(vO), c.out ? addr(oO) : 0, addr(dO), c.lse ? addr(lO) : 0,
+        addr(OPTS), addr(GRADS), addr(xO), scratch,
       ), 'backward');
       const result = {
-        dq: f32.slice(w(dqP), w(dqP) + qLen),
-        dk: f32.slice(w(dkP), w(dkP) + kLen),
-        dv: f32.slice(w(dvP), w(dvP) + vLen),
+        dq: f32.slice(at + dqO, at + dqO + qLen),
+        dk: f32.slice(at + dkO, at + dkO + kLen),
+        dv: f32.slice(at + dvO, at + dvO + vLen),
       };
-      if (wantDbias) result.dbias = f32.slice(w(dbP), w(dbP) + bLen);
+      if (dbLen) result.dbias = f32.slice(at + dbO, at + dbO + dbLen);
       return result;
     } finally {
       this.#release();
@@ -608,14 +636,15 @@ export class Attention {
     const V = toMatrix(v, `${name}: v`, K.rows);
     const nq = Q.rows, nk = K.rows, dk = Q.cols, dv = V.cols;
     const dO = toMatrix(dOutput, `${name}: dOutput`, nq, dv);
-    const mask = options.mask == null ? null : toMask(options.mask, `${name}: mask`, nq, nk);
-    const bias = options.bias == null ? null : toMatrix(options.bias, `${name}: bias`, nq, nk).data;
-    const scale = checkScale(options.scale, `${name}: scale`, dk), causal = checkBool(options.causal, `${name}: causal`);
-    const softcap = checkSoftcap(options.softcap, `${name}: softcap`);
-    const window = checkWindow(options.window, `${name}: window`);
-    const queryOffset = checkQueryOffset(options.queryOffset, `${name}: queryOffset`);
-    const g = this.#backward(Q.data, K.data, V.data, null, dO.data, null, 1, 1, 1, nq, nk, dk, dv, mask, bias, bias !== null,
-      scale, softcap, window, queryOffset, causal);
+    const mask = options.mask == null ? null : flatBcast(toMask(options.mask, `${name}: mask`, nq, nk), nk);
+    const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, `${name}: bias`, nq, nk).data, nk);
+    const g = this.#backward({
+      q: Q.data, k: K.data, v: V.data, batch: 1, heads: 1, kvHeads: 1, nq, nk, dk, dv, layout: 'bhsd', mask, bias,
+      scale: checkScale(options.scale, `${name}: scale`, dk), causal: checkBool(options.causal, `${name}: causal`),
+      softcap: checkSoftcap(options.softcap, `${name}: softcap`), window: checkWindow(options.window, `${name}: window`),
+      ...checkOffset(options.queryOffset, `${name}: queryOffset`, 1), kvLengths: null,
+      out: null, dout: dO.data, lse: null, dbias: bias !== null,
+    });
     const result = { dq: new Matrix(nq, dk, g.dq), dk: new Matrix(nk, dk, g.dk), dv: new Matrix(nk, dv, g.dv) };
     if (bias) result.dbias = new Matrix(nq, nk, g.dbias);
     return result;
@@ -623,10 +652,10 @@ export class Attention {
 
   /**
    * Gradients of sdpa() over flat arrays in its layout, given the forward's
-   * output (or null) and dOutput (batch, heads, nq, dv): { dq, dk, dv } like
-   * q, k, v (a kv head sums the gradients of its query heads), and dbias
-   * (nq, nk, summed over batch and heads) when a bias was given.
-   * options.lse (batch, heads, nq), the forward's log-sum-exp, saves a pass.
+   * output (or null) and dOutput (like the output): { dq, dk, dv } like q, k,
+   * v (a kv head sums the gradients of its query heads), and dbias (like the
+   * bias, summed over its broadcast dims) when a bias was given.
+   * options.lse (batch, heads, nq), from sdpa({ stats: true }), saves a pass.
    */
   sdpaBackward(q, k, v, output, dOutput, options) {
     this.#live();
@@ -635,7 +664,7 @@ export class Attention {
       throw new TypeError(`${name}: options must be an object with nq, nk, dk, dv, got ${describe(options)}`);
     }
     checkKeys(options, SDPA_BACKWARD_OPTIONS, name);
-    const { batch = 1, heads = 1, nq, nk, dk, dv, mask, bias, lse } = options;
+    const { batch = 1, heads = 1, nq, nk, dk, dv, lse } = options;
     const kvHeads = options.kvHeads ?? heads;
     checkSize(batch, `${name}: batch`);
     checkSize(heads, `${name}: heads`);
@@ -645,27 +674,40 @@ export class Attention {
     checkSize(dk, `${name}: dk`);
     checkSize(dv, `${name}: dv`);
     if (heads % kvHeads !== 0) throw new RangeError(`${name}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
-    checkFlat(q, Float32Array, `${name}: q`, [batch, heads, nq, dk], '(batch, heads, nq, dk)');
-    checkFlat(k, Float32Array, `${name}: k`, [batch, kvHeads, nk, dk], '(batch, kvHeads, nk, dk)');
-    checkFlat(v, Float32Array, `${name}: v`, [batch, kvHeads, nk, dv], '(batch, kvHeads, nk, dv)');
-    if (output != null) checkFlat(output, Float32Array, `${name}: output`, [batch, heads, nq, dv], '(batch, heads, nq, dv)');
-    checkFlat(dOutput, Float32Array, `${name}: dOutput`, [batch, heads, nq, dv], '(batch, heads, nq, dv)');
-    if (mask != null) checkFlat(mask, Uint8Array, `${name}: mask`, [nq, nk], '(nq, nk)');
-    if (bias != null) checkFlat(bias, Float32Array, `${name}: bias`, [nq, nk], '(nq, nk)');
+    const layout = checkLayout(options.layout, `${name}: layout`);
+    const bshd = layout === 'bshd';
+    const qDims = bshd ? [batch, nq, heads, dk] : [batch, heads, nq, dk];
+    const kDims = bshd ? [batch, nk, kvHeads, dk] : [batch, kvHeads, nk, dk];
+    const vDims = bshd ? [batch, nk, kvHeads, dv] : [batch, kvHeads, nk, dv];
+    const oDims = bshd ? [batch, nq, heads, dv] : [batch, heads, nq, dv];
+    const [qs, ks, vs, os] = bshd
+      ? ['(batch, nq, heads, dk)', '(batch, nk, kvHeads, dk)', '(batch, nk, kvHeads, dv)', '(batch, nq, heads, dv)']
+      : ['(batch, heads, nq, dk)', '(batch, kvHeads, nk, dk)', '(batch, kvHeads, nk, dv)', '(batch, heads, nq, dv)'];
+    checkFlat(q, Float32Array, `${name}: q`, qDims, qs);
+    checkFlat(k, Float32Array, `${name}: k`, kDims, ks);
+    checkFlat(v, Float32Array, `${name}: v`, vDims, vs);
+    if (output != null) checkFlat(output, Float32Array, `${name}: output`, oDims, os);
+    checkFlat(dOutput, Float32Array, `${name}: dOutput`, oDims, os);
     if (lse != null) checkFlat(lse, Float32Array, `${name}: lse`, [batch, heads, nq], '(batch, heads, nq)');
-    const scale = checkScale(options.scale, `${name}: scale`, dk);
-    const causal = checkBool(options.causal, `${name}: causal`);
-    const softcap = checkSoftcap(options.softcap, `${name}: softcap`);
-    const window = checkWindow(options.window, `${name}: window`);
-    const queryOffset = checkQueryOffset(options.queryOffset, `${name}: queryOffset`);
-    return this.#backward(q, k, v, output ?? null, dOutput, lse ?? null, batch, heads, kvHeads, nq, nk, dk, dv,
-      mask ?? null, bias ?? null, bias != null, scale, softcap, window, queryOffset, causal);
+    const dims = [batch, heads, nq, nk];
+    const mask = options.mask == null ? null : checkBcast(options.mask, Uint8Array, `${name}: mask`, dims);
+    const bias = options.bias == null ? null : checkBcast(options.bias, Float32Array, `${name}: bias`, dims);
+    return this.#backward({
+      q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, layout, mask, bias,
+      scale: checkScale(options.scale, `${name}: scale`, dk),
+      causal: checkBool(options.causal, `${name}: causal`),
+      softcap: checkSoftcap(options.softcap, `${name}: softcap`),
+      window: checkWindow(options.window, `${name}: window`),
+      ...checkOffset(options.queryOffset, `${name}: queryOffset`, batch),
+      kvLengths: options.kvLengths == null ? null : checkLengths(options.kvLengths, `${name}: kvLengths`, batch, nk),
+      out: output ?? null, dout: dOutput, lse: lse ?? null, dbias: bias !== null,
+    });
   }
 
   /**
    * Gradients of multiHeadAttention(x, options) given dOutput (like its
    * output): { dx, dwq, dwk, dwv } as Matrix objects, dwo when options.wo was
-   * given, and dcontext (instead of K and V's share of dx) for cross-attention.
+   * given, and dcontext (the paths through K and V) for cross-attention.
    */
   multiHeadAttentionBackward(x, dOutput, options) {
     this.#live();
@@ -673,7 +715,8 @@ export class Attention {
     if (options === null || typeof options !== 'object') {
       throw new TypeError(`${name}: options must be an object with wq, wk, wv, heads, got ${describe(options)}`);
     }
-    checkOptions(options, ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'scale'], name);
+    checkOptions(options, ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'scale',
+      'softcap', 'window', 'queryOffset'], name);
     const X = toMatrix(x, `${name}: x`);
     const C = options.context == null ? X : toMatrix(options.context, `${name}: context`);
     const heads = checkCount(options.heads, `${name}: heads`);
@@ -689,38 +732,32 @@ export class Attention {
     const WO = options.wo == null ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
     const n = X.rows, m = C.rows;
     const dO = toMatrix(dOutput, `${name}: dOutput`, n, WO ? WO.cols : heads * dv);
-    const mask = options.mask == null ? null : toMask(options.mask, `${name}: mask`, n, m);
-    const bias = options.bias == null ? null : toMatrix(options.bias, `${name}: bias`, n, m).data;
-    const causal = checkBool(options.causal, `${name}: causal`);
-    const scale = checkScale(options.scale, `${name}: scale`, dk);
-
+    const mask = options.mask == null ? null : flatBcast(toMask(options.mask, `${name}: mask`, n, m), m);
+    const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, `${name}: bias`, n, m).data, m);
+    const c = {
+      batch: 1, heads, kvHeads, nq: n, nk: m, dk, dv, layout: 'bshd', mask, bias,
+      causal: checkBool(options.causal, `${name}: causal`), scale: checkScale(options.scale, `${name}: scale`, dk),
+      softcap: checkSoftcap(options.softcap, `${name}: softcap`), window: checkWindow(options.window, `${name}: window`),
+      ...checkOffset(options.queryOffset, `${name}: queryOffset`, 1), kvLengths: null, steps: false, stats: true,
+    };
+    // The projections are (n, heads * d): the bshd layout, read in place,
+    // and the gradients come back in it: dq is dL/dQ as a (n, heads * dk) matrix.
     const Q = this.matmul(X, WQ), K = this.matmul(C, WK), V = this.matmul(C, WV);
-    const q = splitHeads(Q.data, n, heads, dk), k = splitHeads(K.data, m, kvHeads, dk), v = splitHeads(V.data, m, kvHeads, dv);
-    const out = this.#sdpa(q, k, v, 1, heads, kvHeads, n, m, dk, dv, mask, bias, scale, causal, undefined, null);
-    const result = {};
-    let dConcat = dO;
-    if (WO) {
-      const concat = new Matrix(n, heads * dv, mergeHeads(out, n, heads, dv));
-      result.dwo = this.matmul(transpose(concat), dO);
-      dConcat = this.matmul(dO, transpose(WO));
-    }
-    const g = this.#backward(q, k, v, out, splitHeads(dConcat.data, n, heads, dv), null, 1, heads, kvHeads, n, m, dk, dv,
-      mask, bias, false, scale, 0, NO_WINDOW, 0, causal);
-    const dQ = new Matrix(n, heads * dk, mergeHeads(g.dq, n, heads, dk));
-    const dK = new Matrix(m, kvHeads * dk, mergeHeads(g.dk, m, kvHeads, dk));
-    const dV = new Matrix(m, kvHeads * dv, mergeHeads(g.dv, m, kvHeads, dv));
-    result.dwq = this.matmul(transpose(X), dQ);
-    result.dwk = this.matmul(transpose(C), dK);
-    result.dwv = this.matmul(transpose(C), dV);
-    const dx = this.matmul(dQ, transpose(WQ));
+    c.q = Q.data;
+    c.k = K.data;
+    c.v = V.data;
+    const forward = this.#sdpa(c);
+    const concat = new Matrix(n, heads * dv, forward.output);
+    const dConcat = WO ? this.matmul(dO, transpose(WO)) : dO;
+    const g = this.#backward({ ...c, out: forward.output, dout: dConcat.data, lse: forward.lse, dbias: false });
+    const dQ = new Matrix(n, heads * dk, g.dq), dK = new Matrix(m, kvHeads * dk, g.dk), dV = new Matrix(m, kvHeads * dv, g.dv);
+    const Xt = transpose(X), Ct = options.context == null ? Xt : transpose(C);
+    const result = { dx: this.matmul(dQ, transpose(WQ)), dwq: this.matmul(Xt, dQ), dwk: this.matmul(Ct, dK), dwv: this.matmul(Ct, dV) };
+    if (WO) result.dwo = this.matmul(transpose(concat), dO);
     const dc = addInto(this.matmul(dK, transpose(WK)), this.matmul(dV, transpose(WV)));
-    if (options.context == null) {
-      result.dx = addInto(dx, dc);
-    } else {
-      result.dx = dx;
-      result.dcontext = dc;
-    }
-    return { dx: result.dx, dwq: result.dwq, dwk: result.dwk, dwv: result.dwv, ...(WO ? { dwo: result.dwo } : {}), ...(result.dcontext ? { dcontext: result.dcontext } : {}) };
+    if (options.context == null) addInto(result.dx, dc);
+    else result.dcontext = dc;
+    return result;
   }
 }
 
@@ -884,31 +921,24 @@ function formatBytes(bytes) {
 // --- Backward pass helpers.
 
 const SDPA_BACKWARD_OPTIONS = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale',
-  'softcap', 'window', 'queryOffset', 'lse'];
-const NO_WINDOW = [-1, -1];
-const INT32_MAX = 2 ** 31 - 1;
+  'layout', 'softcap', 'window', 'queryOffset', 'kvLengths', 'lse'];
 
-function checkSoftcap(value, name) {
-  if (value == null) return 0;
-  if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${describe(value)}`);
-  if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a finite number >= 0 (0: none), got ${value}`);
-  return value;
-}
-
-// [left, right]: keys p - left .. p + right of query position p; -1 leaves a side unbounded.
-function checkWindow(value, name) {
-  if (value == null) return NO_WINDOW;
-  const ok = (x) => Number.isInteger(x) && x >= -1 && x <= INT32_MAX;
-  if (!Array.isArray(value) || value.length !== 2) throw new TypeError(`${name} must be [left, right] (integers >= -1, -1: unbounded), got ${describe(value)}`);
-  if (!ok(value[0]) || !ok(value[1])) throw new RangeError(`${name} must be [left, right] with integers >= -1 (-1: unbounded), got [${value.join(', ')}]`);
-  return value;
-}
-
-function checkQueryOffset(value, name) {
-  if (value == null) return 0;
-  if (typeof value !== 'number') throw new TypeError(`${name} must be an integer, got ${describe(value)}`);
-  if (!Number.isInteger(value) || Math.abs(value) > INT32_MAX) throw new RangeError(`${name} must be an integer within int32, got ${value}`);
-  return value;
+// attn_options at float index o for a call spec c (#sdpa writes the same
+// fields): mask, bias and the per-batch int32 arrays at the given byte
+// addresses (queryOffsets first, then kvLengths).
+function writeOptions(f32, i32, o, c, maskAt, biasAt, intsAt) {
+  f32[o] = c.scale;
+  i32[o + 1] = (c.causal ? ATTN_CAUSAL : 0) | (c.window ? ATTN_WINDOW : 0);
+  i32[o + 2] = maskAt;
+  writeBcast(i32, o + 3, c.mask);
+  i32[o + 7] = biasAt;
+  writeBcast(i32, o + 8, c.bias);
+  f32[o + 12] = c.softcap;
+  i32[o + 13] = c.window ? c.window[0] : -1;
+  i32[o + 14] = c.window ? c.window[1] : -1;
+  i32[o + 15] = c.queryOffsets ? 0 : c.queryOffset;
+  i32[o + 16] = c.queryOffsets ? intsAt : 0;
+  i32[o + 17] = c.kvLengths ? intsAt + (c.queryOffsets ? 4 * c.queryOffsets.length : 0) : 0;
 }
 
 function transpose(a) {

@@ -29,25 +29,25 @@ static float attn__panel(const float* panels, size_t d, size_t j, size_t c) {
 /* (q_i . k_j) * scale, summed over d_k in order. */
 static float attn__scaled_score(const attn__bwd_args* a, size_t i, size_t j) {
   float s = 0.0f;
-  for (size_t c = 0; c < a->d_k; c++) s = s + a->q[i * a->d_k + c] * attn__panel(a->kp, a->d_k, j, c);
+  for (size_t c = 0; c < a->d_k; c++) s = s + a->q[i * a->q_stride + c] * attn__panel(a->kp, a->d_k, j, c);
   return s * a->scale;
 }
 
 /* dout_i . v_j, summed over d_v in order. */
 static float attn__dout_v(const attn__bwd_args* a, size_t i, size_t j) {
   float dp = 0.0f;
-  for (size_t c = 0; c < a->d_v; c++) dp = dp + a->dout[i * a->d_v + c] * attn__panel(a->vp, a->d_v, j, c);
+  for (size_t c = 0; c < a->d_v; c++) dp = dp + a->dout[i * a->dout_stride + c] * attn__panel(a->vp, a->d_v, j, c);
   return dp;
 }
 
-void attn__f32_backward_rows_scalar(const attn__bwd_args* a, const float* out, float* lse,
-                                    float* delta) {
+void attn__f32_backward_rows_scalar(const attn__bwd_args* a, const float* out, size_t out_stride,
+                                    float* lse, float* delta) {
   assert(a != NULL && delta != NULL);
   const size_t n_q = a->n_q, d_v = a->d_v;
   if (out != NULL) {
     for (size_t i = 0; i < n_q; i++) {
       float d = 0.0f;
-      for (size_t c = 0; c < d_v; c++) d = d + a->dout[i * d_v + c] * out[i * d_v + c];
+      for (size_t c = 0; c < d_v; c++) d = d + a->dout[i * a->dout_stride + c] * out[i * out_stride + c];
       delta[i] = d;
     }
     if (lse == NULL) return;
@@ -116,7 +116,7 @@ void attn__f32_backward_scalar(const attn__bwd_args* a) {
           if (pij == 0.0f) continue;  /* dz = 0 where p = 0, even if dp is not finite */
           const float dp = attn__dout_v(a, i, j);
           const float dz = pij * (dp - delta);
-          if (a->dbias != NULL) a->dbias[i * n_k + j] = a->dbias[i * n_k + j] + dz;
+          if (a->dbias != NULL) a->dbias[i * a->bias_stride + j] = a->dbias[i * a->bias_stride + j] + dz;
           float dsij = dz;
           if (a->softcap > 0.0f) dsij = dsij * (1.0f - th * th);
           p[r * ATTN__BWD_BC + jj] = pij;
@@ -125,22 +125,22 @@ void attn__f32_backward_scalar(const attn__bwd_args* a) {
       }
       /* dv_j += sum_r p[r][j] dout_r and dk_j += sum_r ds[r][j] q_r, rows in order. */
       for (size_t jj = 0; jj < nb; jj++) {
-        float* dv_row = a->dv + (j0 + jj) * d_v;  /* (d_v) */
-        float* dk_row = a->dk + (j0 + jj) * d_k;  /* (d_k) */
+        float* dv_row = a->dv + (j0 + jj) * a->dv_stride;  /* (d_v) */
+        float* dk_row = a->dk + (j0 + jj) * a->dk_stride;  /* (d_k) */
         for (size_t r = 0; r < rows; r++) {
           const float pr = p[r * ATTN__BWD_BC + jj], dsr = ds[r * ATTN__BWD_BC + jj];
           if (a->lse[i0 + r] == -INFINITY) continue;
-          for (size_t c = 0; c < d_v; c++) dv_row[c] = dv_row[c] + pr * a->dout[(i0 + r) * d_v + c];
-          for (size_t c = 0; c < d_k; c++) dk_row[c] = dk_row[c] + dsr * a->q[(i0 + r) * d_k + c];
+          for (size_t c = 0; c < d_v; c++) dv_row[c] = dv_row[c] + pr * a->dout[(i0 + r) * a->dout_stride + c];
+          for (size_t c = 0; c < d_k; c++) dk_row[c] = dk_row[c] + dsr * a->q[(i0 + r) * a->q_stride + c];
         }
       }
       /* dq_i += sum_j ds[r][j] k_j, keys in order. */
       for (size_t r = 0; r < rows; r++) {
         if (a->lse[i0 + r] == -INFINITY) continue;
-        float* dq_row = a->dq + (i0 + r) * d_k;  /* (d_k) */
+        float* dq_row = a->dq + (i0 + r) * a->dq_stride;  /* (d_k) */
         for (size_t jj = 0; jj < nb; jj++) {
           const float dsr = ds[r * ATTN__BWD_BC + jj];
-          const float* k_row = a->k + (j0 + jj) * d_k;  /* (d_k) */
+          const float* k_row = a->k + (j0 + jj) * a->k_stride;  /* (d_k) */
           for (size_t c = 0; c < d_k; c++) dq_row[c] = dq_row[c] + dsr * k_row[c];
         }
       }

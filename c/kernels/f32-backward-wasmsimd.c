@@ -23,7 +23,7 @@
  * [i0, i1): the tiles inside a causal or window band. */
 static int attn__bwd_all_visible(const attn__bwd_args* a, size_t i0, size_t i1, size_t j0,
                                  size_t j1) {
-  const int64_t first = (int64_t)i0 + a->query_offset, last = (int64_t)i1 - 1 + a->query_offset;
+  const int64_t first = (int64_t)i0 + a->offset, last = (int64_t)i1 - 1 + a->offset;
   if (a->causal && (int64_t)j1 - 1 > first) return 0;
   if (a->window_right >= 0 && (int64_t)j1 - 1 > first + a->window_right) return 0;
   if (a->window_left >= 0 && (int64_t)j0 < last - a->window_left) return 0;
@@ -81,17 +81,17 @@ static void attn__bwd_kx_tile_wasmsimd(const float* kp, const float* xp, size_t 
 
 /* acc_j (d) += sum_r w[j][r] x_r over rows r < nr, in order, for keys
  * j < nb: dv (w = p, x = dout) and dk (w = ds, x = q). w is a (BWD_BC,
- * BWD_BR) tile, x (nr, d) and acc (nb, d) row-major. Per step 4 keys x 8
+ * BWD_BR) tile, x (nr, d) row-major, acc (nb, d) rows acc_stride apart. Per step 4 keys x 8
  * columns: 8 accumulators over the rows, one x row (two vectors) and the
  * four keys' w splatted per row. */
 static void attn__bwd_wx_wasmsimd(const float* w, size_t nb, const float* x, size_t nr, size_t d,
-                                  float* acc) {
+                                  float* acc, size_t acc_stride) {
   size_t j = 0;
   for (; j + 4 <= nb; j += 4) {
-    float* acc0 = acc + j * d;
-    float* acc1 = acc0 + d;
-    float* acc2 = acc1 + d;
-    float* acc3 = acc2 + d;
+    float* acc0 = acc + j * acc_stride;
+    float* acc1 = acc0 + acc_stride;
+    float* acc2 = acc1 + acc_stride;
+    float* acc3 = acc2 + acc_stride;
     const float* w0 = w + j * ATTN__BWD_BR;
     const float* w1 = w0 + ATTN__BWD_BR;
     const float* w2 = w1 + ATTN__BWD_BR;
@@ -142,7 +142,7 @@ static void attn__bwd_wx_wasmsimd(const float* w, size_t nb, const float* x, siz
     }
   }
   for (; j < nb; j++) {  /* the block's last keys, one at a time */
-    float* acc_row = acc + j * d;
+    float* acc_row = acc + j * acc_stride;
     const float* w_row = w + j * ATTN__BWD_BR;
     size_t c = 0;
     for (; c + 4 <= d; c += 4) {
@@ -161,17 +161,17 @@ static void attn__bwd_wx_wasmsimd(const float* w, size_t nb, const float* x, siz
 }
 
 /* dq_r (d_k) += sum_j ds[j][r] k_j over keys j < nb, in order, for rows
- * r < nr: ds a (BWD_BC, BWD_BR) tile, k (nb, d_k) and dq (nr, d_k)
- * row-major. Per step 4 rows x 8 columns: 8 accumulators over the keys, one
+ * r < nr: ds a (BWD_BC, BWD_BR) tile, k (nb, d_k) rows k_stride apart, dq
+ * (nr, d_k) rows dq_stride apart. Per step 4 rows x 8 columns: 8 accumulators over the keys, one
  * k row (two vectors) and the four rows' ds (consecutive floats) splatted. */
-static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, size_t nr,
-                                  size_t d_k, float* dq) {
+static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, size_t k_stride,
+                                  size_t nr, size_t d_k, float* dq, size_t dq_stride) {
   size_t r = 0;
   for (; r + 4 <= nr; r += 4) {
-    float* dq0 = dq + r * d_k;
-    float* dq1 = dq0 + d_k;
-    float* dq2 = dq1 + d_k;
-    float* dq3 = dq2 + d_k;
+    float* dq0 = dq + r * dq_stride;
+    float* dq1 = dq0 + dq_stride;
+    float* dq2 = dq1 + dq_stride;
+    float* dq3 = dq2 + dq_stride;
     size_t c = 0;
     for (; c + 8 <= d_k; c += 8) {
       v128_t vacc0x0123 = wasm_v128_load(dq0 + c), vacc0x4567 = wasm_v128_load(dq0 + c + 4);
@@ -183,7 +183,7 @@ static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, si
       for (size_t j = 0; j < nb; j++) {
         const v128_t vk0123 = wasm_v128_load(k_col);
         const v128_t vk4567 = wasm_v128_load(k_col + 4);
-        k_col += d_k;
+        k_col += k_stride;
         const v128_t vs0 = wasm_v128_load32_splat(ds_col);
         const v128_t vs1 = wasm_v128_load32_splat(ds_col + 1);
         const v128_t vs2 = wasm_v128_load32_splat(ds_col + 2);
@@ -210,7 +210,7 @@ static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, si
     for (; c < d_k; c++) {
       float s0 = dq0[c], s1 = dq1[c], s2 = dq2[c], s3 = dq3[c];
       for (size_t j = 0; j < nb; j++) {
-        const float kj = k[j * d_k + c];
+        const float kj = k[j * k_stride + c];
         const float* ds_j = ds + j * ATTN__BWD_BR + r;
         s0 = s0 + ds_j[0] * kj;
         s1 = s1 + ds_j[1] * kj;
@@ -221,31 +221,31 @@ static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, si
     }
   }
   for (; r < nr; r++) {  /* the block's last rows, one at a time */
-    float* dq_row = dq + r * d_k;
+    float* dq_row = dq + r * dq_stride;
     size_t c = 0;
     for (; c + 4 <= d_k; c += 4) {
       v128_t vacc = wasm_v128_load(dq_row + c);
       for (size_t j = 0; j < nb; j++) {
-        vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(wasm_v128_load32_splat(ds + j * ATTN__BWD_BR + r), wasm_v128_load(k + j * d_k + c)));
+        vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(wasm_v128_load32_splat(ds + j * ATTN__BWD_BR + r), wasm_v128_load(k + j * k_stride + c)));
       }
       wasm_v128_store(dq_row + c, vacc);
     }
     for (; c < d_k; c++) {
       float sum = dq_row[c];
-      for (size_t j = 0; j < nb; j++) sum = sum + ds[j * ATTN__BWD_BR + r] * k[j * d_k + c];
+      for (size_t j = 0; j < nb; j++) sum = sum + ds[j * ATTN__BWD_BR + r] * k[j * k_stride + c];
       dq_row[c] = sum;
     }
   }
 }
 
-void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out, float* lse,
-                                      float* delta) {
+void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out, size_t out_stride,
+                                      float* lse, float* delta) {
   assert(a != NULL && delta != NULL && a->scratch != NULL);
   const size_t n_q = a->n_q, d_k = a->d_k, d_v = a->d_v;
   if (out != NULL) {
     for (size_t i = 0; i < n_q; i++) {
       float d = 0.0f;
-      for (size_t c = 0; c < d_v; c++) d = d + a->dout[i * d_v + c] * out[i * d_v + c];
+      for (size_t c = 0; c < d_v; c++) d = d + a->dout[i * a->dout_stride + c] * out[i * out_stride + c];
       delta[i] = d;
     }
     if (lse == NULL) return;
@@ -260,8 +260,8 @@ void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out,
   float* m = dpt + 2 * ATTN__BWD_BC * ATTN__BWD_BR;        /* (BWD_BR) running max */
   float* l = m + ATTN__BWD_BR;                             /* (BWD_BR) running sum */
   float* acc = l + ATTN__BWD_BR;                           /* (BWD_BR) running sum of exp dp */
-  attn__f32_pack_k_wasmsimd(a->q, n_q, d_k, qp);
-  if (out == NULL) attn__f32_pack_k_wasmsimd(a->dout, n_q, d_v, dop);
+  attn__f32_pack_k_wasmsimd(a->q, a->q_stride, n_q, d_k, qp);
+  if (out == NULL) attn__f32_pack_k_wasmsimd(a->dout, a->dout_stride, n_q, d_v, dop);
   const v128_t vscale = wasm_f32x4_splat(a->scale);
   const v128_t vzero = wasm_f32x4_splat(0.0f);
   const v128_t vminus_inf = wasm_f32x4_splat(-INFINITY);
@@ -350,11 +350,11 @@ void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
     lse[i] = live ? a->lse[i] : INFINITY;
     delta[i] = live ? a->delta[i] : 0.0f;
     if (i >= n_q) continue;
-    for (size_t c = 0; c < d_k; c++) qs[i * d_k + c] = live ? a->q[i * d_k + c] : 0.0f;
-    for (size_t c = 0; c < d_v; c++) dos[i * d_v + c] = live ? a->dout[i * d_v + c] : 0.0f;
+    for (size_t c = 0; c < d_k; c++) qs[i * d_k + c] = live ? a->q[i * a->q_stride + c] : 0.0f;
+    for (size_t c = 0; c < d_v; c++) dos[i * d_v + c] = live ? a->dout[i * a->dout_stride + c] : 0.0f;
   }
-  attn__f32_pack_k_wasmsimd(qs, n_q, d_k, qp);
-  attn__f32_pack_k_wasmsimd(dos, n_q, d_v, dop);
+  attn__f32_pack_k_wasmsimd(qs, d_k, n_q, d_k, qp);
+  attn__f32_pack_k_wasmsimd(dos, d_v, n_q, d_v, dop);
 
   const v128_t vscale = wasm_f32x4_splat(a->scale);
   const v128_t vzero = wasm_f32x4_splat(0.0f);
@@ -408,7 +408,7 @@ void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
             const float pij = attn__expf_nonpos(arg);
             if (pij == 0.0f) continue;
             const float dz = pij * (dp - delta[i]);
-            if (a->dbias != NULL) a->dbias[i * n_k + j] = a->dbias[i * n_k + j] + dz;
+            if (a->dbias != NULL) a->dbias[i * a->bias_stride + j] = a->dbias[i * a->bias_stride + j] + dz;
             float dsij = dz;
             if (a->softcap > 0.0f) dsij = dsij * (1.0f - th * th);
             p_row[ii] = pij;
@@ -416,9 +416,10 @@ void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
           }
         }
       }
-      attn__bwd_wx_wasmsimd(pt, nb, dos + i0 * d_v, nr, d_v, a->dv + j0 * d_v);
-      attn__bwd_wx_wasmsimd(dst, nb, qs + i0 * d_k, nr, d_k, a->dk + j0 * d_k);
-      attn__bwd_dq_wasmsimd(dst, nb, a->k + j0 * d_k, nr, d_k, a->dq + i0 * d_k);
+      attn__bwd_wx_wasmsimd(pt, nb, dos + i0 * d_v, nr, d_v, a->dv + j0 * a->dv_stride, a->dv_stride);
+      attn__bwd_wx_wasmsimd(dst, nb, qs + i0 * d_k, nr, d_k, a->dk + j0 * a->dk_stride, a->dk_stride);
+      attn__bwd_dq_wasmsimd(dst, nb, a->k + j0 * a->k_stride, a->k_stride, nr, d_k, a->dq + i0 * a->dq_stride,
+                            a->dq_stride);
     }
   }
 }

@@ -317,12 +317,19 @@ static void run_backward_case(const bwd_shape* s, const char* name) {
     for (size_t j = 0; j < nk; j++) mask[j] = 0; /* row 0 fully masked */
   }
   const float scale = attn_default_scale(s->d);
-  const size_t n = attn_sdpa_backward_scratch_size(s->n_q, s->n_k, s->d, s->d);
+  const attn_shape shape = {.batch = 1, .heads = 1, .kv_heads = 1, .n_q = s->n_q, .n_k = s->n_k, .d_k = s->d, .d_v = s->d};
+  attn_options options = {.scale = scale, .flags = s->causal ? ATTN_CAUSAL : 0, .mask = mask,
+                          .mask_layout = {0, 0, nk, 0}, .softcap = s->softcap, .query_offset = s->off};
+  if (s->wl != -1 || s->wr != -1) {
+    options.flags |= ATTN_WINDOW;
+    options.window_left = s->wl;
+    options.window_right = s->wr;
+  }
+  const size_t n = attn_sdpa_backward_scratch_size(&shape);
   float* scratch = malloc(n * sizeof *scratch);
   float* g[3] = {malloc(nq * d * sizeof(float)), malloc(nk * d * sizeof(float)), malloc(nk * d * sizeof(float))};
-  const int st = attn_sdpa_backward(q, k, v, NULL, dout, NULL, g[0], g[1], g[2], NULL, 1, 1, 1, s->n_q, s->n_k,
-                                    s->d, s->d, mask, NULL, scale, s->softcap, s->wl, s->wr, s->off,
-                                    s->causal ? ATTN_CAUSAL : 0, scratch, n);
+  const attn_grads grads = {g[0], g[1], g[2], NULL};
+  const int st = attn_sdpa_backward(&shape, q, k, v, NULL, dout, NULL, &options, &grads, scratch, n);
   double worst = 0, largest = 0;
   const size_t sizes[3] = {nq * d, nk * d, nk * d};
   int finite = 1;
@@ -360,18 +367,31 @@ static void test_backward(void) {
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) run_backward_case(&cases[c], names[c]);
 
   float buf[64] = {0};
-  const size_t n = attn_sdpa_backward_scratch_size(2, 2, 2, 2);
+  const attn_shape two = {.batch = 1, .heads = 1, .kv_heads = 1, .n_q = 2, .n_k = 2, .d_k = 2, .d_v = 2};
+  const size_t n = attn_sdpa_backward_scratch_size(&two);
   float* scratch = malloc(n * sizeof *scratch);
   float* o = buf + 32;  /* the gradients: 7 until something writes them */
   for (int i = 32; i < 64; i++) buf[i] = 7;
-  check(attn_sdpa_backward(buf, buf, buf, NULL, NULL, NULL, o, o + 8, o + 16, NULL, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, -1, -1, 0, 0, scratch, n) == ATTN_ERR_NULL, "backward: NULL dout");
-  check(attn_sdpa_backward(buf, buf, buf, NULL, buf, NULL, o, o + 8, o + 16, NULL, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, -1, -1, -1, 0, 0, scratch, n) == ATTN_ERR_SCALE, "backward: negative softcap");
-  check(attn_sdpa_backward(buf, buf, buf, NULL, buf, NULL, o, o + 8, o + 16, NULL, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, -2, -1, 0, 0, scratch, n) == ATTN_ERR_SHAPE, "backward: window -2");
-  check(attn_sdpa_backward(buf, buf, buf, NULL, buf, NULL, o, o + 8, o + 16, NULL, 1, 3, 2, 2, 2, 2, 2, NULL, NULL, 1, 0, -1, -1, 0, 0, scratch, n) == ATTN_ERR_HEADS, "backward: heads 3 kv 2");
-  check(attn_sdpa_backward(buf, buf, buf, NULL, buf, NULL, o, o + 8, o + 16, NULL, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, -1, -1, 0, 2, scratch, n) == ATTN_ERR_FLAGS, "backward: bad flags");
-  check(attn_sdpa_backward(buf, buf, buf, NULL, buf, NULL, o, o + 8, o + 16, NULL, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, -1, -1, 0, 0, scratch, n - 1) == ATTN_ERR_SCRATCH, "backward: small scratch");
+  const attn_grads grads = {o, o + 8, o + 16, NULL};
+  const attn_options plain = {.scale = 1};
+  attn_options bad_softcap = plain, bad_window = plain, bad_flags = plain;
+  bad_softcap.softcap = -1;
+  bad_window.flags = ATTN_WINDOW, bad_window.window_left = -2;
+  bad_flags.flags = 4;
+  attn_shape bad_heads = two;
+  bad_heads.heads = 3, bad_heads.kv_heads = 2;
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, NULL, NULL, &plain, &grads, scratch, n) == ATTN_ERR_NULL, "backward: NULL dout");
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, buf, NULL, &bad_softcap, &grads, scratch, n) == ATTN_ERR_SOFTCAP, "backward: negative softcap");
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, buf, NULL, &bad_window, &grads, scratch, n) == ATTN_ERR_WINDOW, "backward: window -2");
+  check(attn_sdpa_backward(&bad_heads, buf, buf, buf, NULL, buf, NULL, &plain, &grads, scratch, n) == ATTN_ERR_HEADS, "backward: heads 3 kv 2");
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, buf, NULL, &bad_flags, &grads, scratch, n) == ATTN_ERR_FLAGS, "backward: bad flags");
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, buf, NULL, &plain, &grads, scratch, n - 1) == ATTN_ERR_SCRATCH, "backward: small scratch");
   check(o[0] == 7 && o[8] == 7 && o[16] == 7, "backward: nothing written when a check fails");
-  check(attn_sdpa_backward_scratch_size(1, 0, 1, 1) == 0, "backward: scratch size of invalid sizes is 0");
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, buf, NULL, &plain, &grads, scratch, n) == ATTN_OK && o[0] == 0,
+        "backward: a valid call writes");
+  attn_shape none = two;
+  none.n_k = 0;
+  check(attn_sdpa_backward_scratch_size(&none) == 0, "backward: scratch size of invalid sizes is 0");
   free(scratch);
 }
 
