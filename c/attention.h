@@ -269,7 +269,8 @@ attn_status attn_softmax(const float* x, float* y, int32_t rows, int32_t cols);
  * Numerics: float32 as the forward; the weights are recomputed with the
  * same exp and tanh. Against float64 analytic gradients the results agree
  * to about 1e-6 times the largest gradient at the sizes tested (tests use
- * 5e-6). The SIMD and scalar kernels keep the same summation orders. */
+ * 5e-6). The SIMD and scalar kernels keep the same summation orders and
+ * give the same bits. */
 
 /* Where attn_sdpa_backward writes; all overwritten (not added to), none may
  * overlap the inputs. */

@@ -12,9 +12,9 @@
  * ulp below some z; the argument is clamped to 0, so p <= 1 still holds.
  *
  * Summation orders (the SIMD twin keeps them, so both give the same bits):
- * dot products run over d in order; dv_j, dk_j add the tile's rows in
- * order r = 0..3 onto the running value; dq_i adds the block's keys in
- * order. Key blocks go in order, and tiles in order within a block. */
+ * dot products run over d in order; dv_j and dk_j add the rows in order
+ * onto the running value; dq_i adds the keys in order; the row pass takes
+ * the keys in the SIMD twin's blocks. */
 #include <assert.h>
 #include <math.h>
 
@@ -58,9 +58,14 @@ void attn__f32_backward_rows_scalar(const attn__bwd_args* a, const float* out, s
    * raises the max rescales l and acc by exp(m_old - m_new) <= 1. */
   for (size_t i = 0; i < n_q; i++) {
     float m = -INFINITY, l = 0.0f, acc = 0.0f;
+    /* Key blocks as the SIMD twin forms them for the row's block of BWD_BR
+     * rows (from the first key any of them sees, rounded down to 8), so
+     * both rescale at the same keys and give the same bits. */
+    const size_t i0 = i / ATTN__BWD_BR * ATTN__BWD_BR;
+    const size_t i1 = n_q - i0 < ATTN__BWD_BR ? n_q : i0 + ATTN__BWD_BR;
     size_t k_lo, k_hi;
-    attn__bwd_keys(a, i, i + 1, &k_lo, &k_hi);
-    for (size_t j0 = k_lo; j0 < k_hi; j0 += ATTN__BWD_BC) {
+    attn__bwd_keys(a, i0, i1, &k_lo, &k_hi);
+    for (size_t j0 = k_lo / 8 * 8; j0 < k_hi; j0 += ATTN__BWD_BC) {
       const size_t nb = k_hi - j0 < ATTN__BWD_BC ? k_hi - j0 : ATTN__BWD_BC;
       float z[ATTN__BWD_BC];  /* (nb) this block's logits */
       float block_max = -INFINITY;
