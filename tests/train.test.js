@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 
 import { loadAttention, Matrix } from '../web/attention.js';
 import {
-  Optimizer, PRESETS, TRAIN_DEFAULTS, Trainer, crossEntropy, drawTrainingInputs, matchesTarget, presetTarget,
+  Optimizer, PRESETS, TRAIN_DEFAULTS, Trainer, crossEntropy, drawTrainingInputs, gradientTerms, matchesTarget, presetTarget,
   sinusoidalPositions, targetCells, targetFromCells,
 } from '../web/explorer-train.js';
 import { assertClose } from './helpers.js';
@@ -208,3 +208,14 @@ defaults('are frozen and name Adam on W_Q and W_K', () => {
   assert.ok(Object.isFrozen(TRAIN_DEFAULTS));
 });
 defaults.run();
+
+const terms = suite('gradientTerms');
+terms('a dW entry as the sum over tokens of x times the gradient row', () => {
+  const x = new Matrix(2, 2, Float32Array.of(1, 2, 3, 4));
+  const dq = new Matrix(2, 1, Float32Array.of(0.5, -1));
+  const t = gradientTerms(x, dq, 1, 0, { tokens: ['a', 'b'], digits: 2 });
+  assert.is(t.value, 2 * 0.5 + 4 * -1);
+  assert.equal(t.terms.map((u) => u.token), ['a', 'b']);
+  assert.is(t.text, 'dW_Q[1, 0] = Σ over tokens of X[token, 1] · dQ[token, 0] = 2.00·0.50 + 4.00·(-1.00) = -3.00');
+});
+terms.run();

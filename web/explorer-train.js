@@ -370,3 +370,28 @@ function addMatrices(a, b) {
   for (let i = 0; i < out.data.length; i++) out.data[i] += b.data[i];
   return out;
 }
+
+/**
+ * One entry of dW = x^T dM (dM = dQ or dK) as its sum of terms, for the
+ * hover text: dW[a][c] = sum_i x[i][a] dM[i][c].
+ * @param {Matrix} x (n, dModel)
+ * @param {Matrix} dm (n, dk)
+ * @param {number} a row of dW (an embedding dimension)
+ * @param {number} c column of dW
+ * @param {{ name?: string, tokens?: string[], digits?: number }} [options]
+ * @returns {{ value: number, terms: { token: string, x: number, g: number, product: number }[], text: string }}
+ */
+export function gradientTerms(x, dm, a, c, { name = 'dW_Q', tokens = [], digits = 4 } = {}) {
+  const terms = [];
+  let value = 0;
+  for (let i = 0; i < x.rows; i++) {
+    const xi = x.data[i * x.cols + a], gi = dm.data[i * dm.cols + c];
+    terms.push({ token: tokens[i] ?? String(i), x: xi, g: gi, product: xi * gi });
+    value += xi * gi;
+  }
+  const d = name.replace(/^dW_/, 'd');
+  const f = (v) => (v < 0 ? `(${v.toFixed(digits)})` : v.toFixed(digits));
+  const text = `${name}[${a}, ${c}] = Σ over tokens of X[token, ${a}] · ${d}[token, ${c}] = ` +
+    `${terms.map((t) => `${f(t.x)}·${f(t.g)}`).join(' + ')} = ${value.toFixed(digits)}`;
+  return { value, terms, text };
+}
