@@ -11,6 +11,7 @@
 
 #include "../../c/attention.h"
 #include "../../c/kernels/f32-exp.h"
+#include "../../c/kernels/f32-tanh.h"
 
 
 /* The flat (n_q, n_k) mask and bias and contiguous tensors of the tests,
@@ -189,6 +190,64 @@ static void test_exp(void) {
   check(isnan(attn__expf_nonpos(NAN)), "exp(NaN) is NaN");
 }
 
+/* tanh of softcap: error against double tanh, absolute and in ulp of the
+ * result, over [-20, 20] (beyond 9, tanh is 1 in float). */
+static void test_tanh(void) {
+  double max_abs = 0, max_ulp = 0;
+  for (float x = -20.0f; x <= 20.0f; x = nextafterf(x, 30.0f) + (fabsf(x) > 1 ? 1e-5f * fabsf(x) : 3e-7f)) {
+    const double want = tanh((double)x), got = attn__tanhf(x);
+    const double err = fabs(got - want);
+    const double ulp = err / (want == 0 ? FLT_TRUE_MIN : ldexp(1.0, ilogb(want) - 23));
+    if (err > max_abs) max_abs = err;
+    if (ulp > max_ulp) max_ulp = ulp;
+  }
+  for (float x = 1e-30f; x < 1e-3f; x *= 1.37f) {
+    const double want = tanh((double)x), ulp = fabs(attn__tanhf(x) - want) / ldexp(1.0, ilogb(want) - 23);
+    if (ulp > max_ulp) max_ulp = ulp;
+  }
+  printf("tanh: max error on [-20, 20] = %.3e absolute, %.2f ulp\n", max_abs, max_ulp);
+  check(max_abs < 2e-7 && max_ulp < 16.0, "tanh error within 2e-7 absolute and 16 ulp");
+  check(attn__tanhf(0.0f) == 0.0f && attn__tanhf(-0.0f) == 0.0f, "tanh(0) is 0");
+  check(attn__tanhf(INFINITY) == 1.0f && attn__tanhf(-INFINITY) == -1.0f, "tanh(+-inf) is +-1");
+  check(attn__tanhf(50.0f) == 1.0f, "tanh(50) is 1");
+  check(isnan(attn__tanhf(NAN)), "tanh(NaN) is NaN");
+  check(attn__tanhf(-0.3f) == -attn__tanhf(0.3f), "tanh is odd");
+}
+
+/* The statuses of the options of attn_options. */
+static void test_option_errors(void) {
+  float buf[64] = {0};
+  const attn_shape sh = flat_shape(2, 1, 1, 2, 2, 2, 2);
+  const size_t n = attn_sdpa_scratch_size(&sh);
+  float* scratch = malloc(n * sizeof *scratch);
+  attn_options o = {0};
+  o.scale = 1.0f;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_OK, "zeroed options are valid");
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, NULL, NULL, scratch, n) == ATTN_ERR_NULL, "NULL options");
+  o.softcap = -1.0f;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_ERR_SOFTCAP, "negative softcap");
+  o.softcap = NAN;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_ERR_SOFTCAP, "NaN softcap");
+  o.softcap = 0.0f;
+  o.flags = ATTN_WINDOW, o.window_left = -2;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_ERR_WINDOW, "window left -2");
+  o.flags = 0;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_OK, "window ignored without ATTN_WINDOW");
+  const int32_t lengths[2] = {2, 3};
+  o.kv_lengths = lengths;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_ERR_LENGTHS, "kv_lengths past n_k");
+  o.kv_lengths = NULL;
+  const uint8_t mask[4] = {1, 1, 1, 1};
+  o.mask = mask, o.mask_layout.cols = 3;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_ERR_MASK, "mask cols past n_k");
+  o.mask = NULL;
+  attn_steps st = {0};
+  st.logits = buf;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, &st, scratch, n) == ATTN_ERR_STEPS, "logits without the step path");
+  check(strcmp(attn_status_string(ATTN_ERR_WINDOW), "window sides must be -1 (unbounded) or at least 0") == 0, "window status string");
+  free(scratch);
+}
+
 static void test_errors(void) {
   float buf[64] = {0};
   const size_t n = flat_scratch(2, 2, 2, 2);
@@ -259,6 +318,8 @@ static void test_masked_row_with_infinite_values(void) {
 int main(void) {
   test_masked_row_with_infinite_values();
   test_exp();
+  test_tanh();
+  test_option_errors();
   test_errors();
   test_softmax_edges();
   test_nan_row();
