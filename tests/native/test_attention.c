@@ -24,8 +24,8 @@ static attn_shape flat_shape(int32_t batch, int32_t heads, int32_t kv_heads, int
   return s;
 }
 
-static size_t flat_scratch(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
-  const attn_shape s = flat_shape(1, 1, 1, n_q, n_k, d_k, d_v);
+static size_t flat_scratch(int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
+  const attn_shape s = flat_shape(1, heads, kv_heads, n_q, n_k, d_k, d_v);
   return attn_sdpa_scratch_size(&s);
 }
 
@@ -128,7 +128,7 @@ static void run_case(const shape* s) {
   const float scale = attn_default_scale(s->d_k);
   double* ref = malloc(nq * s->d_v * sizeof *ref);
   reference(s, q, k, v, mask, bias, scale, ref);
-  const size_t scratch_n = flat_scratch(s->n_q, s->n_k, s->d_k, s->d_v);
+  const size_t scratch_n = flat_scratch(s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k, s->d_v);
   float* scratch = malloc(scratch_n * sizeof *scratch);
   float* out = malloc(nq * s->d_v * sizeof *out);
   float* out2 = malloc(nq * s->d_v * sizeof *out2);
@@ -250,7 +250,7 @@ static void test_option_errors(void) {
 
 static void test_errors(void) {
   float buf[64] = {0};
-  const size_t n = flat_scratch(2, 2, 2, 2);
+  const size_t n = flat_scratch(1, 1, 2, 2, 2, 2);
   float* scratch = malloc(n * sizeof *scratch);
   check(flat_sdpa(NULL, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_NULL, "NULL q");
   check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 0, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_SHAPE, "n_q 0");
@@ -260,7 +260,7 @@ static void test_errors(void) {
   check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n - 1) == ATTN_ERR_SCRATCH, "small scratch");
   check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, buf, NULL, NULL, scratch, n) == ATTN_ERR_STEPS, "partial steps");
   check(flat_sdpa(buf, buf, buf, buf + 32, 65536, 65536, 65536, 65536, 65536, 65536, 65536, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_OVERFLOW, "overflowing sizes");
-  check(flat_scratch(0, 1, 1, 1) == 0, "scratch size of invalid sizes is 0");
+  check(flat_scratch(1, 1, 0, 1, 1, 1) == 0, "scratch size of invalid sizes is 0");
   check(attn_matmul(buf, buf, buf + 32, 2, -1, 2) == ATTN_ERR_SHAPE, "matmul negative k");
   check(attn_softmax(buf, NULL, 2, 2) == ATTN_ERR_NULL, "softmax NULL y");
   check(strcmp(attn_status_string(ATTN_ERR_HEADS), "heads must be a multiple of kv_heads") == 0, "status string");
@@ -288,7 +288,7 @@ static void test_nan_row(void) {
   enum { NQ = 5, NK = 7, D = 3 };
   float* q = fill(NQ * D, 1), * k = fill(NK * D, 1), * v = fill(NK * D, 1);
   q[1 * D + 2] = NAN;
-  const size_t n = flat_scratch(NQ, NK, D, D);
+  const size_t n = flat_scratch(1, 1, NQ, NK, D, D);
   float* scratch = malloc(n * sizeof *scratch);
   float out[NQ * D];
   flat_sdpa(q, k, v, out, 1, 1, 1, NQ, NK, D, D, NULL, NULL, attn_default_scale(D), 0, NULL, NULL, NULL, scratch, n);
@@ -305,7 +305,7 @@ static void test_masked_row_with_infinite_values(void) {
   float q[N * D] = {1, 2, 3, 4, 5, 6}, k[N * D] = {1, 0, 0, 1, 1, 1};
   float v[N * D] = {INFINITY, 1, 2, NAN, 3, 4};
   uint8_t mask[N * N] = {0, 0, 0, 1, 1, 1, 1, 1, 1};
-  const size_t n = flat_scratch(N, N, D, D);
+  const size_t n = flat_scratch(1, 1, N, N, D, D);
   float* scratch = malloc(n * sizeof *scratch);
   float out[N * D], out2[N * D], sc[N * N], sd[N * N], w[N * N];
   flat_sdpa(q, k, v, out, 1, 1, 1, N, N, D, D, mask, NULL, 1.0f, 0, NULL, NULL, NULL, scratch, n);
