@@ -5,8 +5,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { NumpyRandom, loadAttention } from '../web/attention.js';
-import { RTOL_REFERENCE, RTOL_SIMD_VS_SCALAR, assertClose, readJSON } from './helpers.js';
+import { loadAttention } from '../web/attention.js';
+import { RTOL_REFERENCE, RTOL_SIMD_VS_SCALAR, assertClose, optionCaseInputs as inputsOf, optionCaseOptions as optionsOf, readJSON } from './helpers.js';
 
 const { cases } = readJSON('./fixtures/options.json');
 
@@ -15,33 +15,6 @@ const { cases } = readJSON('./fixtures/options.json');
 const ATOL_LSE = 2e-5;
 
 const full = (shape) => [...Array(4 - shape.length).fill(1), ...shape];
-
-/** The inputs of an options case, drawn as make_fixtures.py's option_case draws them. */
-function inputsOf(c) {
-  const rng = new NumpyRandom(c.seed);
-  const f32 = (values, factor = 1) => Float32Array.from(values, (x) => x * factor);
-  const q = f32(rng.randn(c.batch, c.heads, c.nq, c.dk), c.amp);
-  const k = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dk), c.amp);
-  const v = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dv));
-  let bias, mask;
-  if (c.biasShape) {
-    const data = f32(rng.randn(...c.biasShape), 2);
-    for (let i = 0; i < data.length; i += 7) data[i] = -Infinity;
-    bias = { data, shape: c.biasShape };
-  }
-  if (c.maskShape) mask = { data: Uint8Array.from(rng.randn(...c.maskShape), (x) => (x > -0.5 ? 1 : 0)), shape: c.maskShape };
-  return { q, k, v, mask, bias };
-}
-
-function optionsOf(c, inputs, extra = {}) {
-  return {
-    batch: c.batch, heads: c.heads, kvHeads: c.kvHeads, nq: c.nq, nk: c.nk, dk: c.dk, dv: c.dv,
-    causal: c.causal, mask: inputs.mask, bias: inputs.bias, softcap: c.softcap, window: c.window,
-    queryOffset: Array.isArray(c.queryOffset) ? Int32Array.from(c.queryOffset) : c.queryOffset,
-    kvLengths: c.kvLengths ? Int32Array.from(c.kvLengths) : undefined,
-    ...(c.scale === null ? {} : { scale: c.scale }), ...extra,
-  };
-}
 
 // Rows [i0, i1) of a mask or bias in 4-d form; a broadcast row dim stays.
 function sliceRows(m, i0, i1) {
