@@ -322,6 +322,8 @@ try {
 printExplorer(explorer, browser);
 writeResults();
 
+const MEASURED_ONCE = '## Measured once';
+
 function fmtTime(us) {
   return us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(2)} µs`;
 }
@@ -370,6 +372,11 @@ function writeResults() {
     lines.push(`| ${e.tokens} | ${fmtTime(e.computeMs * 1000)} | ${b ? `${b.ms.toFixed(2)} ms` : 'not run'} |`);
   }
   lines.push('');
+  // The hand-written section of measurements taken once (the reasons behind
+  // kernel and API choices) is kept from the previous file.
+  const previous = existsSync(`${root}bench/RESULTS.md`) ? readFileSync(`${root}bench/RESULTS.md`, 'utf8') : '';
+  const kept = previous.indexOf(MEASURED_ONCE);
+  if (kept >= 0) lines.push(previous.slice(kept).trimEnd(), '');
   writeFileSync(`${root}bench/RESULTS.md`, lines.join('\n'));
   console.log('\nwrote bench/RESULTS.md');
 }

@@ -112,8 +112,9 @@ export async function loadAttention(options = {}) {
   return new Attention(instance);
 }
 
-// for-in, not Object.keys: no array per call (a tenth of a small call's
-// time went there), and inherited keys are checked too, as they are read.
+// for-in, not Object.keys: no array per call (that array cost a noticeable
+// part of a small call, bench/RESULTS.md), and inherited keys are checked
+// too, as they are read.
 function checkKeys(options, allowed, fn) {
   for (const key in options) {
     if (!allowed.includes(key)) {
@@ -122,8 +123,8 @@ function checkKeys(options, allowed, fn) {
   }
 }
 
-// Small copies by hand: TypedArray set/subarray cost ~50-150 ns a call in V8,
-// more than the whole attention of a few tokens.
+// Small copies by hand: a TypedArray set/subarray call costs more in V8
+// than the whole attention of a few tokens (bench/RESULTS.md).
 const SMALL_COPY = 64;
 
 function copyIn(heap, src, at) {
@@ -752,8 +753,8 @@ const SDPA_OPTIONS = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'caus
   'layout', 'softcap', 'window', 'queryOffset', 'kvLengths', 'steps', 'stats'];
 
 // SDPA_OPTIONS as a switch, for the check on every sdpa call: a switch beats
-// allowed.includes() by about 2x (bench/RESULTS.md), and a call of a few
-// tokens takes about 1 us in all.
+// allowed.includes() by about 2x, and a call of a few tokens is short
+// (bench/RESULTS.md).
 function isSdpaOption(key) {
   switch (key) {
     case 'batch': case 'heads': case 'kvHeads': case 'nq': case 'nk': case 'dk': case 'dv':
