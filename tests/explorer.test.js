@@ -198,7 +198,7 @@ test('step mode, copy and save', async ({ env }) => {
   await page.waitForFunction((sel) => document.querySelector(sel).step === 'scaled', E);
   await page.evaluate(() => new Promise((r) => setTimeout(r, 20)));
   assert.equal(await visible(), ['scaled']);
-  assert.match(page.url(), /step=scaled/);
+  await page.waitForURL(/step=scaled/, { timeout: 2000 });
   const copied = page.evaluate((sel) => new Promise((resolve) => document.querySelector(sel).addEventListener('attention-copy', (e) => resolve(e.detail), { once: true })), E);
   await page.click(`${E} figure[data-id="scaled-0"] summary`);
   await page.click(`${E} figure[data-id="scaled-0"] button[data-copy="numpy"]`);
@@ -233,7 +233,7 @@ test('the URL holds the settings: loading one restores the view', async ({ env, 
   const config = normalizeConfig({ tokens: ['one', 'two', 'three'], seed: 5, causal: true });
   const ex = computeExample(attn, config, {}, Uint8Array.from([1, 0, 0, 1, 1, 0, 0, 1, 1]));
   assert.equal(await cellTexts(page, 'weights-0'), textsOf(ex.heads[0].weights, 4));
-  assert.match(page.url(), /mask=100\.110\.011/);
+  await page.waitForURL(/mask=100\.110\.011/, { timeout: 2000 });
   assert.equal(problems, []);
   await page.context().close();
 });

@@ -17,7 +17,7 @@ import { cellAt, moveTabStop, nextCell, parseCellValue, startEdit } from './expl
 import { LinesView } from './explorer-lines.js';
 import { CONTROLS, PARTS, SCALE_SLIDER, SETTING, SETTINGS, STEPS, readSettings, scaleToSlider, sliderToScale } from './explorer-settings.js';
 import { STYLES } from './explorer-styles.js';
-import { buildTable, highlight, paintTable } from './explorer-tables.js';
+import { buildTable, cellLabel, highlight, paintTable } from './explorer-tables.js';
 import { DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, explain, scaleText, sectionTitle } from './explorer-text.js';
 import { EMBEDDINGS, HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './example.js';
 import { DIGITS, fixed, toCSV, toMarkdown, toNumpy } from './format.js';
@@ -630,7 +630,13 @@ export class AttentionExplorer extends Base {
   #onFocus(e) {
     const target = this.#targetOf(e.target);
     if (!target || e.target.tagName === 'INPUT') return;
-    this.#focus = { id: target.id, i: target.i, j: target.j };
+    const { id, i, j, td } = target;
+    const entry = this.#tables.get(id);
+    if (entry) {
+      const blocked = entry.step === 'weights' || entry.step === 'scaled' ? this.#blocked(i, j) : '';
+      td.setAttribute('aria-label', cellLabel(entry, i, j, td.textContent, blocked, EDITABLE.has(id) && this.#edits.has(`${id}:${i}:${j}`)));
+    }
+    this.#focus = { id, i, j };
     this.#inspect(this.#focus);
   }
 

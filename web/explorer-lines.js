@@ -11,15 +11,30 @@ import { attendsMost } from './explorer-text.js';
 const ROW = 22; // px per token
 const PAD = 14; // px above the first token
 const LABEL = 110; // px for a token's label
-const SPAN = 110; // px between the two columns of tokens
+const SPAN = 150; // px between the two columns of tokens
 const MAX_LABEL = 12; // characters of a token shown
 
 const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
 
-/** Stroke width and opacity of a line of weight w in [0, 1]. */
+/**
+ * Lines are drawn in LEVELS steps of weight: one SVG path per head and level
+ * holds every line of that weight, so a repaint rewrites a few paths instead
+ * of n² elements (the steps are finer than the eye tells line widths apart).
+ */
+export const LEVELS = 16;
+
+/** The level of a weight: -1 when it is too small to draw (below 0.005). */
+export function lineLevel(w) {
+  if (!(w >= 0.005)) return -1;
+  return Math.min(LEVELS - 1, Math.floor(Math.min(1, w) * LEVELS));
+}
+
+/** Stroke width and opacity of a line of weight w in [0, 1] (drawn at its level's middle). */
 export function lineStyle(w) {
-  const x = Math.min(1, Math.max(0, w));
-  return { width: 0.5 + 4.5 * x, opacity: x < 0.005 ? 0 : 0.15 + 0.85 * x };
+  const level = lineLevel(w);
+  if (level < 0) return { width: 0.5, opacity: 0 };
+  const x = (level + 0.5) / LEVELS;
+  return { width: 0.5 + 4.5 * x, opacity: 0.15 + 0.85 * x };
 }
 
 /**
@@ -42,15 +57,17 @@ export function linesLayout(tokens) {
 
 export class LinesView {
   #svg;
-  #heads = [];  // per head: { group, queries: [g per query], lines: [line per (i, j)], painted: Float32Array }
+  #layout;
+  #heads = []; // per head: { group, paths: [one per level], levels: Int8Array (n, n) as drawn, query: the query drawn }
   #tokens = [];
   #labels = [];
-  #keys = [];
   #toggles;
   #summary;
   #live;
   #enabled = [];
-  #focus = -1;
+  #focus = -1; // the selected query (-1: all)
+  #shown = -1; // the query whose lines are drawn now (hover or focus win over the selection)
+  #weights = [];
 
   /**
    * @param {{ onSelect: (i: number) => void }} callbacks onSelect when a query token is clicked or activated
@@ -64,29 +81,23 @@ export class LinesView {
   build(tokens, heads, focus = -1) {
     this.#tokens = tokens;
     this.#focus = focus;
+    this.#shown = focus;
+    this.#weights = [];
     if (this.#enabled.length !== heads) this.#enabled = Array.from({ length: heads }, () => true);
     const L = linesLayout(tokens);
+    this.#layout = L;
     const n = tokens.length;
     this.#svg = svg('svg', { width: L.width, height: L.height, viewBox: `0 0 ${L.width} ${L.height}`, role: 'group',
       'aria-label': 'Lines from each query token (left) to the keys it attends to (right); arrow keys move between queries' });
     this.#heads = [];
     for (let h = 0; h < heads; h++) {
-      const group = svg('g', { class: `head head-${h}`, 'data-head': h });
-      const queries = [];
-      const lines = [];
-      for (let i = 0; i < n; i++) {
-        const q = svg('g', { 'data-q': i });
-        for (let j = 0; j < n; j++) {
-          const p = L.line(i, j);
-          const line = svg('line', { x1: p.x1, y1: p.y1, x2: p.x2, y2: p.y2, 'stroke-opacity': 0 });
-          lines.push(line);
-          q.append(line);
-        }
-        queries.push(q);
-        group.append(q);
-      }
+      const paths = Array.from({ length: LEVELS }, (_, level) => {
+        const s = lineStyle((level + 0.5) / LEVELS);
+        return svg('path', { 'data-level': level, 'stroke-width': s.width.toFixed(2), 'stroke-opacity': s.opacity.toFixed(2), fill: 'none', d: '' });
+      });
+      const group = svg('g', { class: `head head-${h}`, 'data-head': h }, ...paths);
       if (!this.#enabled[h]) group.setAttribute('display', 'none');
-      this.#heads.push({ group, queries, lines, painted: new Float32Array(n * n).fill(-1) });
+      this.#heads.push({ group, paths, levels: new Int8Array(n * n).fill(-2), query: -2 });
       this.#svg.append(group);
     }
     this.#labels = L.left.map((p, i) => {
@@ -96,11 +107,9 @@ export class LinesView {
       this.#svg.append(label);
       return label;
     });
-    this.#keys = L.right.map((p, j) => {
-      const label = svg('text', { x: p.x, y: p.y, 'dominant-baseline': 'middle', class: 'key', 'aria-hidden': 'true', 'data-k': j, text: p.text });
-      this.#svg.append(label);
-      return label;
-    });
+    for (const [j, p] of L.right.entries()) {
+      this.#svg.append(svg('text', { x: p.x, y: p.y, 'dominant-baseline': 'middle', class: 'key', 'aria-hidden': 'true', 'data-k': j, text: p.text }));
+    }
     this.#svg.addEventListener('keydown', (e) => this.#onKey(e));
     this.#svg.addEventListener('focusin', (e) => this.#show(Number(e.target.dataset?.q ?? -1)));
     this.#svg.addEventListener('focusout', () => this.#show(this.#focus));
@@ -119,25 +128,13 @@ export class LinesView {
     this.element.replaceChildren(
       el('figcaption', {}, el('span', { class: 'name', text: 'Who attends to whom' }), el('span', { class: 'shape', text: ' query → key' })),
       ...(this.#toggles ? [this.#toggles] : []), this.#svg, this.#summary, this.#live);
-    this.#show(focus);
   }
 
-  /** Sets every line from the weights of each head (Matrix[]) and the spoken summaries. */
+  /** Draws the lines from the weights of each head (Matrix[]) and updates the spoken summaries. */
   update(weights) {
+    this.#weights = weights;
+    this.#draw();
     const n = this.#tokens.length;
-    for (let h = 0; h < this.#heads.length; h++) {
-      const { lines, painted } = this.#heads[h];
-      const data = weights[h].data;
-      for (let k = 0; k < n * n; k++) {
-        // Two decimals of weight are below what the eye sees in a line.
-        const w = Math.round(data[k] * 100) / 100;
-        if (painted[k] === w) continue;
-        painted[k] = w;
-        const s = lineStyle(w);
-        lines[k].setAttribute('stroke-opacity', s.opacity);
-        lines[k].setAttribute('stroke-width', s.width);
-      }
-    }
     const items = [];
     for (let i = 0; i < n; i++) {
       const text = weights.map((m, h) => `${weights.length > 1 ? `head ${h + 1}: ` : ''}${attendsMost(this.#tokens, m, i)}`).join('; ');
@@ -159,6 +156,35 @@ export class LinesView {
     return [...this.#enabled];
   }
 
+  // Rewrites the paths of a head whose levels (or shown query) changed.
+  #draw() {
+    const n = this.#tokens.length, L = this.#layout, q = this.#shown;
+    for (let h = 0; h < this.#heads.length && h < this.#weights.length; h++) {
+      const head = this.#heads[h];
+      const data = this.#weights[h].data;
+      let changed = head.query !== q;
+      for (let k = 0; k < n * n; k++) {
+        const level = lineLevel(data[k]);
+        if (head.levels[k] !== level) {
+          head.levels[k] = level;
+          changed = true;
+        }
+      }
+      if (!changed) continue;
+      head.query = q;
+      const d = Array.from({ length: LEVELS }, () => []);
+      for (let i = q < 0 ? 0 : q; i < (q < 0 ? n : q + 1); i++) {
+        for (let j = 0; j < n; j++) {
+          const level = head.levels[i * n + j];
+          if (level < 0) continue;
+          const p = L.line(i, j);
+          d[level].push(`M${p.x1} ${p.y1}L${p.x2} ${p.y2}`);
+        }
+      }
+      head.paths.forEach((path, level) => path.setAttribute('d', d[level].join('')));
+    }
+  }
+
   #toggleHead(h, button) {
     this.#enabled[h] = !this.#enabled[h];
     button.setAttribute('aria-pressed', String(this.#enabled[h]));
@@ -167,15 +193,8 @@ export class LinesView {
   }
 
   #show(q) {
-    for (const { queries } of this.#heads) {
-      queries.forEach((g, i) => {
-        const hide = q >= 0 && i !== q;
-        if (hide !== g.hasAttribute('display')) {
-          if (hide) g.setAttribute('display', 'none');
-          else g.removeAttribute('display');
-        }
-      });
-    }
+    this.#shown = q;
+    this.#draw();
     this.#labels.forEach((label, i) => label.classList.toggle('on', i === q));
   }
 

@@ -85,13 +85,13 @@ button[aria-pressed="true"] { border-color: var(--attn-accent); background: var(
 h2 { font-size: 1.1em; margin: 18px 0 4px; }
 .explanation { margin: 0 0 8px; max-width: 60em; color: var(--attn-fg); }
 .attention-row { display: flex; flex-wrap: wrap; gap: 14px 28px; align-items: flex-start; }
-.attention-row > .matrices { flex: 1 1 20em; }
+.attention-row > .matrices { flex: 0 1 auto; }
 .matrices { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; min-width: 0; }
 figure.matrix { margin: 0; min-width: 0; max-width: 100%; }
 figure.lines { margin: 0; max-width: 100%; }
 figure.lines svg { display: block; max-width: 100%; height: auto; overflow: visible; }
-figure.lines line { stroke-linecap: round; }
-${HEAD_COLORS.light.map((_, h) => `.head-${h} line { stroke: var(--attn-head-${h}); } .head-toggle.head-${h} { border-left: 8px solid var(--attn-head-${h}); }`).join('\n')}
+figure.lines path { stroke-linecap: round; }
+${HEAD_COLORS.light.map((_, h) => `.head-${h} path { stroke: var(--attn-head-${h}); } .head-toggle.head-${h} { border-left: 8px solid var(--attn-head-${h}); }`).join('\n')}
 figure.lines text { font-family: var(--attn-mono); font-size: 13px; fill: var(--attn-fg); }
 figure.lines text.query { cursor: pointer; }
 figure.lines text.query.on { font-weight: 700; fill: var(--attn-select); }
@@ -118,7 +118,8 @@ thead th { text-align: center; max-width: var(--attn-cell-width); overflow: hidd
 tbody th { text-align: right; overflow: hidden; text-overflow: ellipsis; }
 th .token { border: none; background: none; padding: 0 2px; color: var(--attn-fg); font-family: var(--attn-mono); max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 th .token[aria-pressed="true"] { color: var(--attn-select); background: none; font-weight: 700; text-decoration: underline; }
-td { width: var(--attn-cell-width); padding: 2px 6px; text-align: right; border-radius: 3px; cursor: default; overflow: hidden; position: relative; }
+/* Plain cells (no rounded clip, no own stacking): with 32 tokens a drag repaints a thousand of them a frame. */
+td { width: var(--attn-cell-width); padding: 2px 6px; text-align: right; cursor: default; white-space: nowrap; }
 td[data-i] { cursor: pointer; }
 .view.masking table[data-id^="weights-"] td[data-i] { cursor: crosshair; }
 td.sum { background: none; color: var(--attn-muted); font-weight: 600; cursor: default; }
@@ -126,8 +127,9 @@ td.masked { background: var(--attn-masked) !important; color: var(--attn-fg) !im
 td.edited { box-shadow: inset 0 0 0 2px var(--attn-accent); }
 td.src { box-shadow: inset 0 0 0 2px var(--attn-source), inset 0 0 0 3px var(--attn-bg); }
 td.target { box-shadow: inset 0 0 0 3px var(--attn-source); }
-/* A two-colour ring: visible on every cell colour, light or dark. */
-td:focus-visible, th .token:focus-visible { outline: 2px solid var(--attn-bg); outline-offset: 0; box-shadow: 0 0 0 4px var(--attn-focus); z-index: 1; }
+/* A two-colour ring inside the cell: the focus colour (the text colour) on
+   the outside, the background colour inside it, visible on every cell colour. */
+td:focus-visible, th .token:focus-visible { outline: 3px solid var(--attn-focus); outline-offset: -3px; box-shadow: inset 0 0 0 5px var(--attn-bg); }
 tr.selected td[data-i] { box-shadow: inset 0 -3px 0 var(--attn-select); }
 td:hover { filter: brightness(0.93); }
 .cell-edit { width: 6em; font-family: var(--attn-mono); }

@@ -71,7 +71,7 @@ export function buildTable({ id, title, rows, cols, kind, step, editable = false
  * @param {{ digits: number, blocked: (i: number, j: number) => string, edited: (i: number, j: number) => boolean, selected: number, minusInfinity: boolean }} how
  */
 export function paintTable(entry, matrix, how) {
-  const { rows, cols, kind, tds, sums, trs, buttons } = entry;
+  const { kind, tds, sums, trs, buttons } = entry;
   const nc = matrix.cols;
   const scale = kind === 'seq' ? 1 : maxAbs(matrix.data);
   for (let i = 0; i < matrix.rows; i++) {
@@ -96,7 +96,9 @@ export function paintTable(entry, matrix, how) {
       if (node?.nodeType === 3 && node.nextSibling === null) node.data = text;
       else td.textContent = text;
       td.className = className;
-      td.setAttribute('aria-label', `row ${rows[i]}, column ${cols[j]}: ${text === MINUS_INFINITY ? 'minus infinity' : text}${blocked ? ` (${blocked})` : ''}${edited ? ' (edited)' : ''}`);
+      // The spoken label is written when the cell takes focus (cellLabel):
+      // one attribute per changed cell per frame is too much during a drag.
+      if (td.hasAttribute('aria-label')) td.setAttribute('aria-label', cellLabel(entry, i, j, text, blocked, edited));
     }
     if (sums) {
       const text = fixed(total, 4);
@@ -112,6 +114,12 @@ export function paintTable(entry, matrix, how) {
       }
     }
   }
+}
+
+/** What a screen reader says for a cell: "row cat, column sat: 0.0806 (masked)". */
+export function cellLabel(entry, i, j, text, blocked = '', edited = false) {
+  const value = text === MINUS_INFINITY ? 'minus infinity' : text;
+  return `row ${entry.rows[i]}, column ${entry.cols[j]}: ${value}${blocked ? ` (${blocked})` : ''}${edited ? ' (edited)' : ''}`;
 }
 
 /**

@@ -17,6 +17,21 @@ for (const s of PARAMS) {
 }
 let pendingMask = query.get('mask');
 
+// Writing the address costs more than a whole recompute, so during a slider
+// drag it is written once the changes pause.
+let writeTimer = 0;
+function writeURL(detail) {
+  const next = new URLSearchParams();
+  for (const s of PARAMS) {
+    if (!explorer.hasAttribute(s.attr)) continue;
+    next.set(s.attr, s.kind === 'bool' ? '1' : explorer.getAttribute(s.attr));
+  }
+  if (detail.mask) next.set('mask', detail.mask.map((r) => r.map((x) => (x ? '1' : '0')).join('')).join('.'));
+  const search = next.toString();
+  const url = `${location.pathname}${search ? `?${search}` : ''}${location.hash}`;
+  if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(null, '', url);
+}
+
 explorer.addEventListener('attention-change', (event) => {
   if (pendingMask !== null) {
     // Rows of 0/1 separated by dots, applied once the token count is known.
@@ -27,15 +42,8 @@ explorer.addEventListener('attention-change', (event) => {
       return;
     }
   }
-  const next = new URLSearchParams();
-  for (const s of PARAMS) {
-    if (!explorer.hasAttribute(s.attr)) continue;
-    next.set(s.attr, s.kind === 'bool' ? '1' : explorer.getAttribute(s.attr));
-  }
-  if (event.detail.mask) next.set('mask', event.detail.mask.map((r) => r.map((x) => (x ? '1' : '0')).join('')).join('.'));
-  const search = next.toString();
-  const url = `${location.pathname}${search ? `?${search}` : ''}${location.hash}`;
-  if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(null, '', url);
+  clearTimeout(writeTimer);
+  writeTimer = setTimeout(writeURL, 150, event.detail);
 });
 
 // The embed section lists the attributes from the same table.
