@@ -50,6 +50,8 @@ export const SETTINGS = Object.freeze([
     help: 'the parts to show, separated by spaces (default all)' },
   { attr: 'controls', key: 'controls', kind: 'enum', values: CONTROLS,
     help: 'full, minimal (scale, causal, heads) or none' },
+  { attr: 'train', key: 'train', kind: 'bool', url: true,
+    help: 'show the Train part: gradient descent on W_Q and W_K of head 1 toward a target pattern' },
 ]);
 
 export const SETTING = Object.freeze(Object.fromEntries(SETTINGS.map((s) => [s.attr, s])));

@@ -8,14 +8,15 @@
 // themselves (a gradient entry as its sum over tokens).
 //
 // It talks to its host only through the element's public API: `state`
-// (tokens, X, W_Q, W_K), `config` (dk, causal, scale) and `inputs`.
-// User text (tokens) enters the DOM only through textContent.
+// (tokens, X, W_Q, W_K), `config` (dk, causal, scale), `inputs`, and the
+// `positions` and `embeddings` settings, which the presets turn on where a
+// pattern needs them (previous token needs positions, same word needs one
+// embedding per word). User text (tokens) enters the DOM only through
+// textContent.
 
-import { css, diverging, maxAbs, sequential, textOn } from './colors.js';
+import { heatClass, maxAbs } from './colors.js';
 import { Matrix } from './matrix.js';
-import {
-  PRESETS, TRAIN_DEFAULTS, Trainer, gradientTerms, presetTarget, sinusoidalPositions, targetCells, targetFromCells,
-} from './explorer-train.js';
+import { PRESETS, TRAIN_DEFAULTS, Trainer, gradientTerms, presetTarget, targetCells, targetFromCells } from './explorer-train.js';
 
 /** Styles of the Train part (the host adds them to its shadow root). */
 export const TRAIN_STYLES = `
@@ -32,10 +33,11 @@ export const TRAIN_STYLES = `
 .train-grids figcaption { font-size: 0.85rem; margin-bottom: 0.25rem; }
 .train table { border-collapse: collapse; font-size: 0.75rem; font-variant-numeric: tabular-nums; }
 .train th { font-weight: normal; padding: 0 0.3rem; text-align: right; }
-.train td { width: 2.2rem; height: 1.4rem; text-align: center; padding: 0; border: 1px solid #fff; }
-.train td.target { cursor: pointer; }
-.train td.target.on { outline: 2px solid #111; outline-offset: -2px; }
+.train td { width: 2.6rem; height: 1.4rem; text-align: center; padding: 0 2px; }
+.train td.goal { cursor: pointer; }
+.train td.goal.on { box-shadow: inset 0 0 0 2px var(--attn-select, #111); }
 .train-derivation { font-size: 0.8rem; min-height: 1.2em; overflow-wrap: anywhere; }
+.train [hidden] { display: none; }
 `;
 
 const PAINT = 'paint';
@@ -61,9 +63,10 @@ export class TrainPanel {
   #cells = []; // target columns per row
   #preset = 'previous-token';
   #word = null;
-  #settings = { optimizer: TRAIN_DEFAULTS.optimizer, learningRate: TRAIN_DEFAULTS.learningRate, learn: [...TRAIN_DEFAULTS.learn], positions: true };
+  #settings = { optimizer: TRAIN_DEFAULTS.optimizer, learningRate: TRAIN_DEFAULTS.learningRate, learn: [...TRAIN_DEFAULTS.learn] };
   #trainer = null;
-  #start = null; // { X, WQ, WK } of the host when training began, for reset
+  #start = null; // { inputs } of the host when training began, for reset
+  #x = null; // the host's X the trainer learns on
   #tokens = [];
   #last = null; // the last evaluate() result
   #losses = [];
@@ -100,10 +103,14 @@ export class TrainPanel {
     return this.#timer !== 0;
   }
 
-  /** Re-reads the host after it changed (new tokens or sizes restart training). */
+  /** Re-reads the host after it changed (new tokens, X or sizes restart training). */
   sync() {
     const state = this.#host.state;
     if (!state) return;
+    if (this.#trainer && (state.X !== this.#x || state.WQ.rows !== this.#x.cols)) {
+      this.#trainer = null;
+      this.#ensureTrainer();
+    }
     const tokens = state.tokens;
     if (tokens.join('\u0000') !== this.#tokens.join('\u0000')) {
       this.#tokens = [...tokens];
@@ -114,6 +121,7 @@ export class TrainPanel {
       else this.#applyPreset();
       this.#fillWords();
       this.#buildTargetTable();
+      this.#ensureTrainer();
     }
     this.#paint();
   }
@@ -191,6 +199,10 @@ export class TrainPanel {
     this.#preset = name;
     this.#ui.preset.value = name;
     this.#ui.wordField.hidden = name !== 'attend-to';
+    // The host recomputes X (a microtask later) and calls sync(), which
+    // restarts the trainer on the new X.
+    if (name === 'previous-token' && !this.#host.positions) this.#host.positions = true;
+    if (name === 'same-word' && this.#host.embeddings !== 'word') this.#host.embeddings = 'word';
   }
 
   #applyPreset() {
@@ -205,6 +217,7 @@ export class TrainPanel {
     this.#trainer = null;
     this.#losses = [];
     this.#buildTargetTable();
+    this.#ensureTrainer(); // the loss and gradients before the first step
     this.#paint();
   }
 
@@ -213,17 +226,11 @@ export class TrainPanel {
     const state = this.#host.state, config = this.#host.config;
     if (!state || !config || this.#cells.every((row) => row.length === 0)) return null;
     const n = state.tokens.length, dk = config.dk;
-    if (!this.#start) this.#start = { inputs: this.#host.inputs, X: state.X, WQ: state.WQ, WK: state.WK };
+    if (!this.#start) this.#start = { inputs: this.#host.inputs };
     // Head 1 learns: its columns of W_Q and W_K (kv head 1 of W_K).
-    let x = state.X;
-    if (this.#settings.positions && !this.#start.positioned) {
-      x = addInto(Matrix.from(state.X), sinusoidalPositions(n, state.X.cols));
-      this.#start.positioned = x;
-    } else if (this.#start.positioned) {
-      x = this.#start.positioned;
-    }
+    this.#x = state.X;
     this.#trainer = new Trainer(this.#attn, {
-      x, wq: columns(state.WQ, 0, dk), wk: columns(state.WK, 0, dk), target: targetFromCells(n, this.#cells),
+      x: state.X, wq: columns(state.WQ, 0, dk), wk: columns(state.WK, 0, dk), target: targetFromCells(n, this.#cells),
       learn: this.#settings.learn, causal: config.causal, scale: config.scale,
       optimizer: this.#settings.optimizer, learningRate: this.#settings.learningRate,
     });
@@ -237,7 +244,7 @@ export class TrainPanel {
     const wq = Matrix.from(state.WQ), wk = Matrix.from(state.WK);
     setColumns(wq, 0, p.wq);
     setColumns(wk, 0, p.wk);
-    this.#host.inputs = { ...this.#host.inputs, X: this.#start.positioned ?? state.X, WQ: wq, WK: wk };
+    this.#host.inputs = { ...this.#host.inputs, WQ: wq, WK: wk };
   }
 
   // ---- DOM -----------------------------------------------------------------
@@ -281,7 +288,6 @@ export class TrainPanel {
       field('target', ui.preset), ui.wordField, field('optimizer', ui.optimizer),
       h(d, 'label', {}, h(d, 'span', { text: 'learning rate' }), ui.lr, ui.lrText),
       check('W_Q learns', true, learn('wq')), check('W_K learns', true, learn('wk')),
-      check('positions', true, (on) => this.#change({ positions: on })),
       ui.step, ui.play, ui.reset);
     ui.steps = h(d, 'span', { text: '0' });
     ui.loss = h(d, 'span', { text: '-' });
@@ -334,10 +340,6 @@ export class TrainPanel {
 
   #change(settings) {
     Object.assign(this.#settings, settings);
-    if (settings.positions !== undefined && this.#start) {
-      this.reset();
-      return;
-    }
     this.#trainer = null; // the next step starts a trainer (and optimizer) from the current weights
   }
 
@@ -352,7 +354,7 @@ export class TrainPanel {
     const head = h(d, 'tr', {}, h(d, 'th'), ...this.#tokens.map((t) => h(d, 'th', { text: t, scope: 'col' })));
     const rows = this.#tokens.map((t, i) => h(d, 'tr', {}, h(d, 'th', { text: t, scope: 'row' }),
       ...Array.from({ length: n }, (_, j) => h(d, 'td', {
-        class: 'target', 'data-i': i, 'data-j': j, 'aria-label': `${t} attends to ${this.#tokens[j]}`,
+        class: 'goal', 'data-i': i, 'data-j': j, 'aria-label': `${t} attends to ${this.#tokens[j]}`,
       }))));
     this.#ui.target.replaceChildren(h(d, 'tbody', {}, head, ...rows));
   }
@@ -362,8 +364,7 @@ export class TrainPanel {
     const target = targetFromCells(n, this.#cells);
     for (const td of ui.target.querySelectorAll('td[data-i]')) {
       const t = target.data[Number(td.dataset.i) * n + Number(td.dataset.j)];
-      td.classList.toggle('on', t > 0);
-      td.style.background = css(sequential(t));
+      td.className = `goal ${heatClass(t, 'seq')}${t > 0 ? ' on' : ''}`;
     }
     ui.steps.textContent = String(this.#losses.length);
     const r = this.#last;
@@ -384,16 +385,15 @@ export class TrainPanel {
       table.replaceChildren();
       return;
     }
-    const scale = kind === 'weights' ? 1 : maxAbs(m.data) || 1;
+    const scale = kind === 'weights' ? 1 : maxAbs(m.data);
     const head = h(d, 'tr', {}, h(d, 'th'), ...colLabels.map((c) => h(d, 'th', { text: c, scope: 'col' })));
     const rows = rowLabels.map((label, i) => h(d, 'tr', {}, h(d, 'th', { text: label, scope: 'row' }),
       ...colLabels.map((_, j) => {
         const v = m.data[i * m.cols + j];
-        const rgb = kind === 'weights' ? sequential(v) : diverging(v / scale);
-        const td = h(d, 'td', { 'data-i': i, 'data-j': j, tabindex: kind === 'weights' ? null : -1, text: v.toFixed(kind === 'weights' ? 2 : 3) });
-        td.style.background = css(rgb);
-        td.style.color = css(textOn(rgb));
-        return td;
+        return h(d, 'td', {
+          class: kind === 'weights' ? heatClass(v, 'seq') : heatClass(v / scale, 'div'),
+          'data-i': i, 'data-j': j, tabindex: kind === 'weights' ? null : -1, text: v.toFixed(kind === 'weights' ? 2 : 3),
+        });
       })));
     table.replaceChildren(h(d, 'tbody', {}, head, ...rows));
   }
@@ -401,8 +401,7 @@ export class TrainPanel {
   #derive(name, a, c) {
     const r = this.#last;
     if (!r || !this.#trainer) return;
-    const x = this.#start.positioned ?? this.#host.state.X;
-    const t = gradientTerms(x, name === 'dW_Q' ? r.dq : r.dk, a, c, { name, tokens: this.#tokens });
+    const t = gradientTerms(this.#x, name === 'dW_Q' ? r.dq : r.dk, a, c, { name, tokens: this.#tokens });
     this.#ui.derivation.textContent = t.text;
   }
 }
@@ -415,9 +414,4 @@ function columns(m, start, count) {
 
 function setColumns(m, start, part) {
   for (let i = 0; i < m.rows; i++) m.data.set(part.data.subarray(i * part.cols, (i + 1) * part.cols), i * m.cols + start);
-}
-
-function addInto(a, b) {
-  for (let i = 0; i < a.data.length; i++) a.data[i] += b.data[i];
-  return a;
 }
