@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { loadAttention, Matrix } from '../web/attention.js';
 import {
   Optimizer, PRESETS, TRAIN_DEFAULTS, Trainer, crossEntropy, drawTrainingInputs, gradientTerms, matchesTarget, presetTarget,
-  sinusoidalPositions, targetCells, targetFromCells,
+  targetCells, targetFromCells,
 } from '../web/explorer-train.js';
 import { assertClose } from './helpers.js';
 
@@ -40,10 +40,6 @@ targets('painted cells, shared equally; bad input is named', () => {
   assert.throws(() => targetFromCells(3, [[0]]), /3 rows/);
   assert.throws(() => presetTarget('next-token', TOKENS), /preset must be one of/);
   assert.throws(() => presetTarget('attend-to', TOKENS, { word: 'dog' }), /attend-to needs a word/);
-});
-targets('sinusoidal positions: sin and cos pairs', () => {
-  const pe = sinusoidalPositions(3, 4);
-  assertClose(Array.from(pe.data), [0, 1, 0, 1, Math.sin(1), Math.cos(1), Math.sin(0.01), Math.cos(0.01), Math.sin(2), Math.cos(2), Math.sin(0.02), Math.cos(0.02)], { atol: 1e-7 });
 });
 targets.run();
 

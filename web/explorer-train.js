@@ -21,8 +21,8 @@
 // Deterministic: the same inputs, target and settings give the same bits
 // (float32 wasm kernels, fixed order of every JS loop).
 
+import { drawInputs, normalizeConfig } from './example.js';
 import { Matrix } from './matrix.js';
-import { NumpyRandom } from './numpy-random.js';
 
 /** The preset tasks; 'same-word' wants repeated words, 'attend-to' a chosen word. */
 export const PRESETS = Object.freeze(['previous-token', 'first-token', 'same-word', 'attend-to']);
@@ -155,22 +155,6 @@ export function matchesTarget(weights, target) {
 }
 
 /**
- * Sinusoidal positions (Vaswani et al. 2017): row p, column 2c is
- * sin(p / 10000^(2c / d)), column 2c + 1 the cosine.
- * @returns {Matrix} (n, d)
- */
-export function sinusoidalPositions(n, d) {
-  const pe = new Matrix(n, d);
-  for (let p = 0; p < n; p++) {
-    for (let c = 0; c < d; c++) {
-      const angle = p / 10000 ** ((2 * Math.floor(c / 2)) / d);
-      pe.data[p * d + c] = c % 2 === 0 ? Math.sin(angle) : Math.cos(angle);
-    }
-  }
-  return pe;
-}
-
-/**
  * Deterministic optimizer state for named float32 parameters.
  * SGD with momentum: u = momentum u + g; w -= lr u.
  * Adam (Kingma & Ba): m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
@@ -237,26 +221,17 @@ function identity(n) {
 }
 
 /**
- * The inputs of a training run drawn from a seed, as the explorer draws a
- * layer (example.js): x = randn(n, dModel) per distinct word (the same word
- * gets the same row: "word" embeddings, so same-word can be learned) plus
- * sinusoidal positions; W_Q, W_K, W_V = randn * 0.5.
+ * The inputs of a training run as the explorer draws them (example.js) with
+ * embeddings "word" (the same word gets the same row of X, so same-word can
+ * be learnt) and sinusoidal positions added (so previous-token can be):
+ * { x, wq, wk, wv } for head 1.
  * @param {string[]} tokens
- * @param {{ seed?: number, dModel?: number, dk?: number, dv?: number, positions?: boolean }} [options]
+ * @param {{ seed?: number, dModel?: number, dk?: number, dv?: number }} [options]
  */
-export function drawTrainingInputs(tokens, { seed = 7, dModel = 6, dk = 3, dv = 3, positions = true } = {}) {
-  const rng = new NumpyRandom(seed);
-  const words = [...new Set(tokens)];
-  const table = Float32Array.from(rng.randn(words.length, dModel));
-  const draw = (rows, cols) => new Matrix(rows, cols, Float32Array.from(rng.randn(rows, cols), (x) => x * 0.5));
-  const wq = draw(dModel, dk), wk = draw(dModel, dk), wv = draw(dModel, dv);
-  const x = new Matrix(tokens.length, dModel);
-  const pe = positions ? sinusoidalPositions(tokens.length, dModel) : null;
-  tokens.forEach((t, i) => {
-    const w = words.indexOf(t);
-    for (let c = 0; c < dModel; c++) x.data[i * dModel + c] = table[w * dModel + c] + (pe ? pe.data[i * dModel + c] : 0);
-  });
-  return { x, wq, wk, wv };
+export function drawTrainingInputs(tokens, { seed = 7, dModel = 6, dk = 3, dv = 3 } = {}) {
+  const config = normalizeConfig({ tokens, seed, dModel, dk, dv, embeddings: 'word', positions: true });
+  const { X, WQ, WK, WV } = drawInputs(config);
+  return { x: X, wq: WQ, wk: WK, wv: WV };
 }
 
 /**
