@@ -49,6 +49,8 @@ export declare class AttentionExplorer extends HTMLElement {
   causal: boolean;
   scale: number;
   step: ExplorerStep;
+  /** Shows the Train part (attribute `train`): gradient descent on W_Q and W_K of head 1 toward a target pattern. */
+  train: boolean;
   /** Every matrix of the current computation; null before the first. */
   readonly state: ExplorerState | null;
   /** Replace the random draws. */
