@@ -359,6 +359,10 @@ void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
   const v128_t vscale = wasm_f32x4_splat(a->scale);
   const v128_t vzero = wasm_f32x4_splat(0.0f);
   const int plain_kind = a->softcap == 0.0f && a->bias == NULL && a->mask == NULL && a->dbias == NULL;
+  /* Row positions, keys and window bounds in int32 lanes without overflow. */
+  const int64_t pos_lo = a->offset - (int64_t)(a->window_left > 0 ? a->window_left : 0);
+  const int64_t pos_hi = (int64_t)n_q + a->offset + (int64_t)(a->window_right > 0 ? a->window_right : 0);
+  const int positions_fit = pos_lo > -(INT64_C(1) << 30) && pos_hi < (INT64_C(1) << 30) && n_k < ((size_t)1 << 30);
 
   for (size_t j0 = 0; j0 < n_k; j0 += ATTN__BWD_BC) {
     const size_t nb = n_k - j0 < ATTN__BWD_BC ? n_k - j0 : ATTN__BWD_BC;
@@ -371,17 +375,31 @@ void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
       const size_t nr8 = attn__round_up(nr, 8);
       attn__bwd_kx_tile_wasmsimd(a->kp + j0 * d_k, qp + i0 * d_k, d_k, nk4, nr8, st);
       attn__bwd_kx_tile_wasmsimd(a->vp + j0 * d_v, dop + i0 * d_v, d_v, nk4, nr8, dst);
-      if (plain_kind && nr % 4 == 0 && attn__bwd_all_visible(a, i0, i0 + nr, j0, j0 + nb)) {
-        /* Lanes are 4 rows: their lse and delta load as vectors. */
+      if (plain_kind && nr % 4 == 0 && positions_fit) {
+        /* Lanes are 4 rows: their lse and delta load as vectors. In a block
+         * that the causal frontier or the window crosses, a lane whose key
+         * is not visible gets p = 0 (its row position p_i against key j:
+         * cut when j > p_i (causal), j > p_i + right, j < p_i - left). */
+        const int cut = !attn__bwd_all_visible(a, i0, i0 + nr, j0, j0 + nb);
+        const v128_t vlane = wasm_i32x4_make(0, 1, 2, 3);
+        const v128_t vright = wasm_i32x4_splat(a->window_right), vleft = wasm_i32x4_splat(a->window_left);
         for (size_t jj = 0; jj < nb; jj++) {
           const float* s_row = st + jj * ATTN__BWD_BR;
           float* p_row = pt + jj * ATTN__BWD_BR;
           float* ds_row = dst + jj * ATTN__BWD_BR;
+          const v128_t vkey = wasm_i32x4_splat((int32_t)(j0 + jj));
           for (size_t ii = 0; ii < nr; ii += 4) {
             const v128_t vz = wasm_f32x4_mul(wasm_v128_load(s_row + ii), vscale);
             /* pmin(x, 0) is 0 < x ? 0 : x: NaN stays NaN, as the scalar clamp. */
             const v128_t varg = wasm_f32x4_pmin(wasm_f32x4_sub(vz, wasm_v128_load(lse + i0 + ii)), vzero);
-            const v128_t vp = attn__expf_nonpos_wasmsimd(varg);
+            v128_t vp = attn__expf_nonpos_wasmsimd(varg);
+            if (cut) {
+              const v128_t vpos = wasm_i32x4_add(wasm_i32x4_splat((int32_t)((int64_t)(i0 + ii) + a->offset)), vlane);
+              v128_t vhidden = a->causal ? wasm_i32x4_gt(vkey, vpos) : wasm_i32x4_splat(0);
+              if (a->window_right >= 0) vhidden = wasm_v128_or(vhidden, wasm_i32x4_gt(vkey, wasm_i32x4_add(vpos, vright)));
+              if (a->window_left >= 0) vhidden = wasm_v128_or(vhidden, wasm_i32x4_lt(vkey, wasm_i32x4_sub(vpos, vleft)));
+              vp = wasm_v128_andnot(vp, vhidden);
+            }
             v128_t vdz = wasm_f32x4_mul(vp, wasm_f32x4_sub(wasm_v128_load(ds_row + ii), wasm_v128_load(delta + i0 + ii)));
             vdz = wasm_v128_and(vdz, wasm_f32x4_ne(vp, vzero));  /* dz = 0 where p = 0 */
             wasm_v128_store(p_row + ii, vp);
