@@ -132,4 +132,19 @@ test('hovering a dW_Q cell writes it as its sum over tokens; removing train remo
   assert.equal(problems, []);
 });
 
+test('index.html keeps the training settings in its URL, both ways', async ({ env }) => {
+  const { page, problems } = await env.page();
+  await page.goto(`${env.base}/?tokens=the+cat+sat+on+the+mat&train=1&train-target=attend-to%3Acat&train-optimizer=sgd&train-lr=0.05`);
+  await page.waitForFunction((sel) => document.querySelector(sel)?.shadowRoot.querySelector('.train-target td.on'), E);
+  const on = await page.$$eval(`${E} .train-target td.on`, (tds) => tds.map((td) => `${td.dataset.i}:${td.dataset.j}`));
+  assert.equal(on, ['0:1', '1:1', '2:1', '3:1', '4:1', '5:1']);
+  assert.is(await page.locator(`${E} .train select[aria-label="optimizer"]`).inputValue(), 'sgd');
+  assert.is(await page.locator(`${E} .train output`).textContent(), '0.05');
+  await page.locator(`${E} .train select[aria-label="target"]`).selectOption('first-token');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('train-target') === 'first-token');
+  await page.locator(`${E} .train-target td[data-i="2"][data-j="3"]`).click();
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('train-target') === 'paint:0-0,1-0,2-3,3-0,4-0,5-0');
+  assert.equal(problems, []);
+});
+
 test.run();

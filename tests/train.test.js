@@ -5,7 +5,8 @@ import * as assert from 'uvu/assert';
 
 import { loadAttention, Matrix } from '../web/attention.js';
 import {
-  Optimizer, PRESETS, TRAIN_DEFAULTS, Trainer, crossEntropy, drawTrainingInputs, gradientTerms, matchesTarget, presetTarget,
+  Optimizer, PRESETS, TRAIN_DEFAULTS, Trainer, crossEntropy, drawTrainingInputs, formatTarget, gradientTerms, matchesTarget,
+  parseTarget, presetTarget,
   targetCells, targetFromCells,
 } from '../web/explorer-train.js';
 import { assertClose } from './helpers.js';
@@ -215,3 +216,17 @@ terms('a dW entry as the sum over tokens of x times the gradient row', () => {
   assert.is(t.text, 'dW_Q[1, 0] = Σ over tokens of X[token, 1] · dQ[token, 0] = 2.00·0.50 + 4.00·(-1.00) = -3.00');
 });
 terms.run();
+
+const targetText = suite('formatTarget and parseTarget');
+targetText('round trip through the train-target text', () => {
+  assert.is(formatTarget({ preset: 'previous-token' }), 'previous-token');
+  assert.is(formatTarget({ preset: 'attend-to', word: 'cat' }), 'attend-to:cat');
+  assert.is(formatTarget({ preset: 'paint', cells: [[0], [], [1, 2]] }), 'paint:0-0,2-1,2-2');
+  assert.equal(parseTarget('paint:0-0,2-1,2-2', 3), { preset: 'paint', cells: [[0], [], [1, 2]] });
+  assert.equal(parseTarget('attend-to:cat', 3), { preset: 'attend-to', word: 'cat' });
+  assert.equal(parseTarget('same-word', 3), { preset: 'same-word' });
+  assert.is(parseTarget('paint:0-3', 3), null);
+  assert.is(parseTarget('next-token', 3), null);
+  assert.is(parseTarget('paint:x', 3), null);
+});
+targetText.run();

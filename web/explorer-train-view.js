@@ -7,6 +7,10 @@
 // and current weights, and dW_Q, dW_K as heatmaps whose cells explain
 // themselves (a gradient entry as its sum over tokens).
 //
+// Its own settings live in the host's train-target, train-optimizer and
+// train-lr attributes (so index.html keeps them in its URL): read in sync(),
+// written when the learner changes them.
+//
 // It talks to its host only through the element's public API: `state`
 // (tokens, X, W_Q, W_K), `config` (dk, causal, scale), `inputs`, and the
 // `positions` and `embeddings` settings, which the presets turn on where a
@@ -16,7 +20,9 @@
 
 import { heatClass, maxAbs } from './colors.js';
 import { Matrix } from './matrix.js';
-import { PRESETS, TRAIN_DEFAULTS, Trainer, gradientTerms, presetTarget, targetCells, targetFromCells } from './explorer-train.js';
+import {
+  PRESETS, TRAIN_DEFAULTS, Trainer, formatTarget, gradientTerms, parseTarget, presetTarget, targetCells, targetFromCells,
+} from './explorer-train.js';
 
 /** Styles of the Train part (the host adds them to its shadow root). */
 export const TRAIN_STYLES = `
@@ -41,6 +47,7 @@ export const TRAIN_STYLES = `
 `;
 
 const PAINT = 'paint';
+const PLAY_RATE = 60; // steps a second while playing
 const LR = Object.freeze({ min: -3, max: 0, step: 0.05 }); // log10 of the learning rate
 
 function h(doc, tag, attrs = {}, ...children) {
@@ -72,6 +79,7 @@ export class TrainPanel {
   #losses = [];
   #timer = 0;
   #painting = false;
+  #applied = { target: null, optimizer: null, lr: null }; // the attribute texts last read or written
 
   /**
    * @param {{ attn: import('./attention.js').Attention, host: HTMLElement, document?: Document }} options
@@ -123,6 +131,7 @@ export class TrainPanel {
       this.#buildTargetTable();
       this.#ensureTrainer();
     }
+    this.#readAttributes();
     this.#paint();
   }
 
@@ -132,6 +141,7 @@ export class TrainPanel {
     const row = this.#cells[i];
     this.#cells[i] = row.length === 1 && row[0] === j ? [] : [j];
     this.#retarget();
+    this.#writeTarget();
   }
 
   /** Chooses a preset (one of PRESETS) and, for attend-to, the word. */
@@ -141,27 +151,99 @@ export class TrainPanel {
     this.#setPreset(name);
     this.#applyPreset();
     this.#retarget();
+    this.#writeTarget();
+  }
+
+  #writeTarget() {
+    const text = formatTarget({ preset: this.#preset, word: this.#word, cells: this.#cells });
+    this.#write('target', 'train-target', text);
+  }
+
+  #write(key, attr, text) {
+    this.#applied[key] = text;
+    if (this.#host.getAttribute(attr) !== text) this.#host.setAttribute(attr, text);
+  }
+
+  // The host's train-* attributes, when they changed from outside (the URL,
+  // a page script): applied without writing them back.
+  #readAttributes() {
+    const host = this.#host, ui = this.#ui;
+    const target = host.getAttribute('train-target');
+    if (target !== null && target !== this.#applied.target) {
+      this.#applied.target = target;
+      const t = parseTarget(target, this.#tokens.length);
+      if (t && (t.preset !== 'attend-to' || this.#tokens.includes(t.word))) {
+        if (t.word !== undefined) this.#word = t.word;
+        this.#setPreset(t.preset);
+        if (t.cells) this.#cells = t.cells;
+        else this.#applyPreset();
+        if (t.word !== undefined) ui.word.value = t.word;
+        this.#retarget();
+      }
+    }
+    const optimizer = host.getAttribute('train-optimizer');
+    if (optimizer !== null && optimizer !== this.#applied.optimizer) {
+      this.#applied.optimizer = optimizer;
+      if (optimizer === 'adam' || optimizer === 'sgd') {
+        ui.optimizer.value = optimizer;
+        this.#change({ optimizer });
+      }
+    }
+    const lr = host.getAttribute('train-lr');
+    if (lr !== null && lr !== this.#applied.lr) {
+      this.#applied.lr = lr;
+      const x = Number(lr);
+      if (x > 0 && Number.isFinite(x)) {
+        ui.lr.value = String(Math.log10(x));
+        ui.lrText.textContent = String(x);
+        this.#change({ learningRate: x });
+      }
+    }
   }
 
   /** One step of gradient descent; returns the loss before it. */
   step() {
+    const loss = this.#advance();
+    if (Number.isNaN(loss)) return loss;
+    this.#pushWeights();
+    this.#paint();
+    return loss;
+  }
+
+  // One optimizer step without telling the host or repainting.
+  #advance() {
     const trainer = this.#ensureTrainer();
     if (!trainer) return NaN;
     const r = trainer.step();
     this.#losses.push(r.loss);
-    this.#pushWeights();
     this.#last = trainer.evaluate();
-    this.#paint();
     return r.loss;
   }
 
-  /** Steps on every animation frame (about 60 a second) until pause(). */
+  /**
+   * Plays at PLAY_RATE steps a second until pause(): each animation frame
+   * takes the steps that are due (at most 4, so a slow frame does not
+   * snowball), then the host repaints once. The trajectory is the one
+   * step() by step() gives.
+   */
   play() {
     if (this.#timer) return;
     const raf = globalThis.requestAnimationFrame ?? ((f) => setTimeout(f, 16));
+    const start = performance.now();
+    let done = 0;
     const tick = () => {
       if (!this.#timer) return;
-      this.step();
+      const due = Math.floor(((performance.now() - start) * PLAY_RATE) / 1000) + 1 - done;
+      let stepped = false;
+      for (let k = 0; k < Math.min(due, 4); k++) {
+        if (Number.isNaN(this.#advance())) break;
+        stepped = true;
+        done++;
+      }
+      if (stepped) {
+        this.#pushWeights();
+        this.#paint();
+      }
       this.#timer = raf(tick);
     };
     this.#timer = raf(tick);
@@ -262,7 +344,10 @@ export class TrainPanel {
     ui.wordField.hidden = true;
     ui.optimizer = h(d, 'select', { 'aria-label': 'optimizer' }, ...options(['adam', 'sgd'], ['Adam', 'SGD + momentum']));
     ui.optimizer.value = this.#settings.optimizer;
-    ui.optimizer.addEventListener('change', () => this.#change({ optimizer: ui.optimizer.value }));
+    ui.optimizer.addEventListener('change', () => {
+      this.#change({ optimizer: ui.optimizer.value });
+      this.#write('optimizer', 'train-optimizer', ui.optimizer.value);
+    });
     ui.lr = h(d, 'input', { type: 'range', min: LR.min, max: LR.max, step: LR.step, 'aria-label': 'learning rate' });
     ui.lr.value = String(Math.log10(this.#settings.learningRate));
     ui.lrText = h(d, 'output', { text: this.#settings.learningRate.toPrecision(2) });
@@ -270,6 +355,7 @@ export class TrainPanel {
       const lr = Number((10 ** Number(ui.lr.value)).toPrecision(2));
       ui.lrText.textContent = String(lr);
       this.#change({ learningRate: lr });
+      this.#write('lr', 'train-lr', String(lr));
     });
     const check = (label, on, apply) => {
       const box = h(d, 'input', { type: 'checkbox', checked: on });

@@ -370,3 +370,38 @@ export function gradientTerms(x, dm, a, c, { name = 'dW_Q', tokens = [], digits 
     `${terms.map((t) => `${f(t.x)}·${f(t.g)}`).join(' + ')} = ${value.toFixed(digits)}`;
   return { value, terms, text };
 }
+
+/**
+ * The text of a training target for the `train-target` setting (and so the
+ * URL): a preset name, "attend-to:<word>", or "paint:i-j,i-j,..." (row i
+ * attends to column j).
+ * @param {{ preset: string, word?: string, cells?: number[][] }} target
+ */
+export function formatTarget({ preset, word, cells }) {
+  if (preset === 'attend-to') return `attend-to:${word}`;
+  if (preset !== 'paint') return preset;
+  const pairs = [];
+  (cells ?? []).forEach((row, i) => row.forEach((j) => pairs.push(`${i}-${j}`)));
+  return `paint:${pairs.join(',')}`;
+}
+
+/**
+ * The target named by a `train-target` text for n tokens, or null when the
+ * text does not name one (unknown preset, cells outside n x n).
+ * @returns {{ preset: string, word?: string, cells?: number[][] } | null}
+ */
+export function parseTarget(text, n) {
+  if (typeof text !== 'string') return null;
+  if (text.startsWith('attend-to:')) return { preset: 'attend-to', word: text.slice('attend-to:'.length) };
+  if (text.startsWith('paint:')) {
+    const cells = Array.from({ length: n }, () => []);
+    for (const pair of text.slice('paint:'.length).split(',').filter(Boolean)) {
+      const m = /^(\d+)-(\d+)$/.exec(pair);
+      if (!m || Number(m[1]) >= n || Number(m[2]) >= n) return null;
+      const row = cells[Number(m[1])];
+      if (!row.includes(Number(m[2]))) row.push(Number(m[2]));
+    }
+    return { preset: 'paint', cells };
+  }
+  return PRESETS.includes(text) ? { preset: text } : null;
+}
