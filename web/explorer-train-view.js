@@ -121,7 +121,10 @@ export class TrainPanel {
     }
     const tokens = state.tokens;
     if (tokens.join('\u0000') !== this.#tokens.join('\u0000')) {
+      const first = this.#tokens.length === 0;
       this.#tokens = [...tokens];
+      // The default target's needs (positions for previous token) on first show.
+      if (first && this.#host.getAttribute('train-target') === null) this.#setPreset(this.#preset);
       this.#trainer = null;
       this.#start = null;
       this.#losses = [];
