@@ -3,7 +3,7 @@
  *
  * FlashAttention-2 order (Dao, 2023, algorithm 2): key blocks outside,
  * query tiles inside, the weights recomputed tile by tile from the row
- * log-sum-exp, so working memory is a few (MR, BWD_BC) tiles whatever n_q
+ * log-sum-exp, so working memory is two (MR, BWD_BC) tiles whatever n_q
  * and n_k are. The formulas are in kernels.h above attn__bwd_args.
  *
  * Why p = exp(z - lse) needs no row max: lse >= every allowed z of its row,

@@ -1,17 +1,21 @@
 /* f32-backward-wasmsimd.c - the backward pass for one (batch, query head)
  * with SIMD128. Same algorithm, formulas and summation orders as
- * f32-backward-scalar.c (read that first); how the work is laid on lanes:
- *   - scores and dout . v are 4 queries x 8 keys per step: one element of
- *     the interleaved query (or dout) tile splatted against 8 packed keys;
- *   - a tile whose keys are all visible, with no bias, mask, softcap or
- *     dbias, computes p and ds in vectors; any other tile does it element
- *     by element with the scalar twin's helpers (the same operations);
- *   - dv, dk: per key, the four rows' p (or ds) splatted against 4 columns
- *     of dout (or q) rows; dq: 4 rows x 8 columns of accumulators per step,
- *     over the block's keys;
- *   - rows that are missing (the last tile) or have no allowed key read a
- *     zero row and write their dq to a junk row, with p = ds = 0, so they
- *     add nothing. */
+ * f32-backward-scalar.c (read that first), so the two give the same bits;
+ * how the work is laid on lanes:
+ *   - blocks are 32 keys x 64 query rows, computed key-major: the scores
+ *     and dout . v of a block are 4 keys x 8 rows per step (the keys'
+ *     element splatted from the packed K or V, 8 rows from the query or
+ *     dout panels), so 4 consecutive rows share a vector afterwards;
+ *   - p and ds go 4 rows to a vector (their lse and delta load as vectors)
+ *     when the block has no bias, mask, softcap or dbias and a row count
+ *     that is a multiple of 4; a causal frontier or window crossing the
+ *     block is a lane mask. Other blocks go element by element with the
+ *     scalar twin's helpers (the same operations);
+ *   - dv += p^T dout and dk += ds^T q are 4 keys x 8 columns per step over
+ *     the block's rows, dq += ds k 4 rows x 8 columns over its keys: every
+ *     product has the forward's 4 x 8 register tile;
+ *   - rows with no allowed key read as zeros with lse +Infinity, so their p
+ *     is 0 and they add nothing, even with Infinity in their q or dout. */
 #include <assert.h>
 #include <math.h>
 #include <wasm_simd128.h>
