@@ -322,6 +322,12 @@ size_t attn_sdpa_backward_scratch_size(const attn_shape* shape) {
 }
 
 /* Zeroes d elements of each (b, h, i) row of a strided tensor. */
+/* The backward kernels, called through pointers read as volatile for the
+ * reason the output kernels are (kernels.h): not inlined into the entry. */
+static void (*volatile attn__backward_rows_kernel)(const attn__bwd_args*, const float*, size_t, float*,
+                                                    float*) = ATTN__KERNEL(backward_rows);
+static void (*volatile attn__backward_kernel)(const attn__bwd_args*) = ATTN__KERNEL(backward);
+
 static void attn__zero_rows(float* x, attn_strides s, size_t batch, size_t heads, size_t n, size_t d) {
   for (size_t b = 0; b < batch; b++) {
     for (size_t h = 0; h < heads; h++) {
@@ -438,8 +444,8 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
           if (dbias != NULL) args.dbias = dbias + at;
         }
         const float* out_head = out != NULL ? out + b * os.batch_stride + h * os.head_stride : NULL;
-        ATTN__KERNEL(backward_rows)(&args, out_head, os.row_stride, lse != NULL ? NULL : lse_head, delta);
-        ATTN__KERNEL(backward)(&args);
+        attn__backward_rows_kernel(&args, out_head, os.row_stride, lse != NULL ? NULL : lse_head, delta);
+        attn__backward_kernel(&args);
       }
     }
   }

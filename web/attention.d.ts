@@ -212,18 +212,8 @@ export interface MultiHeadResult {
   logits?: Matrix[];
 }
 
-/** Options of the backward calls that the forward calls do not take (yet). */
-export interface BackwardPositionOptions {
-  /** c > 0: logits are c * tanh(scaled / c) (Gemma 2's softcap); 0 or null: none. */
-  softcap?: number | null;
-  /** [left, right]: query at position p sees keys p - left .. p + right; -1 leaves a side unbounded. */
-  window?: [number, number] | null;
-  /** Query i sits at position i + queryOffset (for causal and window). Default 0. */
-  queryOffset?: number | null;
-}
-
-/** attentionBackward's options: attention()'s (without steps) plus the position options. */
-export interface AttentionBackwardOptions extends Omit<AttentionOptions, 'steps'>, BackwardPositionOptions {}
+/** attentionBackward's options: attention()'s without steps. */
+export type AttentionBackwardOptions = Omit<AttentionOptions, 'steps'>;
 
 /** Gradients of one head, as Matrix objects. */
 export interface AttentionGradients {
@@ -237,8 +227,8 @@ export interface AttentionGradients {
   dbias?: Matrix;
 }
 
-/** sdpaBackward's options: sdpa()'s (without out) plus the position options and the forward's lse. */
-export interface SdpaBackwardOptions extends Omit<SdpaOptions, 'out'>, BackwardPositionOptions {
+/** sdpaBackward's options: sdpa()'s (without out, steps and stats) and the forward's lse. */
+export interface SdpaBackwardOptions extends Omit<SdpaOptions, 'out' | 'steps' | 'stats'> {
   /** (batch, heads, nq) natural-log log-sum-exp of each logits row, from the forward; saves a pass. */
   lse?: Float32Array | null;
 }

@@ -41,7 +41,7 @@ static int attn__bwd_all_visible(const attn__bwd_args* a, size_t i0, size_t i1, 
  * element c splatted (4 consecutive floats of a key panel) against 8 rows'
  * element c (two vectors of a row panel), 8 accumulators; sums over c in
  * order, as the scalar twin. */
-static void attn__bwd_kx_tile_wasmsimd(const float* kp, const float* xp, size_t d, size_t nk4,
+__attribute__((noinline)) static void attn__bwd_kx_tile_wasmsimd(const float* kp, const float* xp, size_t d, size_t nk4,
                                        size_t nr8, float* t) {
   for (size_t j = 0; j < nk4; j += 4) {
     const float* k_group = kp + (j / 8) * d * 8 + j % 8;  /* keys j .. j+3 at k_group[c * 8 + 0..3] */
@@ -88,7 +88,7 @@ static void attn__bwd_kx_tile_wasmsimd(const float* kp, const float* xp, size_t 
  * BWD_BR) tile, x (nr, d) row-major, acc (nb, d) rows acc_stride apart. Per step 4 keys x 8
  * columns: 8 accumulators over the rows, one x row (two vectors) and the
  * four keys' w splatted per row. */
-static void attn__bwd_wx_wasmsimd(const float* w, size_t nb, const float* x, size_t nr, size_t d,
+__attribute__((noinline)) static void attn__bwd_wx_wasmsimd(const float* w, size_t nb, const float* x, size_t nr, size_t d,
                                   float* acc, size_t acc_stride) {
   size_t j = 0;
   for (; j + 4 <= nb; j += 4) {
@@ -168,7 +168,7 @@ static void attn__bwd_wx_wasmsimd(const float* w, size_t nb, const float* x, siz
  * r < nr: ds a (BWD_BC, BWD_BR) tile, k (nb, d_k) rows k_stride apart, dq
  * (nr, d_k) rows dq_stride apart. Per step 4 rows x 8 columns: 8 accumulators over the keys, one
  * k row (two vectors) and the four rows' ds (consecutive floats) splatted. */
-static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, size_t k_stride,
+__attribute__((noinline)) static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, size_t k_stride,
                                   size_t nr, size_t d_k, float* dq, size_t dq_stride) {
   size_t r = 0;
   for (; r + 4 <= nr; r += 4) {
