@@ -2,10 +2,15 @@
 // target, train until the weights match it, presets that switch on what they
 // need, determinism, play, the gradient hover text. Screenshots of a painted
 // target before and after training go to tests/output/.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { OUTPUT, start } from './browser.js';
+
+const require = createRequire(import.meta.url);
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 // The issue's bar for "previous token" on 6 tokens at the default settings.
 const STEP_BUDGET = 300;
@@ -144,6 +149,25 @@ test('index.html keeps the training settings in its URL, both ways', async ({ en
   await page.locator(`${E} .train-target td[data-i="2"][data-j="3"]`).click();
   await page.waitForFunction(() => new URLSearchParams(location.search).get('train-target') === 'paint:0-0,1-0,2-3,3-0,4-0,5-0');
   assert.equal(problems, []);
+});
+
+test('axe-core finds no serious or critical violations in the Train part (light and dark)', async ({ env }) => {
+  for (const colorScheme of ['light', 'dark']) {
+    // axe is injected as a script, which the page's own CSP would rightly refuse.
+    const { page, context } = await env.page({ bypassCSP: true, colorScheme });
+    await page.goto(`${env.base}/?tokens=the+cat+sat+on+the+mat&train=1`);
+    await page.waitForFunction((sel) => document.querySelector(sel)?.shadowRoot.querySelector('.train-target td.on'), E);
+    await page.locator(`${E} .train button:text("Step")`).click();
+    await frame(page);
+    await page.addScriptTag({ content: AXE });
+    const violations = await page.evaluate(async () => {
+      const result = await window.axe.run(document, { resultTypes: ['violations'] });
+      return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+    });
+    assert.equal(violations, [], colorScheme);
+    await context.close();
+  }
 });
 
 test.run();

@@ -26,14 +26,14 @@ import {
 
 /** Styles of the Train part (the host adds them to its shadow root). */
 export const TRAIN_STYLES = `
-.train { border-top: 1px solid #ccc; margin-top: 1rem; padding-top: 0.5rem; }
+.train { border-top: 1px solid var(--attn-border, #ccc); margin-top: 1rem; padding-top: 0.5rem; }
 .train h3 { font-size: 1rem; margin: 0 0 0.5rem; }
 .train-controls { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: center; }
 .train-controls label { display: inline-flex; gap: 0.3rem; align-items: center; }
 .train-status { margin: 0.5rem 0; font-variant-numeric: tabular-nums; }
-.train-status .matched { color: #1a7f37; font-weight: 600; }
-.train-plot { width: 240px; height: 48px; border: 1px solid #ddd; background: #fff; display: block; }
-.train-plot polyline { fill: none; stroke: #c2410c; stroke-width: 1.5; vector-effect: non-scaling-stroke; }
+.train-status .matched { color: var(--attn-accent, #1a7f37); font-weight: 600; }
+.train-plot { width: 240px; height: 48px; border: 1px solid var(--attn-border, #ddd); background: var(--attn-panel, #fff); display: block; }
+.train-plot polyline { fill: none; stroke: var(--attn-select, #c2410c); stroke-width: 1.5; vector-effect: non-scaling-stroke; }
 .train-grids { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
 .train-grids figure { margin: 0; }
 .train-grids figcaption { font-size: 0.85rem; margin-bottom: 0.25rem; }
