@@ -52,9 +52,21 @@ test.after(async ({ env }) => env?.close());
 
 test('a painted "previous token" target is learnt within the step budget; screenshots before and after', async ({ env }) => {
   const { page, problems } = await open(env, 'train positions tokens="the cat sat on the mat" seed="7" show="weights lines"');
+  await page.locator(`${E} .train select[aria-label="target"]`).selectOption('paint');
+  assert.equal(await page.$$eval(`${E} .train-target td.on`, (tds) => tds.length), 0);
   for (let i = 0; i < 6; i++) await page.locator(`${E} .train-target td[data-i="${i}"][data-j="${Math.max(i - 1, 0)}"]`).click();
   const on = await page.$$eval(`${E} .train-target td.on`, (tds) => tds.map((td) => `${td.dataset.i}:${td.dataset.j}`));
   assert.equal(on, ['0:0', '1:0', '2:1', '3:2', '4:3', '5:4']);
+  // The keyboard paints too: Enter or Space on a cell sets its row (again: clears it).
+  const pressed = (i, j) => page.locator(`${E} .train-target td[data-i="${i}"][data-j="${j}"]`).getAttribute('aria-pressed');
+  await page.locator(`${E} .train-target td[data-i="5"][data-j="5"]`).focus();
+  await page.keyboard.press('Enter');
+  assert.equal([await pressed(5, 5), await pressed(5, 4)], ['true', 'false']);
+  await page.keyboard.press(' ');
+  assert.is(await pressed(5, 5), 'false');
+  await page.locator(`${E} .train-target td[data-i="5"][data-j="4"]`).focus();
+  await page.keyboard.press(' ');
+  assert.is(await pressed(5, 4), 'true');
   await frame(page);
   const before = await page.locator(`${E} .train-status`).textContent();
   assert.match(before, /^step 0 · loss \d/);

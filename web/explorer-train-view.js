@@ -138,7 +138,8 @@ export class TrainPanel {
     this.#paint();
   }
 
-  /** Sets or clears the target cell (i, j): row i then attends to j alone. */
+  /** Sets or clears the target cell (i, j): row i then attends to j alone. Painting on a preset's
+   * target changes that target. */
   paint(i, j) {
     this.#setPreset(PAINT);
     const row = this.#cells[i];
@@ -147,12 +148,13 @@ export class TrainPanel {
     this.#writeTarget();
   }
 
-  /** Chooses a preset (one of PRESETS) and, for attend-to, the word. */
+  /** Chooses a preset (one of PRESETS) and, for attend-to, the word; 'paint' clears the grid. */
   setPreset(name, word) {
     if (name !== PAINT && !PRESETS.includes(name)) throw new RangeError(`preset must be paint or one of ${PRESETS.join(', ')}, got ${JSON.stringify(name)}`);
     if (word !== undefined) this.#word = word;
     this.#setPreset(name);
-    this.#applyPreset();
+    if (name === PAINT) this.#cells = this.#tokens.map(() => []); // a blank grid to paint on
+    else this.#applyPreset();
     this.#retarget();
     this.#writeTarget();
   }
@@ -301,7 +303,6 @@ export class TrainPanel {
   #retarget() {
     this.#trainer = null;
     this.#losses = [];
-    this.#buildTargetTable();
     this.#ensureTrainer(); // the loss and gradients before the first step
     this.#paint();
   }
@@ -414,6 +415,12 @@ export class TrainPanel {
       const i = Number(cell.dataset.i), j = Number(cell.dataset.j);
       if (!(this.#cells[i].length === 1 && this.#cells[i][0] === j)) this.paint(i, j);
     });
+    ui.target.addEventListener('keydown', (e) => {
+      const cell = e.target.closest?.('td[data-i]');
+      if (!cell || (e.key !== 'Enter' && e.key !== ' ')) return;
+      e.preventDefault();
+      this.paint(Number(cell.dataset.i), Number(cell.dataset.j));
+    });
     this.#doc.addEventListener('pointerup', () => {
       this.#painting = false;
     });
@@ -443,7 +450,8 @@ export class TrainPanel {
     const head = h(d, 'tr', {}, h(d, 'th'), ...this.#tokens.map((t) => h(d, 'th', { text: t, scope: 'col' })));
     const rows = this.#tokens.map((t, i) => h(d, 'tr', {}, h(d, 'th', { text: t, scope: 'row' }),
       ...Array.from({ length: n }, (_, j) => h(d, 'td', {
-        class: 'goal', 'data-i': i, 'data-j': j, 'aria-label': `${t} attends to ${this.#tokens[j]}`,
+        class: 'goal', 'data-i': i, 'data-j': j, tabindex: 0, role: 'button',
+        'aria-label': `${t} attends to ${this.#tokens[j]}`,
       }))));
     this.#ui.target.replaceChildren(h(d, 'tbody', {}, head, ...rows));
   }
@@ -454,6 +462,7 @@ export class TrainPanel {
     for (const td of ui.target.querySelectorAll('td[data-i]')) {
       const t = target.data[Number(td.dataset.i) * n + Number(td.dataset.j)];
       td.className = `goal ${heatClass(t, 'seq')}${t > 0 ? ' on' : ''}`;
+      td.setAttribute('aria-pressed', String(t > 0));
     }
     ui.steps.textContent = String(this.#losses.length);
     const r = this.#last;
