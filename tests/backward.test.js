@@ -13,8 +13,8 @@ const { cases } = readJSON('./fixtures/backward.json');
 
 // float32 gradients against float64 ones, relative to the largest gradient:
 // dz = p (dp - delta) subtracts two sums of size ~|dout||v|, so the error is
-// a few ulp of those sums rather than of the gradient; bench/RESULTS.md has
-// the measured worst case, a tenth of this.
+// a few ulp of those sums rather than of the gradient; the README (Gradients)
+// states the measured worst case, well inside this.
 const RTOL_BACKWARD = 5e-6;
 // numpy's analytic gradients agree with its own central differences to 1e-6
 // (checked when the fixtures are made), so the float32 kernels sit as close
