@@ -19,6 +19,7 @@
 // textContent.
 
 import { heatClass, maxAbs } from './colors.js';
+import { headColumns } from './example.js';
 import { Matrix } from './matrix.js';
 import {
   PRESETS, TRAIN_DEFAULTS, Trainer, formatTarget, gradientTerms, parseTarget, presetTarget, targetCells, targetFromCells,
@@ -316,7 +317,7 @@ export class TrainPanel {
     // Head 1 learns: its columns of W_Q and W_K (kv head 1 of W_K).
     this.#x = state.X;
     this.#trainer = new Trainer(this.#attn, {
-      x: state.X, wq: columns(state.WQ, 0, dk), wk: columns(state.WK, 0, dk), target: targetFromCells(n, this.#cells),
+      x: state.X, wq: headColumns(state.WQ, 0, dk), wk: headColumns(state.WK, 0, dk), target: targetFromCells(n, this.#cells),
       learn: this.#settings.learn, causal: config.causal, scale: config.scale,
       optimizer: this.#settings.optimizer, learningRate: this.#settings.learningRate,
     });
@@ -502,12 +503,6 @@ export class TrainPanel {
     const t = gradientTerms(this.#x, name === 'dW_Q' ? r.dq : r.dk, a, c, { name, tokens: this.#tokens });
     this.#ui.derivation.textContent = t.text;
   }
-}
-
-function columns(m, start, count) {
-  const out = new Matrix(m.rows, count);
-  for (let i = 0; i < m.rows; i++) out.data.set(m.data.subarray(i * m.cols + start, i * m.cols + start + count), i * count);
-  return out;
 }
 
 function setColumns(m, start, part) {
