@@ -185,6 +185,14 @@ for (const simd of [true, false]) {
     assert.ok(trainer.evaluate().loss < before.loss / 2);
     assert.ok(trainer.params.wv.data.some((x, i) => x !== inputs.wv.data[i]), 'wv moved');
   });
+  t('a keep-mask and causal reach the weights and the gradients', ({ attn }) => {
+    const inputs = drawTrainingInputs(TOKENS);
+    const mask = TOKENS.map((_, i) => TOKENS.map((__, j) => !(i === 2 && j === 1)));
+    const r = new Trainer(attn, { ...inputs, target: presetTarget('first-token', TOKENS), mask, causal: true }).evaluate();
+    assert.is(r.weights.get(2, 1), 0);
+    assert.is(r.weights.get(1, 4), 0);
+    assert.ok(r.grads.wq.data.every(Number.isFinite) && r.grads.wk.data.every(Number.isFinite));
+  });
   t('only the chosen matrices learn; bad settings are named', ({ attn }) => {
     const inputs = drawTrainingInputs(TOKENS);
     const trainer = new Trainer(attn, { ...inputs, target: presetTarget('first-token', TOKENS), learn: ['wk'] });

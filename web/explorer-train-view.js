@@ -75,6 +75,7 @@ export class TrainPanel {
   #trainer = null;
   #start = null; // { inputs } of the host when training began, for reset
   #x = null; // the host's X the trainer learns on
+  #setup = ''; // the host's causal, scale and mask the trainer learns with
   #tokens = [];
   #last = null; // the last evaluate() result
   #losses = [];
@@ -116,7 +117,7 @@ export class TrainPanel {
   sync() {
     const state = this.#host.state;
     if (!state) return;
-    if (this.#trainer && (state.X !== this.#x || state.WQ.rows !== this.#x.cols)) {
+    if (this.#trainer && (state.X !== this.#x || state.WQ.rows !== this.#x.cols || this.#hostSetup() !== this.#setup)) {
       this.#trainer = null;
       this.#ensureTrainer();
     }
@@ -316,13 +317,19 @@ export class TrainPanel {
     if (!this.#start) this.#start = { inputs: this.#host.inputs };
     // Head 1 learns: its columns of W_Q and W_K (kv head 1 of W_K).
     this.#x = state.X;
+    this.#setup = this.#hostSetup();
     this.#trainer = new Trainer(this.#attn, {
       x: state.X, wq: headColumns(state.WQ, 0, dk), wk: headColumns(state.WK, 0, dk), target: targetFromCells(n, this.#cells),
-      learn: this.#settings.learn, causal: config.causal, scale: config.scale,
+      learn: this.#settings.learn, causal: config.causal, scale: config.scale, mask: this.#host.mask,
       optimizer: this.#settings.optimizer, learningRate: this.#settings.learningRate,
     });
     this.#last = this.#trainer.evaluate();
     return this.#trainer;
+  }
+
+  #hostSetup() {
+    const config = this.#host.config;
+    return JSON.stringify([config?.causal, config?.scale, this.#host.mask]);
   }
 
   // The trainer's head-1 weights into the host's W_Q and W_K.

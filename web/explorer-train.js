@@ -247,6 +247,7 @@ export class Trainer {
   #learn;
   #causal;
   #scale;
+  #mask;
   #optimizer;
   #identity;
   #history = [];
@@ -254,7 +255,7 @@ export class Trainer {
   /**
    * @param {import('./attention.js').Attention} attn
    * @param {{ x: Matrix, wq: Matrix, wk: Matrix, wv?: Matrix, target: Matrix, targetOutput?: Matrix,
-   *   learn?: string[], causal?: boolean, scale?: number, optimizer?: string, learningRate?: number,
+   *   learn?: string[], causal?: boolean, scale?: number, mask?: boolean[][] | null, optimizer?: string, learningRate?: number,
    *   momentum?: number, beta1?: number, beta2?: number, epsilon?: number }} options
    */
   constructor(attn, options) {
@@ -274,6 +275,7 @@ export class Trainer {
     this.#learn = [...learn];
     this.#causal = options.causal === true;
     this.#scale = options.scale ?? 1 / Math.sqrt(wq.cols);
+    this.#mask = options.mask ?? null;
     this.#optimizer = new Optimizer(options);
     this.#identity = identity(n);
   }
@@ -297,7 +299,7 @@ export class Trainer {
    */
   evaluate() {
     const attn = this.#attn, x = this.#x, { wq, wk, wv } = this.#params;
-    const opts = { causal: this.#causal, scale: this.#scale };
+    const opts = { causal: this.#causal, scale: this.#scale, ...(this.#mask ? { mask: this.#mask } : {}) };
     const q = attn.matmul(x, wq), k = attn.matmul(x, wk);
     const weights = attn.attention(q, k, this.#identity, opts).output;
     const ce = crossEntropy(weights, this.#target);
