@@ -171,6 +171,7 @@ export class Attention {
   #arena = 0; // pointer into wasm memory
   #arenaBytes = 0;
   #addresses = new Array(10).fill(0);
+  #scratchKey = [0, 0, 0, 0, 0, 0, 0]; // nq, nk, dk, dv, heads, kvHeads of the last call, and its scratch size
   #f32 = new Float32Array(0);
   #i32 = new Int32Array(0);
   #u8 = new Uint8Array(0);
@@ -290,18 +291,22 @@ export class Attention {
     // Float offsets from the arena start, each region 16-byte aligned: the
     // structs (shape 76 bytes, options 72, steps 20), int32 per-batch
     // arrays, the tensors, scratch; the mask (bytes) last.
-    const align = (n) => Math.ceil(n / 4) * 4; // not bitwise: counts may pass 2^31
     const SHAPE = 0, OPTS = 20, STEPS = 40, I32 = 48;
     const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
     const bO = oO + align(oLen), sO = bO + align(bLen), zO = sO + align(sLen), gO = zO + align(sLen);
     const wO = gO + align(sLen), lO = wO + align(sLen), xO = lO + align(lLen);
-    // The scratch size depends on nq, nk, dk, dv only: written into a shape
-    // struct first, then asked.
     if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this call');
     else if (this.#f32.length === 0) this.#views();
     let base = this.#arena, at = base >>> 2;
     this.#writeShape(at + SHAPE, c);
-    const scratch = ex.attn_sdpa_scratch_size(base + SHAPE * 4) >>> 0;
+    // The scratch size depends on the sizes only (not on strides or
+    // options): asked of the C side once per new set of sizes.
+    const sk = this.#scratchKey;
+    if (sk[0] !== nq || sk[1] !== nk || sk[2] !== dk || sk[3] !== dv || sk[4] !== heads || sk[5] !== kvHeads) {
+      sk[6] = ex.attn_sdpa_scratch_size(base + SHAPE * 4) >>> 0;
+      sk[0] = nq; sk[1] = nk; sk[2] = dk; sk[3] = dv; sk[4] = heads; sk[5] = kvHeads;
+    }
+    const scratch = sk[6];
     if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
     const mO = xO + scratch;
     const bytes = mO * 4 + mLen;
@@ -460,12 +465,17 @@ export class Attention {
       causal: options.causal == null ? false : checkBool(options.causal, 'sdpa: causal'),
       softcap: options.softcap == null ? 0 : checkSoftcap(options.softcap, 'sdpa: softcap'),
       window: options.window == null ? null : checkWindow(options.window, 'sdpa: window'),
-      ...(options.queryOffset == null ? NO_OFFSET : checkOffset(options.queryOffset, 'sdpa: queryOffset', batch)),
+      queryOffset: 0, queryOffsets: null,
       kvLengths: options.kvLengths == null ? null : checkLengths(options.kvLengths, 'sdpa: kvLengths', batch, nk),
       steps: options.steps == null ? false : checkBool(options.steps, 'sdpa: steps'),
       stats: options.stats == null ? false : checkBool(options.stats, 'sdpa: stats'),
       out: out ?? undefined,
     };
+    if (options.queryOffset != null) {
+      const offset = checkOffset(options.queryOffset, 'sdpa: queryOffset', batch);
+      c.queryOffset = offset.queryOffset;
+      c.queryOffsets = offset.queryOffsets;
+    }
     return this.#sdpa(c);
   }
 
@@ -768,6 +778,11 @@ function isSdpaOption(key) {
 
 const NO_OFFSET = Object.freeze({ queryOffset: 0, queryOffsets: null });
 const INT32_MAX = 2 ** 31 - 1;
+
+// n rounded up to a multiple of 4 floats (16 bytes); not bitwise: counts may pass 2^31.
+function align(n) {
+  return Math.ceil(n / 4) * 4;
+}
 
 function checkLayout(value, name) {
   if (value == null) return 'bhsd';
