@@ -82,10 +82,11 @@
  *   the C library (the same code in both builds).
  *   Against a float64 reference the outputs agree to about 1e-6 times the
  *   largest magnitude at the sizes tested; the tests use 2e-5.
- *   The SIMD and scalar builds sum in different orders in the fused kernel
- *   and the step path, so they agree there to rounding; the decode kernel
- *   gives the same bits in both builds. The output path and the step path
- *   agree to rounding.
+ *   The SIMD and scalar builds compute every logit, exp and tanh with the
+ *   same bits; they sum in different orders in the fused kernel and the
+ *   step path's softmax, so they agree there to rounding; the decode kernel
+ *   (fewer than 4 query rows) gives the same bits in both builds, lse
+ *   included. The output path and the step path agree to rounding.
  *
  * SIMD
  *
