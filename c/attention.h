@@ -213,9 +213,10 @@ int32_t attn_simd_enabled(void);
 /* The default scale 1 / sqrt(d_k), rounded to float32. 0 when d_k < 1. */
 float attn_default_scale(int32_t d_k);
 
-/* Floats of scratch that attn_sdpa needs for this shape: the packed K and V
- * of one kv head plus a few small tiles. Returns 0 when the sizes are invalid
- * or the count overflows. */
+/* Floats of scratch that attn_sdpa needs for this shape (sizes only; strides
+ * do not matter): the packed K and V of one kv head, a few small tiles and a
+ * row of n_k logits per query head of a kv head (grouped-query decoding).
+ * Returns 0 when the sizes are invalid or the count overflows. */
 size_t attn_sdpa_scratch_size(const attn_shape* shape);
 
 /* Scaled dot-product attention, shapes and semantics above. shape, q, k, v,
