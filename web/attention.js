@@ -171,6 +171,7 @@ export class Attention {
   #arena = 0; // pointer into wasm memory
   #arenaBytes = 0;
   #addresses = new Array(10).fill(0);
+  #call = newCall(); // reused by sdpa(), the hot path: no object per call
   #scratchKey = [0, 0, 0, 0, 0, 0, 0]; // nq, nk, dk, dv, heads, kvHeads of the last call, and its scratch size
   #f32 = new Float32Array(0);
   #i32 = new Int32Array(0);
@@ -371,6 +372,8 @@ export class Attention {
       if (c.stats) result.lse = f32.slice(at + lO, at + lO + lLen);
       return result;
     } finally {
+      // The reused call object must not keep the caller's arrays alive.
+      c.q = c.k = c.v = c.out = c.mask = c.bias = c.kvLengths = c.queryOffsets = null;
       this.#release();
     }
   }
@@ -405,12 +408,15 @@ export class Attention {
     const mask = options.mask == null ? null : flatBcast(toMask(options.mask, 'attention: mask', nq, nk), nk);
     const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, 'attention: bias', nq, nk).data, nk);
     const steps = checkBool(options.steps, 'attention: steps');
-    const c = {
-      q: Q.data, k: K.data, v: V.data, batch: 1, heads: 1, kvHeads: 1, nq, nk, dk, dv, layout: 'bhsd', mask, bias,
-      scale: checkScale(options.scale, 'attention: scale', dk), causal: checkBool(options.causal, 'attention: causal'),
-      softcap: checkSoftcap(options.softcap, 'attention: softcap'), window: checkWindow(options.window, 'attention: window'),
-      ...checkOffset(options.queryOffset, 'attention: queryOffset', 1), kvLengths: null, steps, stats: false,
-    };
+    const c = newCall();
+    c.q = Q.data; c.k = K.data; c.v = V.data;
+    c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv; c.mask = mask; c.bias = bias;
+    c.scale = checkScale(options.scale, 'attention: scale', dk);
+    c.causal = checkBool(options.causal, 'attention: causal');
+    c.softcap = checkSoftcap(options.softcap, 'attention: softcap');
+    c.window = checkWindow(options.window, 'attention: window');
+    setOffset(c, options.queryOffset, 'attention: queryOffset');
+    c.steps = steps;
     const r = this.#sdpa(c);
     if (!steps) return { output: new Matrix(nq, dv, r) };
     return {
@@ -459,23 +465,20 @@ export class Attention {
       if (!(out instanceof Float32Array)) throw new TypeError(`sdpa: out must be a Float32Array of ${oLen} values ${os}, got ${describe(out)}`);
       if (out.length < oLen) throw new RangeError(`sdpa: out has ${out.length} values, needs ${oLen} for ${os}`);
     }
-    const c = {
-      q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, layout, mask, bias,
-      scale: options.scale == null ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk),
-      causal: options.causal == null ? false : checkBool(options.causal, 'sdpa: causal'),
-      softcap: options.softcap == null ? 0 : checkSoftcap(options.softcap, 'sdpa: softcap'),
-      window: options.window == null ? null : checkWindow(options.window, 'sdpa: window'),
-      queryOffset: 0, queryOffsets: null,
-      kvLengths: options.kvLengths == null ? null : checkLengths(options.kvLengths, 'sdpa: kvLengths', batch, nk),
-      steps: options.steps == null ? false : checkBool(options.steps, 'sdpa: steps'),
-      stats: options.stats == null ? false : checkBool(options.stats, 'sdpa: stats'),
-      out: out ?? undefined,
-    };
-    if (options.queryOffset != null) {
-      const offset = checkOffset(options.queryOffset, 'sdpa: queryOffset', batch);
-      c.queryOffset = offset.queryOffset;
-      c.queryOffsets = offset.queryOffsets;
-    }
+    const c = this.#call;
+    c.q = q; c.k = k; c.v = v; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads;
+    c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv; c.layout = layout; c.mask = mask; c.bias = bias;
+    c.scale = options.scale == null ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk);
+    c.causal = options.causal == null ? false : checkBool(options.causal, 'sdpa: causal');
+    c.softcap = options.softcap == null ? 0 : checkSoftcap(options.softcap, 'sdpa: softcap');
+    c.window = options.window == null ? null : checkWindow(options.window, 'sdpa: window');
+    c.queryOffset = 0;
+    c.queryOffsets = null;
+    if (options.queryOffset != null) setOffset(c, options.queryOffset, 'sdpa: queryOffset', batch);
+    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, 'sdpa: kvLengths', batch, nk);
+    c.steps = options.steps == null ? false : checkBool(options.steps, 'sdpa: steps');
+    c.stats = options.stats == null ? false : checkBool(options.stats, 'sdpa: stats');
+    c.out = out ?? undefined;
     return this.#sdpa(c);
   }
 
@@ -509,12 +512,15 @@ export class Attention {
     const mask = options.mask == null ? null : flatBcast(toMask(options.mask, `${name}: mask`, n, m), m);
     const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, `${name}: bias`, n, m).data, m);
     const steps = checkBool(options.steps, `${name}: steps`);
-    const c = {
-      batch: 1, heads, kvHeads, nq: n, nk: m, dk, dv, layout: 'bshd', mask, bias,
-      causal: checkBool(options.causal, `${name}: causal`), scale: checkScale(options.scale, `${name}: scale`, dk),
-      softcap: checkSoftcap(options.softcap, `${name}: softcap`), window: checkWindow(options.window, `${name}: window`),
-      ...checkOffset(options.queryOffset, `${name}: queryOffset`, 1), kvLengths: null, steps, stats: false,
-    };
+    const c = newCall();
+    c.heads = heads; c.kvHeads = kvHeads; c.nq = n; c.nk = m; c.dk = dk; c.dv = dv; c.layout = 'bshd';
+    c.mask = mask; c.bias = bias;
+    c.causal = checkBool(options.causal, `${name}: causal`);
+    c.scale = checkScale(options.scale, `${name}: scale`, dk);
+    c.softcap = checkSoftcap(options.softcap, `${name}: softcap`);
+    c.window = checkWindow(options.window, `${name}: window`);
+    setOffset(c, options.queryOffset, `${name}: queryOffset`);
+    c.steps = steps;
     // The projections are (n, heads * d): the bshd layout, read in place.
     const Q = this.matmul(X, WQ), K = this.matmul(C, WK), V = this.matmul(C, WV);
     c.q = Q.data;
@@ -728,18 +734,22 @@ export class KVCache {
       if (!(out instanceof Float32Array)) throw new TypeError(`kvCache.attend: out must be a Float32Array of ${oLen} values, got ${describe(out)}`);
       if (out.length < oLen) throw new RangeError(`kvCache.attend: out has ${out.length} values, needs ${oLen}`);
     }
-    const c = {
-      q, batch, heads, kvHeads, nq, nk, dk, dv, layout: this.layout,
-      kAt: this.#kAt, vAt: this.#vAt, kStrides: this.#strides(dk), vStrides: this.#strides(dv),
-      mask: options.mask == null ? null : checkBcast(options.mask, Uint8Array, 'kvCache.attend: mask', dims),
-      bias: options.bias == null ? null : checkBcast(options.bias, Float32Array, 'kvCache.attend: bias', dims),
-      scale: checkScale(options.scale, 'kvCache.attend: scale', dk), causal: checkBool(options.causal, 'kvCache.attend: causal'),
-      softcap: checkSoftcap(options.softcap, 'kvCache.attend: softcap'), window: checkWindow(options.window, 'kvCache.attend: window'),
-      ...(options.queryOffset == null ? { queryOffset: nk - nq, queryOffsets: null } : checkOffset(options.queryOffset, 'kvCache.attend: queryOffset', batch)),
-      kvLengths: options.kvLengths == null ? null : checkLengths(options.kvLengths, 'kvCache.attend: kvLengths', batch, nk),
-      steps: checkBool(options.steps, 'kvCache.attend: steps'), stats: checkBool(options.stats, 'kvCache.attend: stats'),
-      out: out ?? undefined,
-    };
+    const c = newCall();
+    c.q = q; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads; c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv;
+    c.layout = this.layout;
+    c.kAt = this.#kAt; c.vAt = this.#vAt; c.kStrides = this.#strides(dk); c.vStrides = this.#strides(dv);
+    c.mask = options.mask == null ? null : checkBcast(options.mask, Uint8Array, 'kvCache.attend: mask', dims);
+    c.bias = options.bias == null ? null : checkBcast(options.bias, Float32Array, 'kvCache.attend: bias', dims);
+    c.scale = checkScale(options.scale, 'kvCache.attend: scale', dk);
+    c.causal = checkBool(options.causal, 'kvCache.attend: causal');
+    c.softcap = checkSoftcap(options.softcap, 'kvCache.attend: softcap');
+    c.window = checkWindow(options.window, 'kvCache.attend: window');
+    c.queryOffset = nk - nq;
+    if (options.queryOffset != null) setOffset(c, options.queryOffset, 'kvCache.attend: queryOffset', batch);
+    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, 'kvCache.attend: kvLengths', batch, nk);
+    c.steps = checkBool(options.steps, 'kvCache.attend: steps');
+    c.stats = checkBool(options.stats, 'kvCache.attend: stats');
+    c.out = out ?? undefined;
     return this.#host.sdpa(c);
   }
 
@@ -774,6 +784,25 @@ function isSdpaOption(key) {
     default:
       return false;
   }
+}
+
+// What #sdpa takes, always made here so every call site gives it the same
+// object shape (V8 then keeps its property loads monomorphic).
+function newCall() {
+  return {
+    q: null, k: null, v: null, batch: 1, heads: 1, kvHeads: 1, nq: 0, nk: 0, dk: 0, dv: 0, layout: 'bhsd',
+    mask: null, bias: null, scale: 0, causal: false, softcap: 0, window: null, queryOffset: 0, queryOffsets: null,
+    kvLengths: null, steps: false, stats: false, out: undefined,
+    kAt: undefined, vAt: undefined, kStrides: null, vStrides: null, // a KV cache read in place
+  };
+}
+
+// c.queryOffset / c.queryOffsets from a checked queryOffset option.
+function setOffset(c, value, name, batch = 1) {
+  if (value == null) return;
+  const offset = checkOffset(value, name, batch);
+  c.queryOffset = offset.queryOffset;
+  c.queryOffsets = offset.queryOffsets;
 }
 
 const NO_OFFSET = Object.freeze({ queryOffset: 0, queryOffsets: null });
