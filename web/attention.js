@@ -275,7 +275,7 @@ export class Attention {
   }
 
   // The one way into attn_sdpa, shared by attention, sdpa, multiHeadAttention
-  // and the KV caches; `c` is checked already (see callSpec). Written for
+  // and the KV caches; `c` (made by newCall) is checked already. Written for
   // small calls: one arena check, the three structs of attention.h written
   // by offset, one copy in per input and one copy out. c.kAt / c.vAt, when
   // set, are byte addresses of K and V already in wasm memory (a cache), read
@@ -297,6 +297,8 @@ export class Attention {
     const bO = oO + align(oLen), sO = bO + align(bLen), zO = sO + align(sLen), gO = zO + align(sLen);
     const wO = gO + align(sLen), lO = wO + align(sLen), xO = lO + align(lLen);
     if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this call');
+    // Growth detaches the old buffer, and a detached view has length 0: far
+    // cheaper to check than the memory.buffer getter on every small call.
     else if (this.#f32.length === 0) this.#views();
     let base = this.#arena, at = base >>> 2;
     this.#writeShape(at + SHAPE, c);
