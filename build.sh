@@ -2,6 +2,9 @@
 # build.sh - compile c/ into two standalone WebAssembly modules:
 #   dist/attention-simd.wasm    SIMD128 kernels (c/kernels/*-wasmsimd.c)
 #   dist/attention-scalar.wasm  scalar kernels  (c/kernels/*-scalar.c)
+# ./build.sh debug builds the same two into dist/debug/ with the kernels'
+# asserts on (a failed one traps: c/debug-assert.c); tests/debug.test.js
+# runs the fixtures on them.
 # No Emscripten JS glue: web/attention.js instantiates them itself.
 # Works with Debian's emscripten 3.1.6 and with a current emsdk.
 set -euo pipefail
@@ -23,7 +26,13 @@ MSG
   fi
 fi
 
-mkdir -p dist
+mode=${1:-release}
+case "$mode" in
+  release) outdir=dist ;;
+  debug) outdir=dist/debug ;;
+  *) echo "usage: ./build.sh [debug]" >&2; exit 2 ;;
+esac
+mkdir -p "$outdir"
 
 exports=(
   attn_sdpa
@@ -36,19 +45,25 @@ exports=(
   malloc
   free
 )
+if [ "$mode" = debug ]; then exports+=(attn__debug_asserts); fi
 exported_functions=$(printf '_%s,' "${exports[@]}")
 exported_functions=${exported_functions%,}
 
 sources=(c/attention.c)
+if [ "$mode" = debug ]; then sources+=(c/debug-assert.c); fi
 
 # Compiling: warnings are errors here, where they are ours.
 cflags=(
   -std=c11
   -O3
   -Wall -Wextra -Werror
-  -DNDEBUG                        # kernels' asserts would import an abort handler
   -ffp-contract=off               # no fused multiply-add: same bits on every engine
 )
+if [ "$mode" = release ]; then
+  cflags+=(-DNDEBUG)              # kernels' asserts would import an abort handler
+else
+  cflags+=(-g)                    # function names in traps' stack traces
+fi
 
 # Linking: no -Werror, so a newer emsdk that deprecates a setting name still links.
 ldflags=(
@@ -63,6 +78,10 @@ ldflags=(
   -sABORTING_MALLOC=0             # malloc returns NULL when memory cannot grow; JS turns it into RangeError
   -sFILESYSTEM=0                  # nothing here touches files
 )
+
+if [ "$mode" = debug ]; then
+  ldflags+=(--profiling-funcs)    # keep function names (traps name the kernel)
+fi
 
 objdir=$(mktemp -d)
 trap 'rm -rf "$objdir"' EXIT
@@ -79,5 +98,5 @@ build() {
   printf '%-28s %7d bytes\n' "$out" "$(wc -c < "$out")" >&2  # stderr: keeps npm pack --json clean
 }
 
-build dist/attention-simd.wasm -msimd128 c/kernels/*-wasmsimd.c
-build dist/attention-scalar.wasm '' c/kernels/*-scalar.c
+build "$outdir/attention-simd.wasm" -msimd128 c/kernels/*-wasmsimd.c
+build "$outdir/attention-scalar.wasm" '' c/kernels/*-scalar.c
