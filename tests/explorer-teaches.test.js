@@ -205,6 +205,35 @@ test('disallowed pairs: −∞ logits and hatched weights, in the page and the e
   await page.context().close();
 });
 
+test('window, softcap and query-offset attributes: −∞ outside the window, the logits row, c·tanh(x/c) in the popover', async ({ env }) => {
+  const { page, problems } = await env.page();
+  await page.goto(`${env.base}/?window=1&softcap=2&query-offset=0`);
+  await settled(page);
+  const scaled = await page.$$eval(`${E} table[data-id="scaled-0"] tbody tr`, (rows) => rows.map((r) => [...r.querySelectorAll('td[data-i]')].map((td) => td.textContent)));
+  assert.equal(scaled.map((row) => row.map((x) => x === '−∞')), [
+    [false, false, true, true], [false, false, false, true], [true, false, false, false], [true, true, false, false]]);
+  const state = await page.evaluate((sel) => {
+    const el = document.querySelector(sel);
+    return { logits: el.state.logits.toArray(), scaled: el.state.scaled.toArray(), title: el.shadowRoot.querySelector('section.step-scaled h2').textContent };
+  }, E);
+  assert.is(state.logits[0][3], -Infinity, 'outside the window');
+  assert.ok(Math.abs(state.logits[1][1] - 2 * Math.tanh(state.scaled[1][1] / 2)) < 1e-5);
+  assert.match(state.title, /^Step 2: logits = 2·tanh\(score × 0\.577 \/ 2\)$/);
+  await page.hover(`${E} table[data-id="scaled-0"] td[data-i="1"][data-j="1"]`);
+  assert.match((await popover(page)).text, /c·tanh\(x \/ c\) with c = 2/);
+  const svg = await page.$eval(E, (el) => el.toSVG());
+  assert.match(svg, /window 1 back, 1 ahead/);
+  assert.match(svg, /softcap 2/);
+  // The settings fields show the attributes; changing a field changes the attribute.
+  await page.click(`${E} details.settings summary`);
+  await page.fill(`${E} input[placeholder="left right"]`, '0 -1');
+  await page.press(`${E} input[placeholder="left right"]`, 'Enter');
+  await page.waitForFunction((sel) => document.querySelector(sel).getAttribute('window') === '0 -1', E);
+  await page.waitForFunction((sel) => document.querySelector(sel).state.weights.get(1, 0) === 0, E);
+  assert.equal(problems, []);
+  await page.context().close();
+});
+
 test('embeddings="word": a repeated word gets equal rows of X, and equal rows of weights', async ({ env }) => {
   const { page, problems } = await env.page();
   await page.goto(`${env.base}/?tokens=the+cat+saw+the+dog&embeddings=word`);

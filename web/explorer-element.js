@@ -309,6 +309,19 @@ export class AttentionExplorer extends Base {
     ui.causal.addEventListener('change', () => this.toggleAttribute('causal', ui.causal.checked));
     ui.masking = el('button', { type: 'button', class: 'full-only', 'aria-pressed': 'false', text: 'Mask pairs', title: 'When on, clicking a weight masks or unmasks that pair; when off, it explains the number',
       onclick: () => { this.masking = !this.#masking; } });
+    // A text setting: the attribute follows the field; an empty field removes it.
+    const textSetting = (attr, props) => {
+      const input = el('input', { spellcheck: 'false', autocomplete: 'off', ...props });
+      input.addEventListener('change', () => {
+        const value = input.value.trim();
+        if (value === '') this.removeAttribute(attr);
+        else this.setAttribute(attr, value);
+      });
+      return input;
+    };
+    ui.window = textSetting('window', { type: 'text', class: 'short', placeholder: 'left right', title: SETTING.window.help });
+    ui.softcap = textSetting('softcap', { type: 'number', min: 0, step: 'any', placeholder: 'none', title: SETTING.softcap.help });
+    ui.queryOffset = textSetting('query-offset', { type: 'number', step: 1, title: SETTING['query-offset'].help });
     ui.embeddings = el('select', {}, ...EMBEDDINGS.map((e) => el('option', { value: e, text: e })));
     ui.embeddings.addEventListener('change', () => this.setAttribute('embeddings', ui.embeddings.value));
     ui.positions = el('input', { type: 'checkbox' });
@@ -334,6 +347,7 @@ export class AttentionExplorer extends Base {
       el('div', { class: 'row' },
         field('seed', ui.seed), field('d_model', ui.dModel), field('d_k', ui.dk), field('d_v', ui.dv), field('kv-heads', ui.kvHeads),
         field('embeddings', ui.embeddings), el('label', { class: 'field check' }, ui.positions, el('span', { text: 'positions' }))),
+      el('div', { class: 'row' }, field('window', ui.window), field('softcap', ui.softcap), field('query offset', ui.queryOffset)),
       el('div', { class: 'row' }, ui.resetMask, ui.resetEdits, ui.mode, el('span', { class: 'spacer' }), ui.savePNG, ui.saveSVG));
     ui.message = el('p', { class: 'message', role: 'alert', hidden: true });
     ui.view = el('div', { class: 'view', part: 'view' });
@@ -376,6 +390,9 @@ export class AttentionExplorer extends Base {
     ui.kvHeads.max = String(c.heads);
     ui.causal.checked = c.causal;
     ui.embeddings.value = c.embeddings;
+    set(ui.window, c.window ? `${c.window[0]} ${c.window[1]}` : '');
+    set(ui.softcap, c.softcap > 0 ? c.softcap : '');
+    set(ui.queryOffset, c.queryOffset);
     ui.positions.checked = c.positions;
     const isDefault = this.#scaleIsDefault;
     // The slider's range is fixed: only its thumb follows the scale.

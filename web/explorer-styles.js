@@ -66,6 +66,7 @@ export const STYLES = `
 input, button, summary, select { font: inherit; color: var(--attn-fg); }
 input[type="text"] { font-family: var(--attn-mono); }
 input[type="number"] { width: 6em; }
+input.short { width: 7em; }
 input[type="text"], input[type="number"], select { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 4px; padding: 3px 6px; }
 input[type="range"] { width: 12em; max-width: 40vw; accent-color: var(--attn-accent); }
 .scale-text { font-family: var(--attn-mono); font-size: 0.85em; min-width: 10em; }
