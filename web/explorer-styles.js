@@ -89,8 +89,10 @@ h2 { font-size: 1.1em; margin: 18px 0 4px; }
 .attention-row > .matrices { flex: 0 1 auto; }
 .matrices { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; min-width: 0; }
 figure.matrix { margin: 0; min-width: 0; max-width: 100%; }
-/* Heads off screen skip style, layout and paint while a drag repaints the rest. */
-.matrices.heads > figure.matrix { content-visibility: auto; contain-intrinsic-size: auto 400px auto 300px; }
+/* Heads off screen skip style, layout and paint while a drag repaints the
+   rest; the first head always lays out, so the row it shares with the lines
+   view is sized by real content. */
+.matrices.heads > figure.matrix + figure.matrix { content-visibility: auto; contain-intrinsic-size: auto 320px auto 300px; }
 figure.lines { margin: 0; max-width: 100%; }
 figure.lines svg { display: block; max-width: 100%; height: auto; overflow: visible; }
 figure.lines path { stroke-linecap: round; }
