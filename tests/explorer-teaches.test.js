@@ -11,6 +11,8 @@ import * as assert from 'uvu/assert';
 import { serve } from '../scripts/serve.js';
 import { OUTPUT, start } from './browser.js';
 
+// The title of a saved SVG: its 16 px lines joined (it wraps to the picture's width).
+const svgTitle = (svg) => [...svg.matchAll(/font-size="16" fill="#000">([^<]*)</g)].map((m) => m[1]).join(' ');
 const require = createRequire(import.meta.url);
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const E = 'attention-explorer';
@@ -199,7 +201,7 @@ test('disallowed pairs: −∞ logits and hatched weights, in the page and the e
   const hatched = await page.$$eval(`${E} table[data-id="weights-0"] td.masked`, (tds) => tds.length);
   assert.is(hatched, 7);
   const svg = await page.$eval(E, (el) => el.toSVG());
-  assert.match(svg, /causal, mask: 1 pair masked, no window, scale 0\.577/);
+  assert.match(svgTitle(svg), /causal, mask: 1 pair masked, no window, scale 0\.577/);
   assert.is((svg.match(/>−∞</g) ?? []).length, 7);
   assert.equal(problems, []);
   await page.context().close();
@@ -222,8 +224,8 @@ test('window, softcap and query-offset attributes: −∞ outside the window, th
   await page.hover(`${E} table[data-id="scaled-0"] td[data-i="1"][data-j="1"]`);
   assert.match((await popover(page)).text, /c·tanh\(x \/ c\) with c = 2/);
   const svg = await page.$eval(E, (el) => el.toSVG());
-  assert.match(svg, /window 1 back, 1 ahead/);
-  assert.match(svg, /softcap 2/);
+  assert.match(svgTitle(svg), /window 1 back, 1 ahead/);
+  assert.match(svgTitle(svg), /softcap 2\)$/);
   // The settings fields show the attributes; changing a field changes the attribute.
   await page.click(`${E} details.settings summary`);
   await page.fill(`${E} input[placeholder="left right"]`, '0 -1');
