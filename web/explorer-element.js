@@ -79,6 +79,7 @@ export class AttentionExplorer extends Base {
   #structure = ''; // what the built view shows; see #render
   #tables = new Map(); // id -> the entry of one built table
   #lines = null; // LinesView when the lines part is shown
+  #overflow = null; // ResizeObserver marking tables wider than their box
 
   constructor() {
     super();
@@ -184,6 +185,7 @@ export class AttentionExplorer extends Base {
 
   disconnectedCallback() {
     this.#stopPlaying();
+    this.#overflow?.disconnect();
   }
 
   attributeChangedCallback() {
@@ -484,8 +486,29 @@ export class AttentionExplorer extends Base {
     }
     if (animate) for (const s of sections) s.classList.add('enter');
     this.#ui.view.replaceChildren(...sections);
+    this.#watchOverflow();
     this.#repaint();
     if (hadFocus && this.#focus) this.#focusable(this.#focus)?.focus({ preventScroll: true });
+  }
+
+  // A table wider than its box scrolls; its figure is marked so the caption
+  // says so and the cut edge fades (nothing is cut off without a sign).
+  #watchOverflow() {
+    this.#overflow?.disconnect();
+    if (typeof ResizeObserver === 'undefined') return;
+    const mark = (box) => {
+      const figure = box.closest('figure');
+      const over = box.scrollWidth > box.clientWidth + 1;
+      figure.classList.toggle('overflowing', over);
+      figure.classList.toggle('scrolled-end', over && box.scrollLeft + box.clientWidth >= box.scrollWidth - 1);
+    };
+    this.#overflow = new ResizeObserver((entries) => {
+      for (const e of entries) mark(e.target);
+    });
+    for (const box of this.#ui.view.querySelectorAll('figure.matrix > .scroll')) {
+      this.#overflow.observe(box);
+      box.addEventListener('scroll', () => mark(box), { passive: true });
+    }
   }
 
   // Writes every number, colour, mask mark, selection and line of the

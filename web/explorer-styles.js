@@ -114,6 +114,8 @@ details.copy summary::-webkit-details-marker { display: none; }
 details.copy[open] { z-index: 3; }
 details.copy > button { display: block; width: 100%; margin-top: 2px; }
 .scroll { overflow-x: auto; max-width: 100%; padding: 4px; margin: -4px; }
+figure.overflowing:not(.scrolled-end) > .scroll { mask-image: linear-gradient(to right, #000 calc(100% - 32px), rgb(0 0 0 / 0.25)); }
+figure.overflowing figcaption .shape::after { content: " · scroll →"; color: var(--attn-accent); }
 table { border-collapse: separate; border-spacing: 2px; font-family: var(--attn-mono); font-size: 0.85em;
   table-layout: fixed; width: calc(var(--attn-label-width) + var(--cols) * (var(--attn-cell-width) + 2px) + 4px); }
 th.corner, tbody th { width: var(--attn-label-width); }
