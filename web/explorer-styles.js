@@ -113,7 +113,7 @@ details.copy summary { list-style: none; padding: 1px 8px; }
 details.copy summary::-webkit-details-marker { display: none; }
 details.copy[open] { z-index: 3; }
 details.copy > button { display: block; width: 100%; margin-top: 2px; }
-.scroll { overflow-x: auto; max-width: 100%; padding: 4px; margin: -4px; }
+.scroll { overflow-x: auto; max-width: 100%; }
 figure.overflowing:not(.scrolled-end) > .scroll { mask-image: linear-gradient(to right, #000 calc(100% - 32px), rgb(0 0 0 / 0.25)); }
 figure.overflowing figcaption .shape::after { content: " · scroll →"; color: var(--attn-accent); }
 table { border-collapse: separate; border-spacing: 2px; font-family: var(--attn-mono); font-size: 0.85em;
