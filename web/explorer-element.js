@@ -9,6 +9,12 @@
 // popover with a number's derivation (explorer-text.js). Saving goes through
 // explorer-export.js. User text only enters the DOM through textContent or
 // attribute values.
+//
+// A new view of the numbers (the lines view is the model) is a module of its
+// own with a class holding an `element`, `build(...)` for a new structure and
+// `update(...)` for new numbers: #render builds it when its part is in `show`
+// (PARTS in explorer-settings.js), #repaint updates it, snapshotView
+// (explorer-export.js) draws it for PNG/SVG.
 
 import { loadAttention } from './attention.js';
 import { el } from './explorer-dom.js';
