@@ -147,6 +147,9 @@ test('on a touch screen a tap inspects; masking is a separate mode', async ({ en
   assert.match(p.text, /^weight\(sat → cat\) = /);
   assert.ok(await page.evaluate((sel) => document.querySelector(sel).state.weights.get(2, 1) > 0, E), 'not masked');
   assert.not.match(page.url(), /mask=/);
+  // A tap beside the tables closes it.
+  await page.tap(`${E} section.lead h2`);
+  assert.ok((await popover(page)).hidden, 'closed by a tap elsewhere');
   await page.tap(`${E} button:has-text("Mask pairs")`);
   await page.tap(cell);
   await page.waitForFunction((sel) => document.querySelector(sel).state.weights.get(2, 1) === 0, E);

@@ -658,7 +658,11 @@ export class AttentionExplorer extends Base {
       return;
     }
     const target = this.#targetOf(e.target);
-    if (!target) return;
+    if (!target) {
+      // A tap beside the tables closes the popover (touch has no pointer leaving).
+      if (!e.target.closest?.('figure.lines, details, button, input')) this.#inspect(null);
+      return;
+    }
     const { id, i, j, td } = target;
     this.#focus = { id, i, j };
     const entry = this.#tables.get(id);
