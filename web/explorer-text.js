@@ -21,7 +21,7 @@ export const DEFAULT_EXPLANATIONS = Object.freeze({
   projections: 'Q = X W_Q, K = X W_K, V = X W_V. Every token gets a query (what it is looking for), a key (what it offers to others) and a value (what it passes on when attended to).',
   scores: 'Row i, column j is the dot product of token i’s query with token j’s key: how well they match. Hover or tap a number to see the sum and the cells it comes from.',
   scaled: 'Scores times the scale, 1/√d_k by default: without it, scores grow with d_k and the softmax saturates into a one-hot row. A pair that may not attend (causal, masked) gets −∞ here, so the softmax gives it exactly 0. Drag the scale slider: larger sharpens the weights, smaller flattens them.',
-  weights: 'Softmax of each row: every row is positive and sums to 1, the share of attention token i pays to each token j. Hatched cells are pairs that may not attend; turn on “Mask pairs” and click cells to mask pairs yourself. The steps that produce these weights follow below, in order.',
+  weights: 'Softmax of each row: every row is positive and sums to 1, the share of attention token i pays to each token j. Hatched cells are pairs that may not attend; turn on “Mask pairs” and click cells to mask pairs yourself.',
   output: 'Each token’s output is the weighted average of the value vectors, with its row of weights: a blend of the tokens it attends to.',
 });
 
