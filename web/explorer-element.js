@@ -246,7 +246,8 @@ export class AttentionExplorer extends Base {
     try {
       for (const key of EDITABLE) {
         const base = this.#inputs[key] ? toMatrix(this.#inputs[key], `inputs.${key}`, ...shapes[key]) : this.#drawn.inputs[key];
-        inputs[key] = this.#edits.size === 0 ? base : new Matrix(base.rows, base.cols, base.data.slice());
+        // A copy: state hands these out, and the cached draws must stay as drawn.
+        inputs[key] = new Matrix(base.rows, base.cols, base.data.slice());
       }
     } catch (err) {
       this.#showMessage(err.message);
