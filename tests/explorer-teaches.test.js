@@ -248,7 +248,7 @@ test('embeddings="word": a repeated word gets equal rows of X, and equal rows of
   assert.not.equal(rows[0], rows[1]);
   const weights = await page.evaluate((sel) => document.querySelector(sel).state.weights.toArray(), E);
   assert.equal(weights[0], weights[3]);
-  assert.is(await page.$eval(E, (el) => el.shadowRoot.querySelector('select').value), 'word');
+  assert.is(await page.$eval(E, (el) => el.shadowRoot.querySelector('details.settings select').value), 'word');
   assert.equal(problems, []);
   await page.context().close();
 });
@@ -334,7 +334,8 @@ test('the compact embed fits a 720 px column in at most 900 px; controls="minima
   await page.goto(`${env.base}/tests/pages/compact.html`);
   await settled(page, '#one');
   await settled(page, '#two');
-  for (const id of ['#one', '#two']) {
+  await settled(page, '#four');
+  for (const id of ['#one', '#two', '#four']) {
     const info = await page.$eval(id, (el) => {
       const visible = (sel) => [...el.shadowRoot.querySelectorAll(sel)].filter((n) => n.getClientRects().length > 0).length;
       return {
@@ -350,6 +351,14 @@ test('the compact embed fits a 720 px column in at most 900 px; controls="minima
     assert.equal(info.sections, ['weights'], `${id}: only the attention section`);
     assert.equal([info.slider, info.causal, info.heads, info.tokens, info.settings], [1, 1, 1, 0, 0], `${id}: minimal controls`);
   }
+  // Four heads: the tables open on head 1 behind a picker; "all heads" shows the four.
+  const shown = () => page.$eval('#four', (el) => [...el.shadowRoot.querySelectorAll('figure.matrix')].filter((f) => f.getClientRects().length > 0).map((f) => f.dataset.head));
+  assert.equal(await shown(), ['0']);
+  await page.selectOption('#four >> select[aria-label="head shown in the tables"]', 'head 3');
+  assert.equal(await shown(), ['2']);
+  await page.selectOption('#four >> select[aria-label="head shown in the tables"]', 'all heads');
+  assert.equal(await shown(), ['0', '1', '2', '3']);
+  assert.is(await page.$eval('#one', (el) => el.shadowRoot.querySelector('.field.head-pick').getClientRects().length), 0, 'no picker for one head');
   assert.equal(await page.evaluate(() => window.__violations), []);
   assert.equal(problems, []);
   await page.context().close();

@@ -86,6 +86,7 @@ export class AttentionExplorer extends Base {
   #tables = new Map(); // id -> the entry of one built table
   #lines = null; // LinesView when the lines part is shown
   #overflow = null; // ResizeObserver marking tables wider than their box
+  #headPicked = null; // the head the picker shows (-1: all), null until the reader picks one
 
   constructor() {
     super();
@@ -316,6 +317,12 @@ export class AttentionExplorer extends Base {
     ui.scaleReset = el('button', { type: 'button', text: '1/√dₖ', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
     ui.causal = el('input', { type: 'checkbox' });
     ui.causal.addEventListener('change', () => this.toggleAttribute('causal', ui.causal.checked));
+    ui.headPick = el('select', { 'aria-label': 'head shown in the tables' });
+    ui.headPick.addEventListener('change', () => {
+      this.#headPicked = Number(ui.headPick.value);
+      this.#syncHeadPick();
+    });
+    ui.headPickField = field('show', ui.headPick, 'head-pick');
     ui.masking = el('button', { type: 'button', class: 'full-only', 'aria-pressed': 'false', text: 'Mask pairs', title: 'When on, clicking a weight masks or unmasks that pair; when off, it explains the number',
       onclick: () => { this.masking = !this.#masking; } });
     // A text setting: the attribute follows the field; an empty field removes it.
@@ -349,7 +356,7 @@ export class AttentionExplorer extends Base {
       field('Tokens', ui.tokens, 'tokens full-only'),
       el('span', { class: 'field scale' }, el('label', { class: 'field' }, el('span', { text: 'scale' }), ui.scale), ui.scaleText, ui.scaleReset),
       el('label', { class: 'field check' }, ui.causal, el('span', { text: 'causal' })),
-      field('heads', ui.heads, 'heads'),
+      field('heads', ui.heads, 'heads'), ui.headPickField,
       ui.masking, ui.stepNav);
     ui.settings = el('details', { class: 'settings full-only', part: 'settings' },
       el('summary', { text: 'Settings, steps and export' }),
@@ -420,6 +427,24 @@ export class AttentionExplorer extends Base {
     ui.next.disabled = this.#view.step === STEPS[STEPS.length - 1];
     ui.root.dataset.controls = this.#view.controls;
     this.#syncMasking();
+    this.#syncHeadPick();
+  }
+
+  // With several heads the tables show every head, or one picked head. A
+  // compact embed (controls minimal or none) with more than two heads opens
+  // on head 1 so it stays short; the lines view always draws every head.
+  #syncHeadPick() {
+    const ui = this.#ui, heads = this.#config.heads;
+    ui.headPickField.hidden = heads === 1;
+    if (ui.headPick.options.length !== heads + 1) {
+      ui.headPick.replaceChildren(el('option', { value: -1, text: 'all heads' }),
+        ...Array.from({ length: heads }, (_, h) => el('option', { value: h, text: `head ${h + 1}` })));
+    }
+    const fallback = this.#view.controls !== 'full' && heads > 2 ? 0 : -1;
+    const picked = this.#headPicked !== null && this.#headPicked < heads ? this.#headPicked : fallback;
+    ui.headPick.value = String(picked);
+    if (picked < 0 || heads === 1) delete ui.view.dataset.head;
+    else ui.view.dataset.head = String(picked);
   }
 
   // ---- rendering ----------------------------------------------------------------
@@ -455,7 +480,7 @@ export class AttentionExplorer extends Base {
       id: `${key}-${h}`,
       title: c.heads === 1 ? STEP_TITLES[key].replace(/^Step \d: /, '') : `Head ${h + 1}${c.kvHeads < c.heads ? ` (K, V of kv head ${head.kvHead + 1})` : ''}`,
       rows: t, cols: key === 'output' ? dims('v', c.dv) : t, kind: key === 'weights' ? 'seq' : 'div', step: key,
-      selectable: true, withSums: key === 'weights',
+      selectable: true, withSums: key === 'weights', head: h,
     }));
     // Attention first: the lines view and the weights open the view.
     const lines = view.show.has('lines') && (step === 'all' || step === 'weights');

@@ -3,6 +3,7 @@
 // and dark by prefers-color-scheme; motion only when the reader allows it.
 
 import { HEAD_COLORS, heatmapRules } from './colors.js';
+import { LIMITS } from './example.js';
 
 export const STYLES = `
 
@@ -87,6 +88,8 @@ h2 { font-size: 1.1em; margin: 18px 0 4px; }
 .explanation { margin: 0 0 8px; max-width: 60em; color: var(--attn-fg); }
 .attention-row { display: flex; flex-wrap: wrap; gap: 14px 28px; align-items: flex-start; }
 .attention-row > .matrices { flex: 0 1 auto; }
+${Array.from({ length: LIMITS.heads }, (_, h) => `.view[data-head="${h}"] .matrices.heads > figure.matrix:not([data-head="${h}"])`).join(',\n')} { display: none; }
+.field.head-pick[hidden] { display: none; }
 .matrices { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; min-width: 0; }
 figure.matrix { margin: 0; min-width: 0; max-width: 100%; }
 /* Heads off screen skip style, layout and paint while a drag repaints the
