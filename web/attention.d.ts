@@ -146,6 +146,9 @@ export declare class Attention {
 /** Loads and instantiates the module (compiled modules are cached per build). */
 export declare function loadAttention(options?: LoadOptions): Promise<Attention>;
 
+/** The compiled module loadAttention(options) instantiates (cached per build); the pool hands it to its workers. */
+export declare function compileAttention(options?: LoadOptions): Promise<WebAssembly.Module>;
+
 /** True when this engine validates a WebAssembly SIMD128 probe. */
 export declare function simdSupported(): boolean;
 

@@ -77,7 +77,7 @@ export function chooseIsa({ simd, deterministic } = {}) {
   return 'simd128';
 }
 
-async function compileSource(src) {
+async function compileSource(src, fn = 'loadAttention') {
   if (src instanceof WebAssembly.Module) return src;
   if (src instanceof ArrayBuffer || ArrayBuffer.isView(src)) return WebAssembly.compile(src);
   if (typeof Response !== 'undefined' && src instanceof Response) return compileResponse(src);
@@ -88,7 +88,7 @@ async function compileSource(src) {
     const base = globalThis.location?.href ?? `file://${globalThis.process?.cwd?.() ?? ''}/`;
     url = new URL(src, base);
   } else {
-    throw new TypeError(`loadAttention: wasm must be a URL, string, BufferSource, Response or WebAssembly.Module, got ${describe(src)}`);
+    throw new TypeError(`${fn}: wasm must be a URL, string, BufferSource, Response or WebAssembly.Module, got ${describe(src)}`);
   }
   if (url.protocol === 'file:') {
     // A specifier in a variable, so browser bundlers do not try to resolve it.
@@ -116,31 +116,7 @@ async function compileResponse(response) {
  * @returns {Promise<Attention>}
  */
 export async function loadAttention(options = {}) {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`loadAttention: options must be an object, got ${describe(options)}`);
-  }
-  checkKeys(options, ['simd', 'deterministic', 'wasm'], 'loadAttention');
-  const { simd: wantSimd, deterministic, wasm } = options;
-  if (wantSimd !== undefined && typeof wantSimd !== 'boolean') {
-    throw new TypeError(`loadAttention: simd must be a boolean, got ${describe(wantSimd)}`);
-  }
-  if (deterministic !== undefined && typeof deterministic !== 'boolean') {
-    throw new TypeError(`loadAttention: deterministic must be a boolean, got ${describe(deterministic)}`);
-  }
-  if (wantSimd === true && wasm === undefined && !simdSupported()) {
-    throw new Error('loadAttention: simd: true was asked for, but this engine does not support WebAssembly SIMD128');
-  }
-  let module;
-  if (wasm !== undefined) {
-    module = await compileSource(wasm);
-  } else {
-    const isa = chooseIsa({ simd: wantSimd, deterministic });
-    // A checkout built without a relaxed-SIMD toolchain has no relaxed
-    // module (build.sh says so): SIMD128 then, as on an engine without it.
-    module = isa === 'relaxed-simd'
-      ? await defaultModule(isa).catch(() => defaultModule('simd128'))
-      : await defaultModule(isa);
-  }
+  const module = await compileModule(options, 'loadAttention');
   const imports = {};
   for (const imp of WebAssembly.Module.imports(module)) {
     if (imp.module === 'env' && imp.name === 'emscripten_notify_memory_growth') {
@@ -152,6 +128,41 @@ export async function loadAttention(options = {}) {
   }
   const instance = await WebAssembly.instantiate(module, imports);
   return new Attention(instance);
+}
+
+/**
+ * The compiled WebAssembly.Module that loadAttention(options) instantiates
+ * (cached per build). web/pool.js compiles once and hands it to its workers.
+ * @param {{ simd?: boolean, deterministic?: boolean, wasm?: URL | string | BufferSource | Response | WebAssembly.Module }} [options]
+ * @returns {Promise<WebAssembly.Module>}
+ */
+export function compileAttention(options = {}) {
+  return compileModule(options, 'compileAttention');
+}
+
+// Checks the load options (messages name `fn`) and compiles the module.
+async function compileModule(options, fn) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
+  }
+  checkKeys(options, ['simd', 'deterministic', 'wasm'], fn);
+  const { simd: wantSimd, deterministic, wasm } = options;
+  if (wantSimd !== undefined && typeof wantSimd !== 'boolean') {
+    throw new TypeError(`${fn}: simd must be a boolean, got ${describe(wantSimd)}`);
+  }
+  if (deterministic !== undefined && typeof deterministic !== 'boolean') {
+    throw new TypeError(`${fn}: deterministic must be a boolean, got ${describe(deterministic)}`);
+  }
+  if (wantSimd === true && wasm === undefined && !simdSupported()) {
+    throw new Error(`${fn}: simd: true was asked for, but this engine does not support WebAssembly SIMD128`);
+  }
+  if (wasm !== undefined) return compileSource(wasm, fn);
+  const isa = chooseIsa({ simd: wantSimd, deterministic });
+  // A checkout built without a relaxed-SIMD toolchain has no relaxed module
+  // (build.sh says so): SIMD128 then, as on an engine without relaxed SIMD.
+  return isa === 'relaxed-simd'
+    ? defaultModule(isa).catch(() => defaultModule('simd128'))
+    : defaultModule(isa);
 }
 
 // for-in, not Object.keys: no array per call (a tenth of a small call's
