@@ -85,8 +85,10 @@ build() {
 }
 
 # The relaxed module without Emscripten: clang compiles against Emscripten's
-# C headers (math.h, string.h, assert.h; no library code is linked), and
-# wasm-ld links with c/attention-alloc.c for malloc and free.
+# C headers (math.h, string.h, assert.h), and wasm-ld links
+# c/attention-alloc.c for malloc and free, and takes the few math functions
+# the core calls (logf) from Emscripten's libc.a: wasm-ld pulls only the
+# archive members that define an undefined symbol, and these are pure code.
 build_relaxed_llvm() {
   local out=$1 clang=$2 wasm_ld=$3; shift 3
   local sysroot
@@ -112,7 +114,9 @@ build_relaxed_llvm() {
     -z stack-size=262144 \
     --stack-first \
     --strip-all \
-    "${objects[@]}" -o "$out"
+    "${objects[@]}" \
+    "$sysroot/lib/wasm32-emscripten/libc.a" \
+    -o "$out"
   printf '%-28s %7d bytes (clang + wasm-ld)\n' "$out" "$(wc -c < "$out")" >&2
 }
 

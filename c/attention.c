@@ -3,6 +3,7 @@
 #include "attention.h"
 
 #include <math.h>
+#include <stddef.h>
 
 #include "kernels/kernels.h"
 
@@ -16,7 +17,11 @@ const char* attn_status_string(int32_t status) {
     case ATTN_ERR_FLAGS: return "unknown flag bits";
     case ATTN_ERR_SCRATCH: return "scratch buffer missing or too small";
     case ATTN_ERR_OVERFLOW: return "the sizes are too large for this address space";
-    case ATTN_ERR_STEPS: return "scores, scaled and weights must be given together";
+    case ATTN_ERR_STEPS: return "scores, scaled and weights must be given together (logits only with them)";
+    case ATTN_ERR_SOFTCAP: return "softcap must be 0 (none) or a finite positive number";
+    case ATTN_ERR_WINDOW: return "window sides must be -1 (unbounded) or at least 0";
+    case ATTN_ERR_LENGTHS: return "kv_lengths entries must be in [0, n_k]";
+    case ATTN_ERR_MASK: return "mask and bias cols must be in [0, n_k]";
     default: return "unknown status";
   }
 }
@@ -48,8 +53,23 @@ static int attn__count(size_t a, size_t b, size_t c, size_t d, size_t* out) {
          attn__mul(x, sizeof(float), out) && ((*out = x), 1);
 }
 
-size_t attn_sdpa_scratch_size(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
-  if (n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1) return 0;
+/* The struct layout web/attention.js writes by offset (4 bytes a field). */
+#if defined(__wasm32__)
+_Static_assert(sizeof(attn_shape) == 76 && offsetof(attn_shape, q) == 28 && offsetof(attn_shape, out) == 64,
+               "attn_shape layout is fixed for web/attention.js");
+_Static_assert(sizeof(attn_options) == 72 && offsetof(attn_options, bias) == 28 &&
+                   offsetof(attn_options, softcap) == 48 && offsetof(attn_options, kv_lengths) == 68,
+               "attn_options layout is fixed for web/attention.js");
+_Static_assert(sizeof(attn_steps) == 20, "attn_steps layout is fixed for web/attention.js");
+#endif
+
+size_t attn_sdpa_scratch_size(const attn_shape* shape) {
+  if (shape == NULL) return 0;
+  const int32_t n_k = shape->n_k, d_k = shape->d_k, d_v = shape->d_v;
+  if (shape->n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1) return 0;
+  /* (d_k, n_k rounded up to 8) packed K or K^T, (n_k, d_v rounded up to 8)
+   * packed V, and the fused kernel's tiles. The decode kernel's two rows of
+   * logits (2 n_k rounded up to 4) fit in the first two. */
   size_t kt, v, total;
   if (!attn__count((size_t)d_k, attn__round_up((size_t)n_k, ATTN__PAD), 1, 1, &kt)) return 0;
   if (!attn__count((size_t)n_k, attn__round_up((size_t)d_v, ATTN__PAD), 1, 1, &v)) return 0;
@@ -60,167 +80,184 @@ size_t attn_sdpa_scratch_size(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v
   return total + tile;
 }
 
-/* kt (d_k, kt_stride) = k (n_k, d_k)^T, columns past n_k zeroed. */
-static void attn__pack_kt(const float* k, size_t n_k, size_t d_k, float* kt, size_t kt_stride) {
-  for (size_t p = 0; p < d_k; p++) {
-    float* kt_row = kt + p * kt_stride;
-    for (size_t j = 0; j < n_k; j++) kt_row[j] = k[j * d_k + p];
-    for (size_t j = n_k; j < kt_stride; j++) kt_row[j] = 0.0f;
-  }
-}
-
-/* vp (v_stride / 8, n_k, 8) = v (n_k, d_v) in panels of 8 columns, the
- * layout of attn__head_args.vp; columns past d_v are zero. V is read once,
- * row by row (a panel at a time would re-read every row for each panel), and
- * each panel is written sequentially. */
-static void attn__pack_v_panels(const float* v, size_t n_k, size_t d_v, float* vp) {
-  const size_t full = d_v / ATTN__PAD;  /* panels with 8 real columns */
-  for (size_t j = 0; j < n_k; j++) {
-    const float* row = v + j * d_v;  /* (d_v) */
-    for (size_t s = 0; s < full; s++) {
-      float* dst = vp + (s * n_k + j) * ATTN__PAD;  /* (8) */
-      for (size_t cc = 0; cc < ATTN__PAD; cc++) dst[cc] = row[s * ATTN__PAD + cc];
-    }
-    if (full * ATTN__PAD < d_v) {
-      float* dst = vp + (full * n_k + j) * ATTN__PAD;  /* (8) */
-      for (size_t cc = 0; cc < ATTN__PAD; cc++) {
-        const size_t c = full * ATTN__PAD + cc;
-        dst[cc] = c < d_v ? row[c] : 0.0f;
-      }
-    }
-  }
-}
-
-/* The step path for one (batch, head); kt is this head's packed K^T. */
-static void attn__steps_head(const float* q, const float* kt, size_t kt_stride, const float* v,
-                             float* out, size_t n_q, size_t n_k, size_t d_k, size_t d_v,
-                             const uint8_t* mask, const float* bias, float scale, int causal,
-                             float* scores, float* scaled, float* weights) {
-  ATTN__KERNEL(gemm)(n_q, n_k, d_k, q, d_k, kt, kt_stride, scores, n_k);
-  for (size_t i = 0; i < n_q; i++) {
-    const float* scores_row = scores + i * n_k;  /* (n_k) */
-    float* scaled_row = scaled + i * n_k;        /* (n_k) */
-    float* weights_row = weights + i * n_k;      /* (n_k) logits, then weights */
-    for (size_t j = 0; j < n_k; j++) {
-      const float zs = scores_row[j] * scale;
-      scaled_row[j] = zs;
-      float z = bias != NULL ? zs + bias[i * n_k + j] : zs;
-      if ((causal && j > i) || (mask != NULL && mask[i * n_k + j] == 0)) z = -INFINITY;
-      weights_row[j] = z;
-    }
-    ATTN__KERNEL(softmax)(n_k, weights_row, weights_row);
-  }
-  ATTN__KERNEL(gemm)(n_q, d_v, n_k, weights, n_k, v, d_v, out, d_v);
-  /* A row with no allowed key is 0 even where V holds Infinity or NaN
-   * (0 * Inf would make it NaN), as the fused path gives. */
-  for (size_t i = 0; i < n_q; i++) {
-    const float* weights_row = weights + i * n_k;
-    size_t j = 0;
-    while (j < n_k && weights_row[j] == 0.0f) j++;
-    if (j == n_k) {
-      for (size_t c = 0; c < d_v; c++) out[i * d_v + c] = 0.0f;
-    }
-  }
-}
-
 /* Which kernel takes the output path. The decode kernel reads K and V
  * unpacked, one query row at a time; the fused kernel packs them and works
- * on 4 rows at once, 1.4-1.7x faster from 64 x 64 x 64 up. Decode wins where
- * packing and a tile's setup do not pay for themselves, measured side by
- * side (SIMD build, V8, raw calls):
- *   - fewer than 4 query rows: nq = 1, nk = 4096 runs 5x faster;
- *   - tiny problems, n_q n_k d_k <= 2048: 4 x 4 x 3 in 1.0 us (fused 1.4),
- *     4 x 4 x 64 in 0.7 us (2.5), 8 x 8 x 32 in 1.2 us (1.6); at 4096
- *     (16 x 16 x 16) the fused kernel is ahead again. */
+ * on 4 rows at once, faster from 64 x 64 x 64 up. Decode wins where packing
+ * and a tile's setup do not pay for themselves (measured side by side, see
+ * bench/RESULTS.md): fewer than 4 query rows, and tiny problems,
+ * n_q n_k d_k <= 2048. */
 static int attn__use_decode(size_t n_q, size_t n_k, size_t d_k) {
   /* n_q n_k d_k <= 2048, without a product that could wrap (size_t is 32 bits). */
   const int tiny = n_k <= 2048 && d_k <= 2048 / n_k && n_q <= 2048 / (n_k * d_k);
   return n_q < ATTN__MR || tiny;
 }
 
-attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out,
-                      int32_t batch, int32_t heads, int32_t kv_heads,
-                      int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v,
-                      const uint8_t* mask, const float* bias, float scale, uint32_t flags,
-                      float* scores, float* scaled, float* weights,
+/* The output kernels, called through pointers read as volatile so that
+ * wasm-opt cannot inline them into attn_sdpa (kernels.h says why). */
+static void (*volatile attn__flash_kernel)(const attn__flash_args*) = ATTN__KERNEL(flash);
+static void (*volatile attn__decode_kernel)(const attn__decode_args*) = ATTN__KERNEL(decode);
+
+/* Strides of a tensor (batch, heads, n, d): as given, or contiguous when all
+ * three are 0. */
+static attn_strides attn__strides(attn_strides s, size_t heads, size_t n, size_t d) {
+  if (s.batch_stride == 0 && s.head_stride == 0 && s.row_stride == 0) {
+    s.row_stride = d;
+    s.head_stride = n * d;
+    s.batch_stride = heads * n * d;
+  }
+  return s;
+}
+
+/* The last element index a tensor touches, checked for overflow. */
+static int attn__span(attn_strides s, size_t batch, size_t heads, size_t n, size_t d) {
+  size_t a, b, c, x;
+  return attn__mul(batch - 1, s.batch_stride, &a) && attn__mul(heads - 1, s.head_stride, &b) &&
+         attn__mul(n - 1, s.row_stride, &c) && !__builtin_add_overflow(a, b, &x) &&
+         !__builtin_add_overflow(x, c, &x) && !__builtin_add_overflow(x, d, &x) &&
+         attn__mul(x, sizeof(float), &x);
+}
+
+static int attn__bcast_ok(const attn_bcast* m, int32_t n_k) { return m->cols >= 0 && m->cols <= n_k; }
+
+static size_t attn__bcast_cols(const attn_bcast* m, size_t n_k) {
+  return m->cols == 0 ? n_k : (size_t)m->cols;
+}
+
+attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
+                      float* out, const attn_options* options, const attn_steps* steps,
                       float* scratch, size_t scratch_floats) {
-  if (q == NULL || k == NULL || v == NULL || out == NULL) return ATTN_ERR_NULL;
-  if (batch < 1 || heads < 1 || kv_heads < 1 || n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1) {
+  if (shape == NULL || options == NULL || q == NULL || k == NULL || v == NULL || out == NULL) {
+    return ATTN_ERR_NULL;
+  }
+  const attn_shape sh = *shape;
+  const attn_options op = *options;
+  if (sh.batch < 1 || sh.heads < 1 || sh.kv_heads < 1 || sh.n_q < 1 || sh.n_k < 1 || sh.d_k < 1 ||
+      sh.d_v < 1) {
     return ATTN_ERR_SHAPE;
   }
-  if (heads % kv_heads != 0) return ATTN_ERR_HEADS;
-  if (!isfinite(scale)) return ATTN_ERR_SCALE;
-  if ((flags & ~ATTN_CAUSAL) != 0) return ATTN_ERR_FLAGS;
-  const int with_steps = scores != NULL;
-  if ((scaled != NULL) != with_steps || (weights != NULL) != with_steps) return ATTN_ERR_STEPS;
+  if (sh.heads % sh.kv_heads != 0) return ATTN_ERR_HEADS;
+  if (!isfinite(op.scale)) return ATTN_ERR_SCALE;
+  if ((op.flags & ~(ATTN_CAUSAL | ATTN_WINDOW)) != 0) return ATTN_ERR_FLAGS;
+  if (!(op.softcap >= 0.0f) || !isfinite(op.softcap)) return ATTN_ERR_SOFTCAP;
+  const int window = (op.flags & ATTN_WINDOW) != 0;
+  if (window && (op.window_left < -1 || op.window_right < -1)) return ATTN_ERR_WINDOW;
+  if ((op.mask != NULL && !attn__bcast_ok(&op.mask_layout, sh.n_k)) ||
+      (op.bias != NULL && !attn__bcast_ok(&op.bias_layout, sh.n_k))) {
+    return ATTN_ERR_MASK;
+  }
+  if (op.kv_lengths != NULL) {
+    for (int32_t b = 0; b < sh.batch; b++) {
+      if (op.kv_lengths[b] < 0 || op.kv_lengths[b] > sh.n_k) return ATTN_ERR_LENGTHS;
+    }
+  }
+  const attn_steps st = steps != NULL ? *steps : (attn_steps){0};
+  const int with_steps = st.scores != NULL;
+  if ((st.scaled != NULL) != with_steps || (st.weights != NULL) != with_steps ||
+      (st.logits != NULL && !with_steps)) {
+    return ATTN_ERR_STEPS;
+  }
+  const size_t batch = (size_t)sh.batch, heads = (size_t)sh.heads, kv_heads = (size_t)sh.kv_heads;
+  const size_t nq = (size_t)sh.n_q, nk = (size_t)sh.n_k, dk = (size_t)sh.d_k, dv = (size_t)sh.d_v;
+  const attn_strides qs = attn__strides(sh.q, heads, nq, dk), ks = attn__strides(sh.k, kv_heads, nk, dk);
+  const attn_strides vs = attn__strides(sh.v, kv_heads, nk, dv), os = attn__strides(sh.out, heads, nq, dv);
   size_t count;
-  if (!attn__count((size_t)batch, (size_t)heads, (size_t)n_q, (size_t)d_k, &count) ||
-      !attn__count((size_t)batch, (size_t)heads, (size_t)n_q, (size_t)d_v, &count) ||
-      !attn__count((size_t)batch, (size_t)kv_heads, (size_t)n_k, (size_t)d_k, &count) ||
-      !attn__count((size_t)batch, (size_t)kv_heads, (size_t)n_k, (size_t)d_v, &count) ||
-      !attn__count((size_t)batch, (size_t)heads, (size_t)n_q, (size_t)n_k, &count)) {
+  if (!attn__span(qs, batch, heads, nq, dk) || !attn__span(ks, batch, kv_heads, nk, dk) ||
+      !attn__span(vs, batch, kv_heads, nk, dv) || !attn__span(os, batch, heads, nq, dv) ||
+      !attn__count(batch, heads, nq, nk, &count)) {
     return ATTN_ERR_OVERFLOW;
   }
-  const size_t need = attn_sdpa_scratch_size(n_q, n_k, d_k, d_v);
+  const size_t need = attn_sdpa_scratch_size(&sh);
   if (need == 0) return ATTN_ERR_OVERFLOW;
   if (scratch == NULL || scratch_floats < need) return ATTN_ERR_SCRATCH;
 
-  const size_t nq = (size_t)n_q, nk = (size_t)n_k, dk = (size_t)d_k, dv = (size_t)d_v;
-  const size_t group = (size_t)(heads / kv_heads);  /* query heads per kv head */
-  const size_t kt_stride = attn__round_up(nk, ATTN__PAD);
+  const size_t group = heads / kv_heads;  /* query heads per kv head */
   const size_t v_stride = attn__round_up(dv, ATTN__PAD);
-  float* kt = scratch;                   /* (d_k, kt_stride) K^T, step path; or K panels */
-  float* vp = kt + dk * kt_stride;       /* (v_stride / 8, n_k, 8) V panels */
-  float* tile = vp + nk * v_stride;      /* attn__flash_tile_floats(d_k, d_v) */
-  const int causal = (flags & ATTN_CAUSAL) != 0;
-  /* With the decode kernel nothing is packed, and the scratch from kt on
-   * holds two rows of logits (kt and vp hold at least 2 n_k rounded up to 4
-   * floats). */
+  float* kp = scratch;                                 /* (d_k, n_k rounded up to 8) K panels or K^T */
+  float* vp = kp + dk * attn__round_up(nk, ATTN__PAD);  /* (v_stride / 8, n_k, 8) V panels */
+  float* tile = vp + nk * v_stride;                    /* attn__flash_tile_floats(d_k, d_v) */
   const int decode = !with_steps && attn__use_decode(nq, nk, dk);
-  const attn__head_fn kernel = decode ? ATTN__KERNEL(decode) : ATTN__KERNEL(flash);
+  /* Keys past the mask's or bias's last column are not allowed. */
+  size_t cols = nk;
+  if (op.mask != NULL && attn__bcast_cols(&op.mask_layout, nk) < cols) cols = attn__bcast_cols(&op.mask_layout, nk);
+  if (op.bias != NULL && attn__bcast_cols(&op.bias_layout, nk) < cols) cols = attn__bcast_cols(&op.bias_layout, nk);
 
-  for (size_t b = 0; b < (size_t)batch; b++) {
-    for (size_t g = 0; g < (size_t)kv_heads; g++) {
-      const size_t kv = b * (size_t)kv_heads + g;  /* index of this kv head */
-      const float* k_head = k + kv * nk * dk;      /* (n_k, d_k) */
-      const float* v_head = v + kv * nk * dv;      /* (n_k, d_v) */
-      if (with_steps) {
-        attn__pack_kt(k_head, nk, dk, kt, kt_stride);
-      } else if (!decode) {
-        ATTN__KERNEL(pack_k)(k_head, nk, dk, kt);
-        attn__pack_v_panels(v_head, nk, dv, vp);
+  for (size_t b = 0; b < batch; b++) {
+    size_t n_keys = cols;  /* keys that exist for this batch entry */
+    if (op.kv_lengths != NULL && (size_t)op.kv_lengths[b] < n_keys) n_keys = (size_t)op.kv_lengths[b];
+    attn__rows rows = {
+        .n_q = nq, .n_k = n_keys, .d_k = dk, .d_v = dv,
+        .scale = op.scale, .softcap = op.softcap,
+        .offset = op.query_offsets != NULL ? op.query_offsets[b] : op.query_offset,
+        .window_left = window ? op.window_left : -1, .window_right = window ? op.window_right : -1,
+        .causal = (op.flags & ATTN_CAUSAL) != 0,
+    };
+    for (size_t g = 0; g < kv_heads; g++) {
+      const float* k_head = k + b * ks.batch_stride + g * ks.head_stride;  /* (n_k, d_k) */
+      const float* v_head = v + b * vs.batch_stride + g * vs.head_stride;  /* (n_k, d_v) */
+      if (!with_steps && !decode && n_keys > 0) {
+        ATTN__KERNEL(pack_k)(k_head, ks.row_stride, n_keys, dk, kp);
+        ATTN__KERNEL(pack_v)(v_head, vs.row_stride, n_keys, dv, vp);
       }
       if (decode && nq == 1 && group > 1) {
-        /* Grouped-query decoding: with one query row per head, the group's
-         * rows are contiguous in q and out, and the decode kernel takes them
-         * as one call that reads this K and V once per pair of heads. */
-        const size_t qh = b * (size_t)heads + g * group;  /* the group's first query head */
-        const attn__head_args args = {
-            .q = q + qh * dk, .k = k_head, .v = v_head, .out = out + qh * dv,
-            .mask = mask, .bias = bias, .scratch = kt,
-            .n_q = group, .n_k = nk, .d_k = dk, .d_v = dv,
-            .scale = scale, .causal = causal, .one_query = 1,
+        /* Grouped-query decoding: with one query row per head, the decode
+         * kernel takes the group's heads as the rows of one call that reads
+         * this K and V once per pair of heads. */
+        const size_t h0 = g * group;  /* the group's first query head */
+        attn__decode_args args = {
+            .rows = rows, .k = k_head, .v = v_head, .k_stride = ks.row_stride,
+            .v_stride = vs.row_stride, .scratch = kp, .one_query = 1,
         };
-        kernel(&args);
+        args.rows.n_q = group;
+        args.rows.q = q + b * qs.batch_stride + h0 * qs.head_stride;
+        args.rows.q_stride = qs.head_stride;
+        args.rows.out = out + b * os.batch_stride + h0 * os.head_stride;
+        args.rows.out_stride = os.head_stride;
+        if (op.mask != NULL) {
+          args.rows.mask = op.mask + b * op.mask_layout.batch_stride + h0 * op.mask_layout.head_stride;
+          args.rows.mask_stride = op.mask_layout.head_stride;
+        }
+        if (op.bias != NULL) {
+          args.rows.bias = op.bias + b * op.bias_layout.batch_stride + h0 * op.bias_layout.head_stride;
+          args.rows.bias_stride = op.bias_layout.head_stride;
+        }
+        if (st.lse != NULL) args.rows.lse = st.lse + b * heads + h0;
+        attn__decode_kernel(&args);
         continue;
       }
-      /* The query heads that share this kv head reuse the packed K^T and V. */
+      /* The query heads that share this kv head reuse the packed K and V. */
       for (size_t h = g * group; h < (g + 1) * group; h++) {
-        const size_t qh = b * (size_t)heads + h;  /* index of this query head */
-        const float* q_head = q + qh * nq * dk;   /* (n_q, d_k) */
-        float* out_head = out + qh * nq * dv;     /* (n_q, d_v) */
+        attn__rows hr = rows;
+        hr.q = q + b * qs.batch_stride + h * qs.head_stride;  /* (n_q, d_k) */
+        hr.q_stride = qs.row_stride;
+        hr.out = out + b * os.batch_stride + h * os.head_stride;  /* (n_q, d_v) */
+        hr.out_stride = os.row_stride;
+        if (op.mask != NULL) {
+          hr.mask = op.mask + b * op.mask_layout.batch_stride + h * op.mask_layout.head_stride;
+          hr.mask_stride = op.mask_layout.row_stride;
+        }
+        if (op.bias != NULL) {
+          hr.bias = op.bias + b * op.bias_layout.batch_stride + h * op.bias_layout.head_stride;
+          hr.bias_stride = op.bias_layout.row_stride;
+        }
+        const size_t qh = b * heads + h;  /* index of this query head */
+        if (st.lse != NULL) hr.lse = st.lse + qh * nq;
         if (with_steps) {
           const size_t off = qh * nq * nk;  /* (n_q, n_k) step matrices */
-          attn__steps_head(q_head, kt, kt_stride, v_head, out_head, nq, nk, dk, dv, mask, bias,
-                           scale, causal, scores + off, scaled + off, weights + off);
-        } else {
-          const attn__head_args args = {
-              .q = q_head, .k = k_head, .v = v_head, .kp = kt, .vp = vp, .out = out_head,
-              .mask = mask, .bias = bias, .scratch = decode ? kt : tile,
-              .n_q = nq, .n_k = nk, .d_k = dk, .d_v = dv, .v_stride = v_stride,
-              .scale = scale, .causal = causal,
+          const attn__steps_args args = {
+              .rows = hr, .k = k_head, .v = v_head, .k_stride = ks.row_stride, .v_stride = vs.row_stride,
+              .n_cols = nk, .kt = kp, .scores = st.scores + off, .scaled = st.scaled + off,
+              .logits = st.logits != NULL ? st.logits + off : NULL, .weights = st.weights + off,
           };
-          kernel(&args);
+          ATTN__KERNEL(steps)(&args);
+        } else if (decode) {
+          const attn__decode_args args = {
+              .rows = hr, .k = k_head, .v = v_head, .k_stride = ks.row_stride,
+              .v_stride = vs.row_stride, .scratch = kp,
+          };
+          attn__decode_kernel(&args);
+        } else {
+          const attn__flash_args args = {.rows = hr, .kp = kp, .vp = vp, .v_stride = v_stride, .tile = tile};
+          attn__flash_kernel(&args);
         }
       }
     }

@@ -6,44 +6,61 @@
  *
  * WHAT IS COMPUTED
  *
- *   output = softmax(Q K^T * scale + bias, over allowed keys) V
+ *   output = softmax(logits over allowed keys) V
+ *   logits = softcap(Q K^T * scale) + bias
  *
- *   Q  (batch, heads,    n_q, d_k)   row-major, contiguous (PyTorch layout)
- *   K  (batch, kv_heads, n_k, d_k)
- *   V  (batch, kv_heads, n_k, d_v)
- *   O  (batch, heads,    n_q, d_v)
+ *   Q  (batch, heads,    n_q, d_k)   shapes and strides in attn_shape:
+ *   K  (batch, kv_heads, n_k, d_k)   contiguous (batch, heads, n, d) by
+ *   V  (batch, kv_heads, n_k, d_v)   default, or any row/head/batch strides
+ *   O  (batch, heads,    n_q, d_v)   (e.g. (batch, n, heads, d)), read in place
  *
  *   Grouped-query attention: query head h reads kv head h / (heads / kv_heads)
  *   (integer division; heads must be a multiple of kv_heads). kv_heads ==
  *   heads is ordinary multi-head attention, kv_heads == 1 is multi-query.
  *
- *   Key j is ALLOWED for query i when all of these hold:
- *     - not ATTN_CAUSAL, or j <= i (top-left aligned, like PyTorch's
- *       is_causal, also when n_q != n_k);
- *     - mask is NULL, or mask[i * n_k + j] != 0          mask: (n_q, n_k)
- *     - scaled[i][j] + bias[i][j] is not -Infinity       bias: (n_q, n_k)
- *   Mask and bias are broadcast over batch and heads.
+ *   softcap(x) = c * tanh(x / c) with c = options.softcap > 0 (Gemma 2);
+ *   c = 0 leaves x as it is. It applies before bias and masks, as in ONNX.
  *
- *   A row with no allowed key gets weights 0 and output 0, never NaN (as
- *   PyTorch >= 2.5 and ONNX do). NaN in an input reaches only the outputs
- *   that depend on it (a NaN in row i of Q makes output row i NaN).
+ *   Query i of batch entry b sits at position p = i + off among the keys,
+ *   off = query_offsets[b] if given, else query_offset (0 by default: top-
+ *   left aligned like PyTorch's is_causal; n_k - n_q gives bottom-right like
+ *   FlashAttention). Key j is ALLOWED for (b, h, i) when all of these hold:
+ *     - not ATTN_CAUSAL, or j <= p;
+ *     - not ATTN_WINDOW, or p - window_left <= j <= p + window_right (a side
+ *       of -1 is unbounded);
+ *     - kv_lengths is NULL or j < kv_lengths[b];
+ *     - mask is NULL, or j < its cols and mask(b, h, i, j) != 0;
+ *     - bias is NULL, or j < its cols;
+ *     - the logit is not -Infinity (a -Infinity bias masks).
+ *   Mask and bias broadcast to (batch, heads, n_q, n_k) by strides
+ *   (attn_bcast). Keys outside the causal frontier, the window and
+ *   kv_lengths are skipped, not computed: a window of w keys costs about w,
+ *   not n_k.
+ *
+ *   A row with no allowed key gets weights 0, output 0 and lse -Infinity,
+ *   never NaN (as PyTorch >= 2.5 and ONNX do). NaN in an input reaches only
+ *   the outputs that depend on it (a NaN in row i of Q makes output row i
+ *   NaN).
  *
  * TWO PATHS
  *
  *   Output path (no step buffers): a fused kernel in the FlashAttention style.
  *   Keys are visited in blocks with a running row max and sum (online
  *   softmax), so working memory is O(n_k * d_k + d_v), never O(n_q * n_k).
- *   With ATTN_CAUSAL, key blocks wholly in the future are skipped.
  *   With fewer than 4 query rows (decoding a token at a time), and for tiny
  *   problems, a decode kernel reads K and V in place instead: packing them
  *   for the fused kernel would cost more than the attention. Same results
  *   up to rounding.
  *
- *   Step path (scores, scaled and weights given): the textbook order, writing every step:
- *     scores  = Q K^T                      (batch, heads, n_q, n_k)
- *     scaled  = scores * scale             before mask and bias
- *     weights = softmax over allowed keys of (scaled + bias); 0 elsewhere
+ *   Step path (scores, scaled and weights given): the textbook order, writing
+ *   every step, each (batch, heads, n_q, n_k):
+ *     scores  = Q K^T
+ *     scaled  = scores * scale              before softcap, mask and bias
+ *     logits  = softcap(scaled) + bias      -Infinity where not allowed
+ *     weights = softmax of the logits       0 where not allowed
  *     output  = weights V
+ *   lse (batch, heads, n_q) = log(sum_j exp(logits_j)), natural log, on
+ *   either path: what a backward pass needs to recompute the weights.
  *
  * NUMERICS
  *
@@ -56,10 +73,18 @@
  *   (about 1.4 ulp), see tests/native/test_attention.c and
  *   c/kernels/f32-exp.h. Below -87.34 it returns 0 (the true value
  *   is below FLT_MIN and cannot change a softmax sum of at least 1).
+ *   tanh (softcap) is -e / (2 + e) with e = expm1(-2|x|) from the same
+ *   polynomial, sign restored (c/kernels/f32-tanh.h); the same bits in both
+ *   builds; its maximum error is measured by tests/native/test_attention.c
+ *   (stated in c/kernels/f32-tanh.h and the README).
+ *   lse = m + log(l) with the row max m and sum l of the softmax, log from
+ *   the C library (the same code in both builds).
  *   Against a float64 reference the outputs agree to about 1e-6 times the
  *   largest magnitude at the sizes tested; the tests use 2e-5.
- *   The SIMD and scalar builds sum in different orders, so they agree to
- *   rounding, not bit for bit. The output path and the step path likewise.
+ *   The SIMD and scalar builds sum in different orders in the fused kernel
+ *   and the step path, so they agree there to rounding; the decode kernel
+ *   gives the same bits in both builds. The output path and the step path
+ *   agree to rounding.
  *
  * SIMD
  *
@@ -78,6 +103,8 @@
  *
  *   No function allocates. The caller provides the scratch buffer sized by
  *   attn_sdpa_scratch_size(); buffers must not overlap except where stated.
+ *   Struct fields are 4 bytes each in wasm32 (pointers and size_t
+ *   included), in the order declared, so JavaScript fills them by offset.
  */
 #ifndef ATTN_ATTENTION_H
 #define ATTN_ATTENTION_H
@@ -99,10 +126,81 @@ typedef enum attn_status {
   ATTN_ERR_SCRATCH = 6,   /* scratch buffer NULL or smaller than required */
   ATTN_ERR_OVERFLOW = 7,  /* an element count does not fit in size_t */
   ATTN_ERR_STEPS = 8,     /* some but not all of scores, scaled, weights */
+  ATTN_ERR_SOFTCAP = 9,   /* softcap is negative, NaN or infinite */
+  ATTN_ERR_WINDOW = 10,   /* a window side is below -1 */
+  ATTN_ERR_LENGTHS = 11,  /* a kv_lengths entry is outside [0, n_k] */
+  ATTN_ERR_MASK = 12,     /* a mask or bias has cols outside [0, n_k] */
 } attn_status;
 
-/* Flags for attn_sdpa. */
-#define ATTN_CAUSAL 1u
+/* Flags for attn_options.flags. */
+#define ATTN_CAUSAL 1u  /* key j allowed only when j <= i + query offset */
+#define ATTN_WINDOW 2u  /* window_left and window_right apply */
+
+/* Where element (b, h, i, c) of a (batch, heads, n, d) tensor lives:
+ *   base[b * batch_stride + h * head_stride + i * row_stride + c]
+ * All in elements; the last dimension is always contiguous. A tensor whose
+ * three strides are all 0 is read as contiguous (batch, heads, n, d), the
+ * PyTorch layout ("bhsd"). The (batch, seq, heads, d) layout ("bshd", the
+ * same bytes as ONNX's 3-D (batch, seq, heads * d)) is
+ *   batch_stride = n * heads * d, head_stride = d, row_stride = heads * d. */
+typedef struct attn_strides {
+  size_t batch_stride;
+  size_t head_stride;
+  size_t row_stride;
+} attn_strides;
+
+/* Sizes and strides of one attention call. q and out have `heads` heads,
+ * k and v have `kv_heads` heads. */
+typedef struct attn_shape {
+  int32_t batch, heads, kv_heads;
+  int32_t n_q, n_k, d_k, d_v;
+  attn_strides q;    /* (batch, heads,    n_q, d_k) */
+  attn_strides k;    /* (batch, kv_heads, n_k, d_k) */
+  attn_strides v;    /* (batch, kv_heads, n_k, d_v) */
+  attn_strides out;  /* (batch, heads,    n_q, d_v) */
+} attn_shape;
+
+/* A mask or bias broadcast to (batch, heads, n_q, n_k): element (b, h, i, j)
+ * for j < cols is data[b * batch_stride + h * head_stride + i * row_stride + j];
+ * a stride of 0 repeats that dimension (numpy broadcasting of a size-1 dim).
+ * Keys j >= cols are not allowed (ONNX pads a short last dimension so);
+ * cols 0 means n_k. A flat (n_q, n_k) array is {0, 0, n_k, 0}. */
+typedef struct attn_bcast {
+  size_t batch_stride;
+  size_t head_stride;
+  size_t row_stride;
+  int32_t cols;
+} attn_bcast;
+
+/* Everything besides the tensors. Zero-initialised options mean no flags,
+ * mask, bias, softcap, window, offsets or lengths; the scale is always read
+ * (attn_default_scale(d_k) is the usual choice). */
+typedef struct attn_options {
+  float scale;                  /* any finite float; attn_default_scale(d_k) is the usual */
+  uint32_t flags;               /* ATTN_CAUSAL */
+  const uint8_t* mask;          /* keep-mask (nonzero = allowed) or NULL */
+  attn_bcast mask_layout;
+  const float* bias;            /* added to the logits, or NULL */
+  attn_bcast bias_layout;
+  float softcap;                /* > 0: logits = softcap * tanh(scaled / softcap); 0: none */
+  int32_t window_left;          /* with ATTN_WINDOW: keys p - window_left .. p + window_right, */
+  int32_t window_right;         /* p = i + query offset; -1 leaves that side unbounded */
+  int32_t query_offset;         /* position of query row 0 among the keys (all batches) */
+  const int32_t* query_offsets; /* (batch) per batch entry, or NULL for query_offset */
+  const int32_t* kv_lengths;    /* (batch) keys j >= kv_lengths[b] not allowed, or NULL */
+} attn_options;
+
+/* Optional outputs. scores, scaled, logits and weights are each
+ * (batch, heads, n_q, n_k) contiguous; scores, scaled and weights are given
+ * together (the step path), logits only with them. lse (batch, heads, n_q)
+ * works on every path. */
+typedef struct attn_steps {
+  float* scores;   /* Q K^T */
+  float* scaled;   /* scores * scale */
+  float* logits;   /* softcap(scaled) + bias, -Infinity where not allowed, or NULL */
+  float* weights;  /* softmax of the logits; 0 where not allowed */
+  float* lse;      /* natural log of sum_j exp(logit_j): -Infinity for a row with no allowed key, or NULL */
+} attn_steps;
 
 /* A short English message for a status, never NULL. */
 const char* attn_status_string(int32_t status);
@@ -113,22 +211,16 @@ int32_t attn_simd_enabled(void);
 /* The default scale 1 / sqrt(d_k), rounded to float32. 0 when d_k < 1. */
 float attn_default_scale(int32_t d_k);
 
-/* Floats of scratch that attn_sdpa needs for these sizes: d_k * n_k for the
- * packed K^T plus a few small tiles. Returns 0 when the sizes are invalid or
- * the count overflows. */
-size_t attn_sdpa_scratch_size(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v);
+/* Floats of scratch that attn_sdpa needs for this shape: the packed K and V
+ * of one kv head plus a few small tiles. Returns 0 when the sizes are invalid
+ * or the count overflows. */
+size_t attn_sdpa_scratch_size(const attn_shape* shape);
 
-/* Scaled dot-product attention, shapes and semantics above.
- * q, k, v, out, scratch: required. mask (uint8, (n_q, n_k)) and bias (float,
- * (n_q, n_k)): optional (NULL). out must not overlap the inputs.
- * scores, scaled, weights: the step matrices, each (batch, heads, n_q, n_k);
- * pass all three to take the step path, or all NULL for the output path.
- * scale: any finite float; attn_default_scale(d_k) is the usual choice. */
-attn_status attn_sdpa(const float* q, const float* k, const float* v, float* out,
-                      int32_t batch, int32_t heads, int32_t kv_heads,
-                      int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v,
-                      const uint8_t* mask, const float* bias, float scale, uint32_t flags,
-                      float* scores, float* scaled, float* weights,
+/* Scaled dot-product attention, shapes and semantics above. shape, q, k, v,
+ * out, options and scratch are required; steps may be NULL. out must not
+ * overlap the inputs. */
+attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
+                      float* out, const attn_options* options, const attn_steps* steps,
                       float* scratch, size_t scratch_floats);
 
 /* c (m, n) = a (m, k) b (k, n), all row-major and contiguous. c must not

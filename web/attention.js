@@ -35,6 +35,7 @@ export function relaxedSimdSupported() {
 }
 
 const ATTN_CAUSAL = 1;
+const ATTN_WINDOW = 2;
 const ATTN_ERR_OVERFLOW = 7;
 // wasm32 addresses 4 GiB; leave room for the stack, statics and allocator.
 const MAX_ARENA_BYTES = 2 ** 32 - 2 ** 24;
@@ -225,6 +226,7 @@ export class Attention {
   #arenaBytes = 0;
   #addresses = new Array(10).fill(0);
   #f32 = new Float32Array(0);
+  #i32 = new Int32Array(0);
   #u8 = new Uint8Array(0);
 
   /** @internal use loadAttention() */
@@ -311,6 +313,7 @@ export class Attention {
   #views() {
     if (this.#f32.buffer !== this.#memory.buffer) {
       this.#f32 = new Float32Array(this.#memory.buffer);
+      this.#i32 = new Int32Array(this.#memory.buffer);
       this.#u8 = new Uint8Array(this.#memory.buffer);
     }
   }
@@ -335,51 +338,117 @@ export class Attention {
     return new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
   }
 
-  // The one way into attn_sdpa, shared by attention, sdpa and
-  // multiHeadAttention; shapes are already checked. Written for small calls:
-  // no intermediate objects on the output path, one arena check, one copy in
-  // per input and one copy out. With `steps` (an object), the step path runs
-  // and steps.scores, .scaled and .weights receive copies.
-  #sdpa(q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, mask, bias, scale, causal, out, steps) {
+  // The one way into attn_sdpa, shared by attention, sdpa, multiHeadAttention
+  // and the KV caches; `c` is checked already (see callSpec). Written for
+  // small calls: one arena check, the three structs of attention.h written
+  // by offset, one copy in per input and one copy out. c.kAt / c.vAt, when
+  // set, are byte addresses of K and V already in wasm memory (a cache), read
+  // in place with c.kStrides / c.vStrides.
+  #sdpa(c) {
     const ex = this.#live();
-    const qLen = batch * heads * nq * dk, kLen = batch * kvHeads * nk * dk, vLen = batch * kvHeads * nk * dv;
-    const oLen = batch * heads * nq * dv, mLen = mask ? nq * nk : 0, bLen = bias ? nq * nk : 0;
-    const sLen = steps ? batch * heads * nq * nk : 0;
-    const scratch = ex.attn_sdpa_scratch_size(nq, nk, dk, dv) >>> 0;
-    if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
-    // Float offsets, each region 16-byte aligned; the mask (bytes) goes last.
+    const { batch, heads, kvHeads, nq, nk, dk, dv } = c;
+    const inPlace = c.kAt !== undefined;
+    const qLen = batch * heads * nq * dk, kLen = inPlace ? 0 : batch * kvHeads * nk * dk;
+    const vLen = inPlace ? 0 : batch * kvHeads * nk * dv;
+    const oLen = batch * heads * nq * dv, bLen = c.bias ? c.bias.data.length : 0, mLen = c.mask ? c.mask.data.length : 0;
+    const sLen = c.steps ? batch * heads * nq * nk : 0, lLen = c.stats ? batch * heads * nq : 0;
+    const iLen = (c.queryOffsets ? batch : 0) + (c.kvLengths ? batch : 0);
+    // Float offsets from the arena start, each region 16-byte aligned: the
+    // structs (shape 76 bytes, options 72, steps 20), int32 per-batch
+    // arrays, the tensors, scratch; the mask (bytes) last.
     const align = (n) => Math.ceil(n / 4) * 4; // not bitwise: counts may pass 2^31
-    const kO = align(qLen), vO = kO + align(kLen), oO = vO + align(vLen), bO = oO + align(oLen);
-    const sO = bO + align(bLen), zO = sO + align(sLen), wO = zO + align(sLen), xO = wO + align(sLen);
+    const SHAPE = 0, OPTS = 20, STEPS = 40, I32 = 48;
+    const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
+    const bO = oO + align(oLen), sO = bO + align(bLen), zO = sO + align(sLen), gO = zO + align(sLen);
+    const wO = gO + align(sLen), lO = wO + align(sLen), xO = lO + align(lLen);
+    // The scratch size depends on nq, nk, dk, dv only: written into a shape
+    // struct first, then asked.
+    if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this call');
+    else if (this.#f32.length === 0) this.#views();
+    let base = this.#arena, at = base >>> 2;
+    this.#writeShape(at + SHAPE, c);
+    const scratch = ex.attn_sdpa_scratch_size(base + SHAPE * 4) >>> 0;
+    if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
     const mO = xO + scratch;
     const bytes = mO * 4 + mLen;
-    if (bytes > this.#arenaBytes) this.#reserve([bytes], 'this call');
-    // Growth detaches the old buffer, and a detached view has length 0: far
-    // cheaper to check than the memory.buffer getter on every small call.
-    else if (this.#f32.length === 0) this.#views();
-    const base = this.#arena, at = base >>> 2, f32 = this.#f32;
+    if (bytes > this.#arenaBytes) {
+      this.#reserve([bytes], 'this call');
+      base = this.#arena;
+      at = base >>> 2;
+      this.#writeShape(at + SHAPE, c);
+    } else if (this.#f32.length === 0) this.#views();
+    const f32 = this.#f32, i32 = this.#i32;
     try {
-      copyIn(f32, q, at);
-      copyIn(f32, k, at + kO);
-      copyIn(f32, v, at + vO);
-      if (bias) copyIn(f32, bias, at + bO);
-      if (mask) this.#u8.set(mask, base + mO * 4);
+      if (inPlace) {
+        writeStrides(i32, at + SHAPE + 10, c.kStrides);
+        writeStrides(i32, at + SHAPE + 13, c.vStrides);
+      }
+      // attn_options
+      const o = at + OPTS;
+      f32[o] = c.scale;
+      i32[o + 1] = (c.causal ? ATTN_CAUSAL : 0) | (c.window ? ATTN_WINDOW : 0);
+      i32[o + 2] = c.mask ? base + mO * 4 : 0;
+      writeBcast(i32, o + 3, c.mask);
+      i32[o + 7] = c.bias ? base + bO * 4 : 0;
+      writeBcast(i32, o + 8, c.bias);
+      f32[o + 12] = c.softcap;
+      i32[o + 13] = c.window ? c.window[0] : -1;
+      i32[o + 14] = c.window ? c.window[1] : -1;
+      i32[o + 15] = c.queryOffsets ? 0 : c.queryOffset;
+      let ip = I32;
+      i32[o + 16] = c.queryOffsets ? base + ip * 4 : 0;
+      if (c.queryOffsets) { i32.set(c.queryOffsets, at + ip); ip += batch; }
+      i32[o + 17] = c.kvLengths ? base + ip * 4 : 0;
+      if (c.kvLengths) i32.set(c.kvLengths, at + ip);
+      // attn_steps
+      const t = at + STEPS;
+      i32[t] = c.steps ? base + sO * 4 : 0;
+      i32[t + 1] = c.steps ? base + zO * 4 : 0;
+      i32[t + 2] = c.steps ? base + gO * 4 : 0;
+      i32[t + 3] = c.steps ? base + wO * 4 : 0;
+      i32[t + 4] = c.stats ? base + lO * 4 : 0;
+      copyIn(f32, c.q, at + qO);
+      if (!inPlace) {
+        copyIn(f32, c.k, at + kO);
+        copyIn(f32, c.v, at + vO);
+      }
+      if (c.bias) copyIn(f32, c.bias.data, at + bO);
+      if (c.mask) this.#u8.set(c.mask.data, base + mO * 4);
       const status = ex.attn_sdpa(
-        base, base + kO * 4, base + vO * 4, base + oO * 4, batch, heads, kvHeads, nq, nk, dk, dv,
-        mask ? base + mO * 4 : 0, bias ? base + bO * 4 : 0, scale, causal ? ATTN_CAUSAL : 0,
-        steps ? base + sO * 4 : 0, steps ? base + zO * 4 : 0, steps ? base + wO * 4 : 0, base + xO * 4, scratch,
+        base + SHAPE * 4, base + qO * 4, inPlace ? c.kAt : base + kO * 4, inPlace ? c.vAt : base + vO * 4, base + oO * 4,
+        base + OPTS * 4, base + STEPS * 4, base + xO * 4, scratch,
       );
       if (status !== 0) this.#check(status, 'attention');
-      const output = out ?? new Float32Array(oLen);
+      const output = c.out ?? new Float32Array(oLen);
       copyOut(f32, at + oO, output, oLen); // attn_sdpa does not allocate: the view is current
-      if (steps) {
-        steps.scores = f32.slice(at + sO, at + sO + sLen);
-        steps.scaled = f32.slice(at + zO, at + zO + sLen);
-        steps.weights = f32.slice(at + wO, at + wO + sLen);
+      if (!c.steps && !c.stats) return output;
+      const result = { output };
+      if (c.steps) {
+        result.scores = f32.slice(at + sO, at + sO + sLen);
+        result.scaled = f32.slice(at + zO, at + zO + sLen);
+        result.logits = f32.slice(at + gO, at + gO + sLen);
+        result.weights = f32.slice(at + wO, at + wO + sLen);
       }
-      return output;
+      if (c.stats) result.lse = f32.slice(at + lO, at + lO + lLen);
+      return result;
     } finally {
       this.#release();
+    }
+  }
+
+  // attn_shape at float index `o`: sizes, then strides of q, k, v, out for
+  // c.layout (all 0 = contiguous bhsd, which the C side fills in).
+  #writeShape(o, c) {
+    const i32 = this.#i32;
+    i32[o] = c.batch; i32[o + 1] = c.heads; i32[o + 2] = c.kvHeads;
+    i32[o + 3] = c.nq; i32[o + 4] = c.nk; i32[o + 5] = c.dk; i32[o + 6] = c.dv;
+    if (c.layout === 'bshd') {
+      writeStrides(i32, o + 7, [c.nq * c.heads * c.dk, c.dk, c.heads * c.dk]);
+      writeStrides(i32, o + 10, [c.nk * c.kvHeads * c.dk, c.dk, c.kvHeads * c.dk]);
+      writeStrides(i32, o + 13, [c.nk * c.kvHeads * c.dv, c.dv, c.kvHeads * c.dv]);
+      writeStrides(i32, o + 16, [c.nq * c.heads * c.dv, c.dv, c.heads * c.dv]);
+    } else {
+      for (let i = 7; i < 19; i++) i32[o + i] = 0;
     }
   }
 
@@ -389,29 +458,34 @@ export class Attention {
    */
   attention(q, k, v, options = {}) {
     this.#live();
-    checkOptions(options, ['causal', 'mask', 'bias', 'scale', 'steps'], 'attention');
+    checkOptions(options, ['causal', 'mask', 'bias', 'scale', 'steps', 'softcap', 'window', 'queryOffset'], 'attention');
     const Q = toMatrix(q, 'attention: q');
     const K = toMatrix(k, 'attention: k', undefined, Q.cols);
     const V = toMatrix(v, 'attention: v', K.rows);
     const nq = Q.rows, nk = K.rows, dk = Q.cols, dv = V.cols;
-    const mask = options.mask == null ? null : toMask(options.mask, 'attention: mask', nq, nk);
-    const bias = options.bias == null ? null : toMatrix(options.bias, 'attention: bias', nq, nk).data;
+    const mask = options.mask == null ? null : flatBcast(toMask(options.mask, 'attention: mask', nq, nk), nk);
+    const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, 'attention: bias', nq, nk).data, nk);
     const steps = checkBool(options.steps, 'attention: steps');
-    const scale = checkScale(options.scale, 'attention: scale', dk), causal = checkBool(options.causal, 'attention: causal');
-    const r = steps ? {} : null;
-    const result = { output: new Matrix(nq, dv, this.#sdpa(Q.data, K.data, V.data, 1, 1, 1, nq, nk, dk, dv, mask, bias, scale, causal, undefined, r)) };
-    if (steps) {
-      result.scores = new Matrix(nq, nk, r.scores);
-      result.scaled = new Matrix(nq, nk, r.scaled);
-      result.weights = new Matrix(nq, nk, r.weights);
-    }
-    return result;
+    const c = {
+      q: Q.data, k: K.data, v: V.data, batch: 1, heads: 1, kvHeads: 1, nq, nk, dk, dv, layout: 'bhsd', mask, bias,
+      scale: checkScale(options.scale, 'attention: scale', dk), causal: checkBool(options.causal, 'attention: causal'),
+      softcap: checkSoftcap(options.softcap, 'attention: softcap'), window: checkWindow(options.window, 'attention: window'),
+      ...checkOffset(options.queryOffset, 'attention: queryOffset', 1), kvLengths: null, steps, stats: false,
+    };
+    const r = this.#sdpa(c);
+    if (!steps) return { output: new Matrix(nq, dv, r) };
+    return {
+      output: new Matrix(nq, dv, r.output), scores: new Matrix(nq, nk, r.scores), scaled: new Matrix(nq, nk, r.scaled),
+      logits: new Matrix(nq, nk, r.logits), weights: new Matrix(nq, nk, r.weights),
+    };
   }
 
   /**
-   * The fast path over flat Float32Arrays in PyTorch layout:
-   * q (batch, heads, nq, dk), k (batch, kvHeads, nk, dk), v (batch, kvHeads, nk, dv).
-   * @returns {Float32Array} (batch, heads, nq, dv)
+   * The fast path over flat Float32Arrays, layout 'bhsd' (PyTorch, default)
+   * or 'bshd': q (batch, heads, nq, dk), k (batch, kvHeads, nk, dk),
+   * v (batch, kvHeads, nk, dv).
+   * @returns {Float32Array | object} (batch, heads, nq, dv); with steps or
+   *   stats an object { output, scores?, scaled?, logits?, weights?, lse? }
    */
   sdpa(q, k, v, options) {
     this.#live();
@@ -419,7 +493,7 @@ export class Attention {
       throw new TypeError(`sdpa: options must be an object with nq, nk, dk, dv, got ${describe(options)}`);
     }
     for (const key in options) if (!isSdpaOption(key)) checkKeys(options, SDPA_OPTIONS, 'sdpa');
-    const { batch = 1, heads = 1, nq, nk, dk, dv, mask, bias, out } = options;
+    const { batch = 1, heads = 1, nq, nk, dk, dv, out } = options;
     const kvHeads = options.kvHeads ?? heads;
     if (!isCount(batch)) checkSize(batch, 'sdpa: batch');
     if (!isCount(heads)) checkSize(heads, 'sdpa: heads');
@@ -429,19 +503,36 @@ export class Attention {
     if (!isCount(dk)) checkSize(dk, 'sdpa: dk');
     if (!isCount(dv)) checkSize(dv, 'sdpa: dv');
     if (heads % kvHeads !== 0) throw new RangeError(`sdpa: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
-    if (!(q instanceof Float32Array) || q.length !== batch * heads * nq * dk) checkFlat(q, Float32Array, 'sdpa: q', [batch, heads, nq, dk], '(batch, heads, nq, dk)');
-    if (!(k instanceof Float32Array) || k.length !== batch * kvHeads * nk * dk) checkFlat(k, Float32Array, 'sdpa: k', [batch, kvHeads, nk, dk], '(batch, kvHeads, nk, dk)');
-    if (!(v instanceof Float32Array) || v.length !== batch * kvHeads * nk * dv) checkFlat(v, Float32Array, 'sdpa: v', [batch, kvHeads, nk, dv], '(batch, kvHeads, nk, dv)');
-    if (mask != null) checkFlat(mask, Uint8Array, 'sdpa: mask', [nq, nk], '(nq, nk)');
-    if (bias != null) checkFlat(bias, Float32Array, 'sdpa: bias', [nq, nk], '(nq, nk)');
+    const layout = checkLayout(options.layout, 'sdpa: layout');
+    const [qs, ks, vs] = layout === 'bshd'
+      ? ['(batch, nq, heads, dk)', '(batch, nk, kvHeads, dk)', '(batch, nk, kvHeads, dv)']
+      : ['(batch, heads, nq, dk)', '(batch, kvHeads, nk, dk)', '(batch, kvHeads, nk, dv)'];
+    const bshd = layout === 'bshd';
+    if (!(q instanceof Float32Array) || q.length !== batch * heads * nq * dk) checkFlat(q, Float32Array, 'sdpa: q', bshd ? [batch, nq, heads, dk] : [batch, heads, nq, dk], qs);
+    if (!(k instanceof Float32Array) || k.length !== batch * kvHeads * nk * dk) checkFlat(k, Float32Array, 'sdpa: k', bshd ? [batch, nk, kvHeads, dk] : [batch, kvHeads, nk, dk], ks);
+    if (!(v instanceof Float32Array) || v.length !== batch * kvHeads * nk * dv) checkFlat(v, Float32Array, 'sdpa: v', bshd ? [batch, nk, kvHeads, dv] : [batch, kvHeads, nk, dv], vs);
+    const dims = [batch, heads, nq, nk];
+    const mask = options.mask == null ? null : checkBcast(options.mask, Uint8Array, 'sdpa: mask', dims);
+    const bias = options.bias == null ? null : checkBcast(options.bias, Float32Array, 'sdpa: bias', dims);
     const oLen = batch * heads * nq * dv;
+    const os = bshd ? '(batch, nq, heads, dv)' : '(batch, heads, nq, dv)';
     if (out != null) {
-      if (!(out instanceof Float32Array)) throw new TypeError(`sdpa: out must be a Float32Array of ${oLen} values (batch, heads, nq, dv), got ${describe(out)}`);
-      if (out.length < oLen) throw new RangeError(`sdpa: out has ${out.length} values, needs ${oLen} for (batch, heads, nq, dv) = (${batch}, ${heads}, ${nq}, ${dv})`);
+      if (!(out instanceof Float32Array)) throw new TypeError(`sdpa: out must be a Float32Array of ${oLen} values ${os}, got ${describe(out)}`);
+      if (out.length < oLen) throw new RangeError(`sdpa: out has ${out.length} values, needs ${oLen} for ${os}`);
     }
-    const scale = options.scale == null ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk);
-    const causal = options.causal == null ? false : checkBool(options.causal, 'sdpa: causal');
-    return this.#sdpa(q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, mask ?? null, bias ?? null, scale, causal, out ?? undefined, null);
+    const c = {
+      q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, layout, mask, bias,
+      scale: options.scale == null ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk),
+      causal: options.causal == null ? false : checkBool(options.causal, 'sdpa: causal'),
+      softcap: options.softcap == null ? 0 : checkSoftcap(options.softcap, 'sdpa: softcap'),
+      window: options.window == null ? null : checkWindow(options.window, 'sdpa: window'),
+      ...(options.queryOffset == null ? NO_OFFSET : checkOffset(options.queryOffset, 'sdpa: queryOffset', batch)),
+      kvLengths: options.kvLengths == null ? null : checkLengths(options.kvLengths, 'sdpa: kvLengths', batch, nk),
+      steps: options.steps == null ? false : checkBool(options.steps, 'sdpa: steps'),
+      stats: options.stats == null ? false : checkBool(options.stats, 'sdpa: stats'),
+      out: out ?? undefined,
+    };
+    return this.#sdpa(c);
   }
 
   /**
@@ -454,7 +545,8 @@ export class Attention {
     if (options === null || typeof options !== 'object') {
       throw new TypeError(`multiHeadAttention: options must be an object with wq, wk, wv, heads, got ${describe(options)}`);
     }
-    checkOptions(options, ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'steps', 'scale'], 'multiHeadAttention');
+    checkOptions(options, ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'steps', 'scale',
+      'softcap', 'window', 'queryOffset'], 'multiHeadAttention');
     const name = 'multiHeadAttention';
     const X = toMatrix(x, `${name}: x`);
     const C = options.context == null ? X : toMatrix(options.context, `${name}: context`);
@@ -470,22 +562,28 @@ export class Attention {
     const dv = WV.cols / kvHeads;
     const WO = options.wo == null ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
     const n = X.rows, m = C.rows;
-    const mask = options.mask == null ? null : toMask(options.mask, `${name}: mask`, n, m);
-    const bias = options.bias == null ? null : toMatrix(options.bias, `${name}: bias`, n, m).data;
+    const mask = options.mask == null ? null : flatBcast(toMask(options.mask, `${name}: mask`, n, m), m);
+    const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, `${name}: bias`, n, m).data, m);
     const steps = checkBool(options.steps, `${name}: steps`);
-    const causal = checkBool(options.causal, `${name}: causal`);
-    const scale = checkScale(options.scale, `${name}: scale`, dk);
-
+    const c = {
+      batch: 1, heads, kvHeads, nq: n, nk: m, dk, dv, layout: 'bshd', mask, bias,
+      causal: checkBool(options.causal, `${name}: causal`), scale: checkScale(options.scale, `${name}: scale`, dk),
+      softcap: checkSoftcap(options.softcap, `${name}: softcap`), window: checkWindow(options.window, `${name}: window`),
+      ...checkOffset(options.queryOffset, `${name}: queryOffset`, 1), kvLengths: null, steps, stats: false,
+    };
+    // The projections are (n, heads * d): the bshd layout, read in place.
     const Q = this.matmul(X, WQ), K = this.matmul(C, WK), V = this.matmul(C, WV);
-    const r = steps ? {} : null;
-    const output = this.#sdpa(splitHeads(Q.data, n, heads, dk), splitHeads(K.data, m, kvHeads, dk), splitHeads(V.data, m, kvHeads, dv),
-      1, heads, kvHeads, n, m, dk, dv, mask, bias, scale, causal, undefined, r);
-    const concat = new Matrix(n, heads * dv, mergeHeads(output, n, heads, dv));
+    c.q = Q.data;
+    c.k = K.data;
+    c.v = V.data;
+    const r = this.#sdpa(c);
+    const concat = new Matrix(n, heads * dv, steps ? r.output : r);
     const result = { output: WO ? this.matmul(concat, WO) : concat };
     if (steps) {
       const perHead = (flat) => Array.from({ length: heads }, (_, h) => new Matrix(n, m, flat.slice(h * n * m, (h + 1) * n * m)));
       result.scores = perHead(r.scores);
       result.scaled = perHead(r.scaled);
+      result.logits = perHead(r.logits);
       result.weights = perHead(r.weights);
     }
     return result;
@@ -524,19 +622,123 @@ export class Attention {
   }
 }
 
-const SDPA_OPTIONS = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out'];
+const SDPA_OPTIONS = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out',
+  'layout', 'softcap', 'window', 'queryOffset', 'kvLengths', 'steps', 'stats'];
 
-// SDPA_OPTIONS as a switch, for the check on every sdpa call: 50 ns for
-// seven keys, where allowed.includes() took 110-170 ns (a call of a few
-// tokens takes about 1 us in all).
+// SDPA_OPTIONS as a switch, for the check on every sdpa call: a switch beats
+// allowed.includes() by about 2x (bench/RESULTS.md), and a call of a few
+// tokens takes about 1 us in all.
 function isSdpaOption(key) {
   switch (key) {
     case 'batch': case 'heads': case 'kvHeads': case 'nq': case 'nk': case 'dk': case 'dv':
     case 'causal': case 'mask': case 'bias': case 'scale': case 'out':
+    case 'layout': case 'softcap': case 'window': case 'queryOffset': case 'kvLengths': case 'steps': case 'stats':
       return true;
     default:
       return false;
   }
+}
+
+const NO_OFFSET = Object.freeze({ queryOffset: 0, queryOffsets: null });
+const INT32_MAX = 2 ** 31 - 1;
+
+function checkLayout(value, name) {
+  if (value == null) return 'bhsd';
+  if (typeof value !== 'string') throw new TypeError(`${name} must be 'bhsd' or 'bshd', got ${describe(value)}`);
+  if (value !== 'bhsd' && value !== 'bshd') throw new RangeError(`${name} must be 'bhsd' or 'bshd', got ${describe(value)}`);
+  return value;
+}
+
+// softcap: absent -> 0 (none), else a finite number > 0.
+function checkSoftcap(value, name) {
+  if (value == null) return 0;
+  if (typeof value !== 'number') throw new TypeError(`${name} must be a finite number > 0, got ${describe(value)}`);
+  if (!(value > 0) || !Number.isFinite(value)) throw new RangeError(`${name} must be a finite number > 0, got ${value}`);
+  return value;
+}
+
+// window: absent -> null, else [left, right], integers >= -1 (-1 unbounded).
+function checkWindow(value, name) {
+  if (value == null) return null;
+  if (!(Array.isArray(value) || ArrayBuffer.isView(value)) || value.length !== 2) {
+    throw new TypeError(`${name} must be [left, right] (integers, -1 for unbounded), got ${describe(value)}`);
+  }
+  for (const side of [0, 1]) {
+    const x = value[side];
+    if (typeof x !== 'number') throw new TypeError(`${name}[${side}] must be an integer >= -1, got ${describe(x)}`);
+    if (!Number.isInteger(x) || x < -1 || x > INT32_MAX) throw new RangeError(`${name}[${side}] must be an integer >= -1, got ${x}`);
+  }
+  return value[0] === -1 && value[1] === -1 ? null : [value[0], value[1]];
+}
+
+// queryOffset: absent -> 0, an int32, or an Int32Array(batch).
+function checkOffset(value, name, batch) {
+  if (value == null) return NO_OFFSET;
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value) || value < -INT32_MAX || value > INT32_MAX) {
+      throw new RangeError(`${name} must be an integer (or an Int32Array of batch = ${batch} integers), got ${value}`);
+    }
+    return { queryOffset: value, queryOffsets: null };
+  }
+  if (!(value instanceof Int32Array)) {
+    throw new TypeError(`${name} must be an integer or an Int32Array of batch = ${batch} integers, got ${describe(value)}`);
+  }
+  if (value.length !== batch) throw new RangeError(`${name} has ${value.length} values, expected batch = ${batch}`);
+  return { queryOffset: 0, queryOffsets: value };
+}
+
+// kvLengths: an Int32Array(batch), each in [0, nk].
+function checkLengths(value, name, batch, nk) {
+  if (!(value instanceof Int32Array)) throw new TypeError(`${name} must be an Int32Array of batch = ${batch} lengths, got ${describe(value)}`);
+  if (value.length !== batch) throw new RangeError(`${name} has ${value.length} values, expected batch = ${batch}`);
+  for (let b = 0; b < batch; b++) {
+    if (value[b] < 0 || value[b] > nk) throw new RangeError(`${name}[${b}] is ${value[b]}, must be in [0, nk = ${nk}]`);
+  }
+  return value;
+}
+
+// A flat (nq, nk) mask or bias, broadcast over batch and heads.
+function flatBcast(data, nk) {
+  return { data, strides: [0, 0, nk], cols: nk };
+}
+
+// A mask (Uint8Array) or bias (Float32Array): flat (nq, nk), or
+// { data, shape } with 2 to 4 dims broadcast numpy-style (right aligned,
+// size-1 dims repeat) to dims = [batch, heads, nq, nk]; a last dim shorter
+// than nk leaves the keys past it not allowed. Returns { data, strides, cols }
+// with strides (batch, head, row) in elements, 0 where broadcast.
+function checkBcast(value, Type, name, dims) {
+  const [, , nq, nk] = dims;
+  if (value instanceof Type || !(value !== null && typeof value === 'object' && 'shape' in value)) {
+    checkFlat(value, Type, name, [nq, nk], '(nq, nk) (or pass { data, shape } to broadcast)');
+    return flatBcast(value, nk);
+  }
+  const { data, shape } = value;
+  if (!Array.isArray(shape) || shape.length < 2 || shape.length > 4) {
+    throw new TypeError(`${name}.shape must be an array of 2 to 4 dims broadcastable to (batch, heads, nq, nk) = (${dims.join(', ')}), got ${describe(shape)}`);
+  }
+  for (const d of shape) {
+    if (typeof d !== 'number' || !Number.isInteger(d) || d < 1) throw new RangeError(`${name}.shape must hold positive integers, got [${shape.join(', ')}]`);
+  }
+  const full = [1, 1, 1, 1];
+  for (let i = 0; i < shape.length; i++) full[4 - shape.length + i] = shape[i];
+  for (let i = 0; i < 3; i++) {
+    if (full[i] !== 1 && full[i] !== dims[i]) {
+      throw new RangeError(`${name}.shape [${shape.join(', ')}] does not broadcast to (batch, heads, nq, nk) = (${dims.join(', ')}): each dim must be 1 or equal, the last at most nk`);
+    }
+  }
+  if (full[3] > nk) {
+    throw new RangeError(`${name}.shape [${shape.join(', ')}] does not broadcast to (batch, heads, nq, nk) = (${dims.join(', ')}): the last dim is longer than nk`);
+  }
+  const length = full[0] * full[1] * full[2] * full[3];
+  if (!(data instanceof Type)) throw new TypeError(`${name}.data must be a ${Type.name} of ${length} values for shape [${shape.join(', ')}], got ${describe(data)}`);
+  if (data.length !== length) throw new RangeError(`${name}.data has ${data.length} values, expected ${length} for shape [${shape.join(', ')}]`);
+  const rowStride = full[3], headStride = full[2] * rowStride, batchStride = full[1] * headStride;
+  return {
+    data,
+    strides: [full[0] === 1 ? 0 : batchStride, full[1] === 1 ? 0 : headStride, full[2] === 1 ? 0 : rowStride],
+    cols: full[3],
+  };
 }
 
 function isCount(n) {
@@ -558,22 +760,19 @@ function checkFlat(x, Type, name, dims, shape) {
   }
 }
 
-// (n, heads * d) -> (heads, n, d)
-function splitHeads(data, n, heads, d) {
-  const out = new Float32Array(n * heads * d);
-  for (let h = 0; h < heads; h++) {
-    for (let i = 0; i < n; i++) out.set(data.subarray(i * heads * d + h * d, i * heads * d + (h + 1) * d), (h * n + i) * d);
-  }
-  return out;
+// attn_strides (batch, head, row) at int index o; addresses and strides are
+// below 2^32 and written as int32 bit patterns.
+function writeStrides(i32, o, s) {
+  i32[o] = s[0]; i32[o + 1] = s[1]; i32[o + 2] = s[2];
 }
 
-// (heads, n, d) -> (n, heads * d)
-function mergeHeads(data, n, heads, d) {
-  const out = new Float32Array(n * heads * d);
-  for (let h = 0; h < heads; h++) {
-    for (let i = 0; i < n; i++) out.set(data.subarray((h * n + i) * d, (h * n + i + 1) * d), i * heads * d + h * d);
+// attn_bcast at int index o for a checked mask or bias ({ data, strides, cols }).
+function writeBcast(i32, o, m) {
+  if (!m) {
+    i32[o] = 0; i32[o + 1] = 0; i32[o + 2] = 0; i32[o + 3] = 0;
+    return;
   }
-  return out;
+  i32[o] = m.strides[0]; i32[o + 1] = m.strides[1]; i32[o + 2] = m.strides[2]; i32[o + 3] = m.cols;
 }
 
 function formatBytes(bytes) {

@@ -16,6 +16,7 @@
 
 #include "f32-exp-wasmsimd.h"
 #include "f32-madd-wasmsimd.h"
+#include "f32-tanh-wasmsimd.h"
 #include "kernels.h"
 
 /* Lane t of the result: (a_t[0] + a_t[2]) + (a_t[1] + a_t[3]). */
@@ -25,17 +26,18 @@ static inline v128_t attn__hsum4(v128_t a0, v128_t a1, v128_t a2, v128_t a3) {
   return wasm_f32x4_add(wasm_i32x4_shuffle(x01, x23, 0, 1, 4, 5), wasm_i32x4_shuffle(x01, x23, 2, 3, 6, 7));
 }
 
-/* z[j] = (q . k_j) * scale for keys j0 <= j < j1, one row. */
-static void attn__logits_wasmsimd(const float* q, const float* k, size_t j0, size_t j1, size_t d_k,
-                                  float scale, float* z) {
+/* z[j] = (q . k_j) * scale for keys j0 <= j < j1, one row; key rows are
+ * k_stride apart. */
+static void attn__logits_wasmsimd(const float* q, const float* k, size_t k_stride, size_t j0, size_t j1,
+                                  size_t d_k, float scale, float* z) {
   const size_t d_k4 = d_k / 4 * 4;
   const v128_t vscale = wasm_f32x4_splat(scale);
   size_t j = j0;
   for (; j + 4 <= j1; j += 4) {
-    const float* k0 = k + j * d_k;  /* (4, d_k) keys j .. j+3 */
-    const float* k1 = k0 + d_k;
-    const float* k2 = k1 + d_k;
-    const float* k3 = k2 + d_k;
+    const float* k0 = k + j * k_stride;  /* (4, d_k) keys j .. j+3 */
+    const float* k1 = k0 + k_stride;
+    const float* k2 = k1 + k_stride;
+    const float* k3 = k2 + k_stride;
     v128_t vacc0 = wasm_f32x4_splat(0.0f), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
     for (size_t p = 0; p < d_k4; p += 4) {
       const v128_t vq = wasm_v128_load(q + p);
@@ -51,7 +53,7 @@ static void attn__logits_wasmsimd(const float* q, const float* k, size_t j0, siz
     wasm_v128_store(z + j, wasm_f32x4_mul(vdot, vscale));
   }
   for (; j < j1; j++) {
-    const float* k_row = k + j * d_k;  /* (d_k) */
+    const float* k_row = k + j * k_stride;  /* (d_k) */
     v128_t vacc = wasm_f32x4_splat(0.0f);
     for (size_t p = 0; p < d_k4; p += 4) {
       vacc = attn__f32x4_madd(wasm_v128_load(q + p), wasm_v128_load(k_row + p), vacc);
@@ -64,16 +66,16 @@ static void attn__logits_wasmsimd(const float* q, const float* k, size_t j0, siz
 }
 
 /* The same for two rows a and b and keys j < n, sharing the loads of K. */
-static void attn__logits2_wasmsimd(const float* qa, const float* qb, const float* k, size_t n, size_t d_k,
-                                   float scale, float* za, float* zb) {
+static void attn__logits2_wasmsimd(const float* qa, const float* qb, const float* k, size_t k_stride, size_t n,
+                                   size_t d_k, float scale, float* za, float* zb) {
   const size_t d_k4 = d_k / 4 * 4;
   const v128_t vscale = wasm_f32x4_splat(scale);
   size_t j = 0;
   for (; j + 4 <= n; j += 4) {
-    const float* k0 = k + j * d_k;  /* (4, d_k) keys j .. j+3 */
-    const float* k1 = k0 + d_k;
-    const float* k2 = k1 + d_k;
-    const float* k3 = k2 + d_k;
+    const float* k0 = k + j * k_stride;  /* (4, d_k) keys j .. j+3 */
+    const float* k1 = k0 + k_stride;
+    const float* k2 = k1 + k_stride;
+    const float* k3 = k2 + k_stride;
     v128_t va0 = wasm_f32x4_splat(0.0f), va1 = va0, va2 = va0, va3 = va0;
     v128_t vb0 = va0, vb1 = va0, vb2 = va0, vb3 = va0;
     for (size_t p = 0; p < d_k4; p += 4) {
@@ -102,29 +104,30 @@ static void attn__logits2_wasmsimd(const float* qa, const float* qb, const float
     wasm_v128_store(za + j, wasm_f32x4_mul(vdota, vscale));
     wasm_v128_store(zb + j, wasm_f32x4_mul(vdotb, vscale));
   }
-  attn__logits_wasmsimd(qa, k, j, n, d_k, scale, za);
-  attn__logits_wasmsimd(qb, k, j, n, d_k, scale, zb);
+  attn__logits_wasmsimd(qa, k, k_stride, j, n, d_k, scale, za);
+  attn__logits_wasmsimd(qb, k, k_stride, j, n, d_k, scale, zb);
 }
 
-/* Row i's logits z (visible) become weights: bias, mask, -Infinity padding
- * to a multiple of 4, exp(z - max) in place. Returns the sum of the weights,
- * 0 when no key is allowed. */
-static float attn__weights_wasmsimd(const attn__head_args* args, size_t i, size_t visible, float* z) {
-  const size_t n_k = args->n_k, padded = attn__round_up(visible, 4);
-  if (args->bias != NULL) {
-    const float* bias_row = args->bias + i * n_k;  /* (n_k) */
-    for (size_t j = 0; j < visible; j++) z[j] = z[j] + bias_row[j];
+/* Row r's logits z (n, its key range from lo) become weights: softcap,
+ * bias, mask, -Infinity padding to a multiple of 4, exp(z - max) in place.
+ * Returns the sum of the weights, 0 when no key is allowed; *m gets the max. */
+static float attn__weights_wasmsimd(const attn__rows* rw, size_t r, size_t lo, size_t n, float* z, float* m) {
+  const size_t padded = attn__round_up(n, 4);
+  if (rw->softcap > 0.0f) attn__softcap_wasmsimd(z, padded, rw->softcap);
+  for (size_t j = n; j < padded; j++) z[j] = -INFINITY;
+  if (rw->bias != NULL) {
+    const float* bias_row = rw->bias + r * rw->bias_stride + lo;  /* (n) */
+    for (size_t j = 0; j < n; j++) z[j] = z[j] + bias_row[j];
   }
-  if (args->mask != NULL) {
-    const uint8_t* mask_row = args->mask + i * n_k;  /* (n_k) */
-    for (size_t j = 0; j < visible; j++) z[j] = mask_row[j] != 0 ? z[j] : -INFINITY;
+  if (rw->mask != NULL) {
+    const uint8_t* mask_row = rw->mask + r * rw->mask_stride + lo;  /* (n) */
+    for (size_t j = 0; j < n; j++) z[j] = mask_row[j] != 0 ? z[j] : -INFINITY;
   }
-  for (size_t j = visible; j < padded; j++) z[j] = -INFINITY;
   v128_t vmax = wasm_f32x4_splat(-INFINITY);
   for (size_t j = 0; j < padded; j += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + j));
-  const float m = attn__hmax_nan_wasmsimd(vmax);
-  if (m == -INFINITY) return 0.0f;  /* exp(z - m) > 0 for the max, so l > 0 otherwise */
-  return attn__exp_sub_sum_wasmsimd(z, padded, m);
+  *m = attn__hmax_nan_wasmsimd(vmax);
+  if (*m == -INFINITY) return 0.0f;  /* exp(z - m) > 0 for the max, so l > 0 otherwise */
+  return attn__exp_sub_sum_wasmsimd(z, padded, *m);
 }
 
 /* out (d_v) = (sum_j p_j v_j) / l over keys j < visible, in key order; v
@@ -176,14 +179,14 @@ static void attn__weighted_sum_wasmsimd(const float* p, size_t visible, const fl
  * of V for their common keys; row b then goes on alone. */
 static void attn__weighted_sum2_wasmsimd(const float* pa, size_t visible_a, float la, float* out_a,
                                          const float* pb, size_t visible_b, float lb, float* out_b,
-                                         const float* v, size_t d_v) {
+                                         const float* v, size_t v_stride, size_t d_v) {
   assert(visible_a <= visible_b);
   const v128_t vla = wasm_f32x4_splat(la), vlb = wasm_f32x4_splat(lb);
   size_t c = 0;
   for (; c + 16 <= d_v; c += 16) {
     v128_t va0 = wasm_f32x4_splat(0.0f), va1 = va0, va2 = va0, va3 = va0;
     v128_t vb0 = va0, vb1 = va0, vb2 = va0, vb3 = va0;
-    const float* v_col = v + c;  /* (visible_b, 16) with row stride d_v */
+    const float* v_col = v + c;  /* (visible_b, 16) with row stride v_stride */
     size_t j = 0;
     for (; j < visible_a; j++) {
       const v128_t vpa = wasm_v128_load32_splat(pa + j);
@@ -200,7 +203,7 @@ static void attn__weighted_sum2_wasmsimd(const float* pa, size_t visible_a, floa
       vv = wasm_v128_load(v_col + 12);
       va3 = attn__f32x4_madd(vpa, vv, va3);
       vb3 = attn__f32x4_madd(vpb, vv, vb3);
-      v_col += d_v;
+      v_col += v_stride;
     }
     for (; j < visible_b; j++) {
       const v128_t vpb = wasm_v128_load32_splat(pb + j);
@@ -208,7 +211,7 @@ static void attn__weighted_sum2_wasmsimd(const float* pa, size_t visible_a, floa
       vb1 = attn__f32x4_madd(vpb, wasm_v128_load(v_col + 4), vb1);
       vb2 = attn__f32x4_madd(vpb, wasm_v128_load(v_col + 8), vb2);
       vb3 = attn__f32x4_madd(vpb, wasm_v128_load(v_col + 12), vb3);
-      v_col += d_v;
+      v_col += v_stride;
     }
     wasm_v128_store(out_a + c, wasm_f32x4_div(va0, vla));
     wasm_v128_store(out_a + c + 4, wasm_f32x4_div(va1, vla));
@@ -221,62 +224,68 @@ static void attn__weighted_sum2_wasmsimd(const float* pa, size_t visible_a, floa
   }
   /* The last d_v % 16 columns: each row alone. */
   if (c < d_v) {
-    attn__weighted_sum_wasmsimd(pa, visible_a, v + c, d_v, d_v - c, la, out_a + c);
-    attn__weighted_sum_wasmsimd(pb, visible_b, v + c, d_v, d_v - c, lb, out_b + c);
+    attn__weighted_sum_wasmsimd(pa, visible_a, v + c, v_stride, d_v - c, la, out_a + c);
+    attn__weighted_sum_wasmsimd(pb, visible_b, v + c, v_stride, d_v - c, lb, out_b + c);
   }
 }
 
-/* Row r's query index: its own, or 0 for every row when the rows are the
- * heads of one query (see attn__head_args.one_query). */
-static inline size_t attn__query_index(const attn__head_args* args, size_t r) {
-  return args->one_query ? 0 : r;
-}
-
-/* Keys query i may see: all, or with causal those up to i. */
-static inline size_t attn__visible(const attn__head_args* args, size_t i) {
-  return args->causal && i + 1 < args->n_k ? i + 1 : args->n_k;
-}
-
-/* One row's output from its weights p (visible) and their sum l; a row with
- * no allowed key (l = 0) is 0, even where V holds Infinity. */
-static void attn__output_row_wasmsimd(const float* p, size_t visible, float l, const float* v, size_t d_v,
-                                      float* out) {
+/* One row's output from its weights p (n), their sum l and max m; a row
+ * with no allowed key (l = 0) is 0, even where V holds Infinity. */
+static void attn__output_row_wasmsimd(const attn__rows* rw, size_t r, const float* p, size_t n, float l, float m,
+                                      const float* v, size_t v_stride) {
+  float* out = rw->out + r * rw->out_stride;  /* (d_v) */
   if (l == 0.0f) {
-    for (size_t c = 0; c < d_v; c++) out[c] = 0.0f;
+    for (size_t c = 0; c < rw->d_v; c++) out[c] = 0.0f;
   } else {
-    attn__weighted_sum_wasmsimd(p, visible, v, d_v, d_v, l, out);
+    attn__weighted_sum_wasmsimd(p, n, v, v_stride, rw->d_v, l, out);
   }
+  if (rw->lse != NULL) rw->lse[r] = l == 0.0f ? -INFINITY : m + logf(l);
 }
 
-void attn__f32_decode_wasmsimd(const attn__head_args* args) {
+void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
   assert(args != NULL && args->scratch != NULL);
-  const size_t n_q = args->n_q, n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
-  float* za = args->scratch;                /* (n_k rounded up to 4) logits, then weights */
-  float* zb = za + attn__round_up(n_k, 4);  /* the same for the pair's second row */
+  const attn__rows* rw = &args->rows;
+  const size_t n_q = rw->n_q, d_k = rw->d_k, d_v = rw->d_v;
+  const size_t k_stride = args->k_stride, v_stride = args->v_stride;
+  float* za = args->scratch;                    /* (n_k rounded up to 4) logits, then weights */
+  float* zb = za + attn__round_up(rw->n_k, 4);  /* the same for the pair's second row */
   size_t r = 0;
-  for (; r + 2 <= n_q; r += 2) {
-    const size_t ia = attn__query_index(args, r), ib = attn__query_index(args, r + 1);
-    const size_t visible_a = attn__visible(args, ia), visible_b = attn__visible(args, ib);
-    assert(visible_a <= visible_b);  /* query indices do not decrease */
-    const float* qa = args->q + r * d_k;  /* (d_k) */
-    const float* qb = qa + d_k;
-    float* out_a = args->out + r * d_v;   /* (d_v) */
-    float* out_b = out_a + d_v;
-    attn__logits2_wasmsimd(qa, qb, args->k, visible_a, d_k, args->scale, za, zb);
-    attn__logits_wasmsimd(qb, args->k, visible_a, visible_b, d_k, args->scale, zb);
-    const float la = attn__weights_wasmsimd(args, ia, visible_a, za);
-    const float lb = attn__weights_wasmsimd(args, ib, visible_b, zb);
-    if (la != 0.0f && lb != 0.0f) {
-      attn__weighted_sum2_wasmsimd(za, visible_a, la, out_a, zb, visible_b, lb, out_b, args->v, d_v);
+  while (r < n_q) {
+    size_t lo_a, hi_a, lo_b = 0, hi_b = 0;
+    attn__key_range(rw, args->one_query ? 0 : r, &lo_a, &hi_a);
+    if (r + 1 < n_q) attn__key_range(rw, args->one_query ? 0 : r + 1, &lo_b, &hi_b);
+    const float* k = args->k + lo_a * k_stride;  /* (hi - lo, d_k) the row's keys */
+    const float* v = args->v + lo_a * v_stride;  /* (hi - lo, d_v) */
+    const float* qa = rw->q + r * rw->q_stride;  /* (d_k) */
+    if (r + 1 < n_q && lo_b == lo_a && hi_b >= hi_a) {
+      /* A pair whose key ranges start together (query indices do not
+       * decrease, so b sees at least a's keys). */
+      const size_t na = hi_a - lo_a, nb = hi_b - lo_a;
+      const float* qb = qa + rw->q_stride;
+      float ma, mb;
+      attn__logits2_wasmsimd(qa, qb, k, k_stride, na, d_k, rw->scale, za, zb);
+      attn__logits_wasmsimd(qb, k, k_stride, na, nb, d_k, rw->scale, zb);
+      const float la = attn__weights_wasmsimd(rw, r, lo_a, na, za, &ma);
+      const float lb = attn__weights_wasmsimd(rw, r + 1, lo_a, nb, zb, &mb);
+      if (la != 0.0f && lb != 0.0f) {
+        attn__weighted_sum2_wasmsimd(za, na, la, rw->out + r * rw->out_stride, zb, nb, lb,
+                                     rw->out + (r + 1) * rw->out_stride, v, v_stride, d_v);
+        if (rw->lse != NULL) {
+          rw->lse[r] = ma + logf(la);
+          rw->lse[r + 1] = mb + logf(lb);
+        }
+      } else {
+        attn__output_row_wasmsimd(rw, r, za, na, la, ma, v, v_stride);
+        attn__output_row_wasmsimd(rw, r + 1, zb, nb, lb, mb, v, v_stride);
+      }
+      r += 2;
     } else {
-      attn__output_row_wasmsimd(za, visible_a, la, args->v, d_v, out_a);
-      attn__output_row_wasmsimd(zb, visible_b, lb, args->v, d_v, out_b);
+      const size_t na = hi_a - lo_a;
+      float ma;
+      attn__logits_wasmsimd(qa, k, k_stride, 0, na, d_k, rw->scale, za);
+      const float la = attn__weights_wasmsimd(rw, r, lo_a, na, za, &ma);
+      attn__output_row_wasmsimd(rw, r, za, na, la, ma, v, v_stride);
+      r += 1;
     }
-  }
-  if (r < n_q) {
-    const size_t i = attn__query_index(args, r), visible = attn__visible(args, i);
-    attn__logits_wasmsimd(args->q + r * d_k, args->k, 0, visible, d_k, args->scale, za);
-    const float l = attn__weights_wasmsimd(args, i, visible, za);
-    attn__output_row_wasmsimd(za, visible, l, args->v, d_v, args->out + r * d_v);
   }
 }

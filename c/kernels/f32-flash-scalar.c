@@ -9,38 +9,52 @@
  * When a block raises the max to m', the old terms are multiplied by
  * alpha = exp(m - m') <= 1 before the block's terms are added, which keeps
  * every exp argument <= 0 (no overflow, whatever the logits). At the end
- * out[r] = acc[r] / l[r], or 0 when no key was allowed (l = 0).
- * With causal, a tile needs keys only up to its last query, so later blocks
- * are never visited. */
+ * out[r] = acc[r] / l[r], or 0 when no key was allowed (l = 0), and
+ * lse[r] = m[r] + log(l[r]).
+ * A tile visits only the keys from the first any of its rows may see
+ * (rounded down to a panel of 8) to the last (attn__key_range: causal
+ * frontier, window, n_k); keys of that span outside a row's own range are
+ * cut to -Infinity. */
 #include <assert.h>
 #include <math.h>
 
 #include "f32-exp.h"
+#include "f32-tanh.h"
 #include "kernels.h"
 
-void attn__f32_flash_scalar(const attn__head_args* args) {
-  assert(args != NULL && args->scratch != NULL);
-  const size_t n_q = args->n_q, n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
+void attn__f32_flash_scalar(const attn__flash_args* args) {
+  assert(args != NULL && args->tile != NULL);
+  const attn__rows* rw = &args->rows;
+  const size_t n_q = rw->n_q, n_k = rw->n_k, d_k = rw->d_k, d_v = rw->d_v;
   const size_t v_stride = args->v_stride;
-  float* s = args->scratch;                        /* (MR, KB) logits, then exp */
-  float* acc = s + ATTN__MR * ATTN__KB;         /* (MR, v_stride) */
-  float* m = acc + ATTN__MR * v_stride;         /* (MR) running max */
-  float* l = m + ATTN__MR;                      /* (MR) running sum */
+  float* s = args->tile;                     /* (MR, KB) logits, then exp */
+  float* acc = s + ATTN__MR * ATTN__KB;      /* (MR, v_stride) */
+  float* m = acc + ATTN__MR * v_stride;      /* (MR) running max */
+  float* l = m + ATTN__MR;                   /* (MR) running sum */
+  size_t lo[ATTN__MR], hi[ATTN__MR];         /* each row's key range */
 
   for (size_t i0 = 0; i0 < n_q; i0 += ATTN__MR) {
     const size_t rows = n_q - i0 < ATTN__MR ? n_q - i0 : ATTN__MR;
+    size_t k_begin = n_k, k_end = 0;
     for (size_t r = 0; r < ATTN__MR; r++) {
       m[r] = -INFINITY;
       l[r] = 0.0f;
       for (size_t c = 0; c < v_stride; c++) acc[r * v_stride + c] = 0.0f;
+      if (r < rows) {
+        attn__key_range(rw, i0 + r, &lo[r], &hi[r]);
+        if (lo[r] < hi[r]) {
+          k_begin = lo[r] < k_begin ? lo[r] : k_begin;
+          k_end = hi[r] > k_end ? hi[r] : k_end;
+        }
+      }
     }
-    const size_t k_end = args->causal && i0 + rows < n_k ? i0 + rows : n_k;
-    for (size_t j0 = 0; j0 < k_end; j0 += ATTN__KB) {
+    k_begin = k_begin / ATTN__PAD * ATTN__PAD;  /* panels start at multiples of 8 */
+    for (size_t j0 = k_begin; j0 < k_end; j0 += ATTN__KB) {
       const size_t nb = k_end - j0 < ATTN__KB ? k_end - j0 : ATTN__KB;
       for (size_t r = 0; r < rows; r++) {
         const size_t i = i0 + r;
-        const float* q_row = args->q + i * d_k;  /* (d_k) */
-        float* z = s + r * ATTN__KB;             /* (nb) this row's logits */
+        const float* q_row = rw->q + i * rw->q_stride;  /* (d_k) */
+        float* z = s + r * ATTN__KB;                    /* (nb) this row's logits */
         /* Scores q_i . k_j, summed over d_k in order. */
         for (size_t jj = 0; jj < nb; jj++) z[jj] = 0.0f;
         for (size_t p = 0; p < d_k; p++) {
@@ -50,13 +64,15 @@ void attn__f32_flash_scalar(const attn__head_args* args) {
             z[jj] = z[jj] + q_row[p] * k_jp;
           }
         }
-        /* Logits: scaled score plus bias, -Infinity where not allowed. */
+        /* Logits: softcap of the scaled score plus bias, -Infinity where not
+         * allowed. */
         float block_max = -INFINITY;
         for (size_t jj = 0; jj < nb; jj++) {
           const size_t j = j0 + jj;
-          float zj = z[jj] * args->scale;
-          if (args->bias != NULL) zj = zj + args->bias[i * n_k + j];
-          if ((args->causal && j > i) || (args->mask != NULL && args->mask[i * n_k + j] == 0)) {
+          float zj = z[jj] * rw->scale;
+          if (rw->softcap > 0.0f) zj = attn__softcapf(zj, rw->softcap);
+          if (rw->bias != NULL) zj = zj + rw->bias[i * rw->bias_stride + j];
+          if (j < lo[r] || j >= hi[r] || (rw->mask != NULL && rw->mask[i * rw->mask_stride + j] == 0)) {
             zj = -INFINITY;
           }
           z[jj] = zj;
@@ -85,9 +101,10 @@ void attn__f32_flash_scalar(const attn__head_args* args) {
       }
     }
     for (size_t r = 0; r < rows; r++) {
-      float* out_row = args->out + (i0 + r) * d_v;  /* (d_v) */
+      float* out_row = rw->out + (i0 + r) * rw->out_stride;  /* (d_v) */
       const float* acc_row = acc + r * v_stride;
       for (size_t c = 0; c < d_v; c++) out_row[c] = l[r] == 0.0f ? 0.0f : acc_row[c] / l[r];
+      if (rw->lse != NULL) rw->lse[i0 + r] = l[r] == 0.0f ? -INFINITY : m[r] + logf(l[r]);
     }
   }
 }

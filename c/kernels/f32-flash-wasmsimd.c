@@ -6,7 +6,8 @@
  *   - P V is 4 queries x 8 output columns per step, 8 accumulators;
  *   - a query tile with fewer than 4 rows aliases its last row and gives the
  *     extra rows logits of -Infinity, so they add nothing and are not stored;
- *   - key columns past the block (padding of the packed K^T) get -Infinity.
+ *   - key columns past the block (padding of the packed K^T) or outside a
+ *     row's key range get -Infinity.
  * Each logit, exp and acc element matches the scalar twin bit for bit; only
  * the row sums l run in four lanes and may differ by rounding. */
 #include <assert.h>
@@ -15,6 +16,7 @@
 
 #include "f32-exp-wasmsimd.h"
 #include "f32-madd-wasmsimd.h"
+#include "f32-tanh-wasmsimd.h"
 #include "kernels.h"
 
 /* z (4, KB): z[r][jj] = (q_r . k_(j0 + jj)) * scale for jj < nbp (a multiple
@@ -129,49 +131,62 @@ static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* vp, s
   }
 }
 
-void attn__f32_flash_wasmsimd(const attn__head_args* args) {
-  assert(args != NULL && args->scratch != NULL);
+void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
+  assert(args != NULL && args->tile != NULL);
   assert(args->v_stride % 8 == 0 && ATTN__PAD == 8 && ATTN__KB % 8 == 0 && ATTN__MR == 4);
-  const size_t n_q = args->n_q, n_k = args->n_k, d_k = args->d_k, d_v = args->d_v;
+  const attn__rows* rw = &args->rows;
+  const size_t n_q = rw->n_q, n_k = rw->n_k, d_k = rw->d_k, d_v = rw->d_v;
   const size_t v_stride = args->v_stride;
-  float* s = args->scratch;                 /* (MR, KB) logits, then exp */
+  float* s = args->tile;                 /* (MR, KB) logits, then exp */
   float* acc = s + ATTN__MR * ATTN__KB;  /* (MR, v_stride) */
   float* m = acc + ATTN__MR * v_stride;  /* (MR) running max */
   float* l = m + ATTN__MR;               /* (MR) running sum */
   float* qt = l + ATTN__MR;              /* (d_k, MR) the query tile, interleaved */
   float alpha[ATTN__MR];
-  const v128_t vscale = wasm_f32x4_splat(args->scale);
+  size_t lo[ATTN__MR], hi[ATTN__MR];     /* each row's key range */
+  const v128_t vscale = wasm_f32x4_splat(rw->scale);
   const v128_t vminus_inf = wasm_f32x4_splat(-INFINITY);
 
   for (size_t i0 = 0; i0 < n_q; i0 += ATTN__MR) {
     const size_t rows = n_q - i0 < ATTN__MR ? n_q - i0 : ATTN__MR;
     /* Interleave the tile's queries; missing rows repeat the last real one. */
     for (size_t r = 0; r < ATTN__MR; r++) {
-      const float* q_row = args->q + (i0 + (r < rows ? r : rows - 1)) * d_k;  /* (d_k) */
+      const float* q_row = rw->q + (i0 + (r < rows ? r : rows - 1)) * rw->q_stride;  /* (d_k) */
       for (size_t p = 0; p < d_k; p++) qt[p * ATTN__MR + r] = q_row[p];
     }
+    size_t k_begin = n_k, k_end = 0;
     for (size_t r = 0; r < ATTN__MR; r++) {
       m[r] = -INFINITY;
       l[r] = 0.0f;
+      lo[r] = hi[r] = 0;
+      if (r < rows) {
+        attn__key_range(rw, i0 + r, &lo[r], &hi[r]);
+        if (lo[r] < hi[r]) {
+          k_begin = lo[r] < k_begin ? lo[r] : k_begin;
+          k_end = hi[r] > k_end ? hi[r] : k_end;
+        }
+      }
     }
+    k_begin = k_begin / ATTN__PAD * ATTN__PAD;  /* panels start at multiples of 8 */
     for (size_t c = 0; c < ATTN__MR * v_stride; c += 4) wasm_v128_store(acc + c, wasm_f32x4_splat(0.0f));
-    const size_t k_end = args->causal && i0 + rows < n_k ? i0 + rows : n_k;
-    for (size_t j0 = 0; j0 < k_end; j0 += ATTN__KB) {
+    for (size_t j0 = k_begin; j0 < k_end; j0 += ATTN__KB) {
       const size_t nb = k_end - j0 < ATTN__KB ? k_end - j0 : ATTN__KB;
       const size_t nbp = attn__round_up(nb, 8);
       v128_t vtile_max[4];
       attn__score_tile_wasmsimd(qt, args->kp + j0 * d_k, d_k, nbp, vscale, s, vtile_max);
-      /* The tile's row maxima hold when nothing below changes a logit. */
-      const int plain = args->bias == NULL && args->mask == NULL && nb == nbp &&
-                        !(args->causal && j0 + nb > i0 + 1);
       for (size_t r = 0; r < ATTN__MR; r++) {
         float* z = s + r * ATTN__KB;  /* (nbp) this row's logits */
+        /* The tile's row max holds when nothing below changes a logit. */
+        int plain = 0;
         if (r >= rows) {
           for (size_t jj = 0; jj < nbp; jj += 4) wasm_v128_store(z + jj, vminus_inf);
         } else {
           const size_t i = i0 + r;
-          if (args->bias != NULL) {
-            const float* bias_row = args->bias + i * n_k + j0;  /* (nb) */
+          plain = rw->bias == NULL && rw->mask == NULL && rw->softcap == 0.0f && nb == nbp &&
+                  lo[r] <= j0 && hi[r] >= j0 + nb;
+          if (rw->softcap > 0.0f) attn__softcap_wasmsimd(z, nbp, rw->softcap);
+          if (rw->bias != NULL) {
+            const float* bias_row = rw->bias + i * rw->bias_stride + j0;  /* (nb) */
             size_t jj = 0;
             for (; jj + 4 <= nb; jj += 4) {
               wasm_v128_store(z + jj, wasm_f32x4_add(wasm_v128_load(z + jj), wasm_v128_load(bias_row + jj)));
@@ -180,16 +195,18 @@ void attn__f32_flash_wasmsimd(const attn__head_args* args) {
           }
           /* Masking is done on whole vectors: scalar stores followed by a
            * vector load of the same bytes stall store forwarding on x86. A
-           * lane is cut when its key is past the block, masked, or causal-
-           * future; the mask is read only below nb. */
-          const int causal_cut = args->causal && j0 + nb > i + 1;
-          const uint8_t* mask_row = args->mask != NULL ? args->mask + i * n_k + j0 : NULL;  /* (nb) */
-          if (mask_row != NULL || causal_cut || nb < nbp) {
-            const size_t visible = causal_cut ? i + 1 - j0 : nb;  /* keys [0, visible) may stay */
-            const v128_t vvisible = wasm_i32x4_splat((int32_t)visible);
+           * lane is cut when its key is outside the row's range or past the
+           * block, or masked; the mask is read only below nb. */
+          const uint8_t* mask_row = rw->mask != NULL ? rw->mask + i * rw->mask_stride + j0 : NULL;  /* (nb) */
+          const int64_t first = (int64_t)lo[r] - (int64_t)j0;  /* keys [first, last) of the block stay */
+          int64_t last = (int64_t)hi[r] - (int64_t)j0;
+          if (last > (int64_t)nb) last = (int64_t)nb;
+          if (mask_row != NULL || first > 0 || last < (int64_t)nbp) {
+            const v128_t vfirst = wasm_i32x4_splat((int32_t)(first < 0 ? 0 : first));
+            const v128_t vlast = wasm_i32x4_splat((int32_t)(last < 0 ? 0 : last));
             for (size_t jj = 0; jj < nbp; jj += 4) {
               const v128_t vkey = wasm_i32x4_add(wasm_i32x4_splat((int32_t)jj), wasm_i32x4_make(0, 1, 2, 3));
-              v128_t vcut = wasm_i32x4_ge(vkey, vvisible);
+              v128_t vcut = wasm_v128_or(wasm_i32x4_lt(vkey, vfirst), wasm_i32x4_ge(vkey, vlast));
               if (mask_row != NULL) {
                 const int32_t m0 = jj < nb ? mask_row[jj] : 1, m1 = jj + 1 < nb ? mask_row[jj + 1] : 1;
                 const int32_t m2 = jj + 2 < nb ? mask_row[jj + 2] : 1, m3 = jj + 3 < nb ? mask_row[jj + 3] : 1;
@@ -200,7 +217,7 @@ void attn__f32_flash_wasmsimd(const attn__head_args* args) {
           }
         }
         v128_t vmax = vminus_inf;
-        if (plain && r < rows) {
+        if (plain) {
           vmax = vtile_max[r];
         } else {
           for (size_t jj = 0; jj < nbp; jj += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + jj));
@@ -214,8 +231,9 @@ void attn__f32_flash_wasmsimd(const attn__head_args* args) {
       attn__pv_tile_wasmsimd(s, nb, args->vp + j0 * 8, n_k, v_stride, alpha, acc);
     }
     for (size_t r = 0; r < rows; r++) {
-      float* out_row = args->out + (i0 + r) * d_v;  /* (d_v) */
+      float* out_row = rw->out + (i0 + r) * rw->out_stride;  /* (d_v) */
       const float* acc_row = acc + r * v_stride;
+      if (rw->lse != NULL) rw->lse[i0 + r] = l[r] == 0.0f ? -INFINITY : m[r] + logf(l[r]);
       if (l[r] == 0.0f) {  /* no allowed key */
         for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
         continue;

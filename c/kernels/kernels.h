@@ -46,44 +46,72 @@ void attn__f32_gemm_wasmsimd(size_t m, size_t n, size_t k, const float* a, size_
 void attn__f32_softmax_scalar(size_t n, const float* x, float* y);
 void attn__f32_softmax_wasmsimd(size_t n, const float* x, float* y);
 
-/* kp (n_k_pad / 8, d_k, 8) = k (n_k, d_k) in panels of 8 keys, the layout
- * of attn__head_args.kp; keys past n_k are 0. */
-void attn__f32_pack_k_scalar(const float* k, size_t n_k, size_t d_k, float* kp);
-void attn__f32_pack_k_wasmsimd(const float* k, size_t n_k, size_t d_k, float* kp);
+/* kp (n_k_pad / 8, d_k, 8) = k (n_k, d_k, rows k_stride apart) in panels of
+ * 8 keys, the layout of attn__flash_args.kp; keys past n_k are 0. */
+void attn__f32_pack_k_scalar(const float* k, size_t k_stride, size_t n_k, size_t d_k, float* kp);
+void attn__f32_pack_k_wasmsimd(const float* k, size_t k_stride, size_t n_k, size_t d_k, float* kp);
 
-/* One (batch, head) of the output path, for either output kernel:
- *   flash:  the fused kernel, 4 query rows at a time over packed K and V;
- *   decode: query rows one or two at a time over K and V as given (fewer
- *           than 4 rows, or tiny problems; attention.c picks, see
- *           attn__use_decode).
- * attention.c calls them through a pointer (attn__head_fn): a function with
- * one caller is inlined by wasm-opt whatever its size, and V8 then allocates
- * registers for both kernels and the packing as one function, spilling in
- * the inner loops (measured: the fused kernel 38% slower, the decode kernel
- * 27%). */
-typedef struct attn__head_args {
-  const float* q;        /* (n_q, d_k) this head's queries, row stride d_k */
-  const float* k;        /* (n_k, d_k) this head's keys as given (decode) */
-  const float* v;        /* (n_k, d_v) this head's values as given (decode) */
-  const float* kp;       /* flash: (n_k_pad / 8, d_k, 8) K in panels of 8 keys: key j,
-                            element p at kp[((j / 8) * d_k + p) * 8 + j % 8]; keys past n_k are 0 */
-  const float* vp;       /* flash: (v_stride / 8, n_k, 8) V in panels of 8 columns: key j,
-                            column c at vp[((c / 8) * n_k + j) * 8 + c % 8]; columns past d_v are 0 */
-  float* out;            /* (n_q, d_v) this head's output, row stride d_v */
-  const uint8_t* mask;   /* (n_q, n_k) keep-mask or NULL */
-  const float* bias;     /* (n_q, n_k) additive bias or NULL */
-  float* scratch;        /* flash: attn__flash_tile_floats(d_k, d_v) floats;
-                            decode: 2 * attn__round_up(n_k, 4) floats */
-  size_t n_q, n_k, d_k, d_v;
-  size_t v_stride;       /* flash: attn__round_up(d_v, ATTN__PAD), the accumulator row width */
+/* What one (batch, head) of the output path reads and writes besides K and V,
+ * shared by the flash and decode kernels. Rows are query rows, or with
+ * decode's one_query the heads of one query (grouped-query decoding); every
+ * pointer below advances by its row stride per row. */
+typedef struct attn__rows {
+  const float* q;        /* (n_q, d_k) queries, rows q_stride apart */
+  float* out;            /* (n_q, d_v) output, rows out_stride apart */
+  const uint8_t* mask;   /* (n_q, >= n_k) keep-mask rows mask_stride apart, or NULL */
+  const float* bias;     /* (n_q, >= n_k) bias rows bias_stride apart, or NULL */
+  float* lse;            /* (n_q) log-sum-exp of each row's logits, or NULL */
+  size_t q_stride, out_stride, mask_stride, bias_stride;
+  size_t n_q;
+  size_t n_k;            /* keys that exist for this head: n_k clipped to kv_lengths[b]
+                            and to the mask's and bias's cols */
+  size_t d_k, d_v;
   float scale;
+  float softcap;         /* > 0: logits = softcap * tanh(scaled / softcap) */
+  int64_t offset;        /* position of query 0 among the keys */
+  int32_t window_left, window_right;  /* -1: that side unbounded */
   int causal;
-  int one_query;         /* decode: the n_q rows are the heads of one query that share
-                            this K and V (grouped-query decoding): every row takes query
-                            index 0 for the mask, bias and causal */
-} attn__head_args;
+} attn__rows;
 
-typedef void (*attn__head_fn)(const attn__head_args* args);
+/* Keys [*lo, *hi) that query index i may see by position: n_k, the causal
+ * frontier and the window, as attention.h defines them. Keys outside are
+ * never computed. lo == hi when none. */
+static inline void attn__key_range(const attn__rows* rows, size_t i, size_t* lo, size_t* hi) {
+  const int64_t p = (int64_t)i + rows->offset;
+  int64_t l = 0, h = (int64_t)rows->n_k;
+  if (rows->causal && p + 1 < h) h = p + 1;
+  if (rows->window_right >= 0 && p + rows->window_right + 1 < h) h = p + rows->window_right + 1;
+  if (rows->window_left >= 0 && p - rows->window_left > l) l = p - rows->window_left;
+  if (h < 0) h = 0;
+  if (l > h) l = h;
+  *lo = (size_t)l;
+  *hi = (size_t)h;
+}
+
+/* The fused kernel: 4 query rows at a time over packed K and V. */
+typedef struct attn__flash_args {
+  attn__rows rows;
+  const float* kp;       /* (n_k_pad / 8, d_k, 8) K in panels of 8 keys: key j,
+                            element p at kp[((j / 8) * d_k + p) * 8 + j % 8]; keys past n_k are 0 */
+  const float* vp;       /* (v_stride / 8, n_k, 8) V in panels of 8 columns: key j,
+                            column c at vp[((c / 8) * n_k + j) * 8 + c % 8]; columns past d_v are 0 */
+  size_t v_stride;       /* attn__round_up(d_v, ATTN__PAD), the accumulator row width */
+  float* tile;           /* attn__flash_tile_floats(d_k, d_v) floats */
+} attn__flash_args;
+
+/* The decode kernel: query rows one or two at a time over K and V where
+ * they are (fewer than 4 rows, or tiny problems; attention.c picks, see
+ * attn__use_decode). */
+typedef struct attn__decode_args {
+  attn__rows rows;
+  const float* k;        /* (n_k, d_k) keys, rows k_stride apart */
+  const float* v;        /* (n_k, d_v) values, rows v_stride apart */
+  size_t k_stride, v_stride;
+  float* scratch;        /* 2 * attn__round_up(n_k, 4) floats */
+  int one_query;         /* the n_q rows are the heads of one query that share this K
+                            and V (grouped-query decoding): every row takes query
+                            index 0 for its key range */
+} attn__decode_args;
 
 /* Scratch of the fused kernel besides the packed K and V:
  * (MR, KB) score tile, (MR, v_stride) accumulators, MR running maxima,
@@ -93,10 +121,40 @@ static inline size_t attn__flash_tile_floats(size_t d_k, size_t d_v) {
          ATTN__MR * d_k;
 }
 
-void attn__f32_flash_scalar(const attn__head_args* args);
-void attn__f32_flash_wasmsimd(const attn__head_args* args);
-void attn__f32_decode_scalar(const attn__head_args* args);
-void attn__f32_decode_wasmsimd(const attn__head_args* args);
+/* attention.c calls the two output kernels through pointers it reads as
+ * volatile: a function with one caller is inlined by wasm-opt whatever its
+ * size, and V8 then allocates registers for both kernels and the packing as
+ * one function, spilling in the inner loops (bench/RESULTS.md). */
+void attn__f32_flash_scalar(const attn__flash_args* args);
+void attn__f32_flash_wasmsimd(const attn__flash_args* args);
+void attn__f32_decode_scalar(const attn__decode_args* args);
+void attn__f32_decode_wasmsimd(const attn__decode_args* args);
+
+/* vp (v_stride / 8, n_k, 8) = v (n_k, d_v, rows v_row_stride apart) in
+ * panels of 8 columns, the layout of attn__flash_args.vp; columns past d_v
+ * are 0. A pure copy: both twins give the same floats. */
+void attn__f32_pack_v_scalar(const float* v, size_t v_row_stride, size_t n_k, size_t d_v, float* vp);
+void attn__f32_pack_v_wasmsimd(const float* v, size_t v_row_stride, size_t n_k, size_t d_v, float* vp);
+
+/* The step path of one (batch, head): every step matrix written, see
+ * attention.h. The rows' n_k is the keys that exist (clipped as for the
+ * output kernels); the step matrices have n_cols >= n_k columns, the n_k of
+ * the call, and columns from n_k on are not allowed. */
+typedef struct attn__steps_args {
+  attn__rows rows;
+  const float* k;        /* (n_k, d_k) keys, rows k_stride apart */
+  const float* v;        /* (n_k, d_v) values, rows v_stride apart */
+  size_t k_stride, v_stride;
+  size_t n_cols;         /* columns of the step matrices, >= rows.n_k */
+  float* kt;             /* (d_k, round_up(n_cols, 8)) scratch for K^T */
+  float* scores;         /* (n_q, n_k) each */
+  float* scaled;
+  float* logits;         /* or NULL */
+  float* weights;
+} attn__steps_args;
+
+void attn__f32_steps_scalar(const attn__steps_args* args);
+void attn__f32_steps_wasmsimd(const attn__steps_args* args);
 
 #ifdef __wasm_simd128__
 #define ATTN__KERNEL(name) attn__f32_##name##_wasmsimd

@@ -23,6 +23,35 @@
 
 #include "../../c/attention.h"
 
+/* The flat (n_q, n_k) mask and bias and contiguous tensors of the tests,
+ * through the struct API. */
+static attn_shape flat_shape(int32_t batch, int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k,
+                             int32_t d_k, int32_t d_v) {
+  attn_shape s = {0};
+  s.batch = batch, s.heads = heads, s.kv_heads = kv_heads;
+  s.n_q = n_q, s.n_k = n_k, s.d_k = d_k, s.d_v = d_v;
+  return s;
+}
+
+static size_t flat_scratch(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
+  const attn_shape s = flat_shape(1, 1, 1, n_q, n_k, d_k, d_v);
+  return attn_sdpa_scratch_size(&s);
+}
+
+static attn_status flat_sdpa(const float* q, const float* k, const float* v, float* out, int32_t batch,
+                             int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k, int32_t d_k,
+                             int32_t d_v, const uint8_t* mask, const float* bias, float scale,
+                             uint32_t flags, float* scores, float* scaled, float* weights,
+                             float* scratch, size_t scratch_floats) {
+  const attn_shape s = flat_shape(batch, heads, kv_heads, n_q, n_k, d_k, d_v);
+  attn_options o = {0};
+  o.scale = scale, o.flags = flags, o.mask = mask, o.bias = bias;
+  o.mask_layout.row_stride = o.bias_layout.row_stride = n_k > 0 ? (size_t)n_k : 0;
+  const attn_steps st = {scores, scaled, NULL, weights, NULL};
+  return attn_sdpa(&s, q, k, v, out, &o, &st, scratch, scratch_floats);
+}
+
+
 /* A broken invariant: say which, then abort so libFuzzer keeps the input. */
 #define FAIL(...)                  \
   do {                             \
@@ -97,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!(fabsf(bias[i]) <= 8.0f)) moderate = 0;
     }
   }
-  const size_t scratch_n = attn_sdpa_scratch_size(n_q, n_k, d_k, d_v);
+  const size_t scratch_n = flat_scratch(n_q, n_k, d_k, d_v);
   float* scratch = malloc((scratch_n ? scratch_n : 1) * sizeof *scratch);
   const size_t out_n = nq_all * d_v, steps_n = nq_all * n_k;
   float* out = malloc(out_n * sizeof *out);
@@ -107,9 +136,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   float* weights = malloc(steps_n * sizeof *weights);
   for (size_t i = 0; i < out_n; i++) out[i] = out2[i] = 12345.0f;
 
-  const attn_status s1 = attn_sdpa(q, k, v, out, batch, heads, kv_heads, n_q, n_k, d_k, d_v, mask, bias,
+  const attn_status s1 = flat_sdpa(q, k, v, out, batch, heads, kv_heads, n_q, n_k, d_k, d_v, mask, bias,
                                    scale, flags, NULL, NULL, NULL, scratch, scratch_n);
-  const attn_status s2 = attn_sdpa(q, k, v, out2, batch, heads, kv_heads, n_q, n_k, d_k, d_v, mask, bias,
+  const attn_status s2 = flat_sdpa(q, k, v, out2, batch, heads, kv_heads, n_q, n_k, d_k, d_v, mask, bias,
                                    scale, flags, scores, scaled, weights, scratch, scratch_n);
   if (heads % kv_heads != 0) {
     if (s1 != ATTN_ERR_HEADS || s2 != ATTN_ERR_HEADS || out[0] != 12345.0f) FAIL("bad heads accepted: %d %d", s1, s2);

@@ -12,6 +12,35 @@
 #include "../../c/attention.h"
 #include "../../c/kernels/f32-exp.h"
 
+
+/* The flat (n_q, n_k) mask and bias and contiguous tensors of the tests,
+ * through the struct API. */
+static attn_shape flat_shape(int32_t batch, int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k,
+                             int32_t d_k, int32_t d_v) {
+  attn_shape s = {0};
+  s.batch = batch, s.heads = heads, s.kv_heads = kv_heads;
+  s.n_q = n_q, s.n_k = n_k, s.d_k = d_k, s.d_v = d_v;
+  return s;
+}
+
+static size_t flat_scratch(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
+  const attn_shape s = flat_shape(1, 1, 1, n_q, n_k, d_k, d_v);
+  return attn_sdpa_scratch_size(&s);
+}
+
+static attn_status flat_sdpa(const float* q, const float* k, const float* v, float* out, int32_t batch,
+                             int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k, int32_t d_k,
+                             int32_t d_v, const uint8_t* mask, const float* bias, float scale,
+                             uint32_t flags, float* scores, float* scaled, float* weights,
+                             float* scratch, size_t scratch_floats) {
+  const attn_shape s = flat_shape(batch, heads, kv_heads, n_q, n_k, d_k, d_v);
+  attn_options o = {0};
+  o.scale = scale, o.flags = flags, o.mask = mask, o.bias = bias;
+  o.mask_layout.row_stride = o.bias_layout.row_stride = n_k > 0 ? (size_t)n_k : 0;
+  const attn_steps st = {scores, scaled, NULL, weights, NULL};
+  return attn_sdpa(&s, q, k, v, out, &o, &st, scratch, scratch_floats);
+}
+
 static int passed, failed;
 
 static void check(int ok, const char* name) {
@@ -98,7 +127,7 @@ static void run_case(const shape* s) {
   const float scale = attn_default_scale(s->d_k);
   double* ref = malloc(nq * s->d_v * sizeof *ref);
   reference(s, q, k, v, mask, bias, scale, ref);
-  const size_t scratch_n = attn_sdpa_scratch_size(s->n_q, s->n_k, s->d_k, s->d_v);
+  const size_t scratch_n = flat_scratch(s->n_q, s->n_k, s->d_k, s->d_v);
   float* scratch = malloc(scratch_n * sizeof *scratch);
   float* out = malloc(nq * s->d_v * sizeof *out);
   float* out2 = malloc(nq * s->d_v * sizeof *out2);
@@ -107,9 +136,9 @@ static void run_case(const shape* s) {
   float* scaled = malloc(steps_n * sizeof *scaled);
   float* weights = malloc(steps_n * sizeof *weights);
   const uint32_t flags = s->causal ? ATTN_CAUSAL : 0;
-  int st1 = attn_sdpa(q, k, v, out, s->batch, s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k,
+  int st1 = flat_sdpa(q, k, v, out, s->batch, s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k,
                       s->d_v, mask, bias, scale, flags, NULL, NULL, NULL, scratch, scratch_n);
-  int st2 = attn_sdpa(q, k, v, out2, s->batch, s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k,
+  int st2 = flat_sdpa(q, k, v, out2, s->batch, s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k,
                       s->d_v, mask, bias, scale, flags, scores, scaled, weights, scratch, scratch_n);
   double maxref = 0, err1 = 0, err2 = 0;
   int finite = 1;
@@ -162,17 +191,17 @@ static void test_exp(void) {
 
 static void test_errors(void) {
   float buf[64] = {0};
-  const size_t n = attn_sdpa_scratch_size(2, 2, 2, 2);
+  const size_t n = flat_scratch(2, 2, 2, 2);
   float* scratch = malloc(n * sizeof *scratch);
-  check(attn_sdpa(NULL, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_NULL, "NULL q");
-  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 0, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_SHAPE, "n_q 0");
-  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 3, 2, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_HEADS, "heads 3 kv 2");
-  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, NAN, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_SCALE, "NaN scale");
-  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 6, NULL, NULL, NULL, scratch, n) == ATTN_ERR_FLAGS, "bad flags");
-  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n - 1) == ATTN_ERR_SCRATCH, "small scratch");
-  check(attn_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, buf, NULL, NULL, scratch, n) == ATTN_ERR_STEPS, "partial steps");
-  check(attn_sdpa(buf, buf, buf, buf + 32, 65536, 65536, 65536, 65536, 65536, 65536, 65536, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_OVERFLOW, "overflowing sizes");
-  check(attn_sdpa_scratch_size(0, 1, 1, 1) == 0, "scratch size of invalid sizes is 0");
+  check(flat_sdpa(NULL, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_NULL, "NULL q");
+  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 0, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_SHAPE, "n_q 0");
+  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 3, 2, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_HEADS, "heads 3 kv 2");
+  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, NAN, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_SCALE, "NaN scale");
+  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 6, NULL, NULL, NULL, scratch, n) == ATTN_ERR_FLAGS, "bad flags");
+  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n - 1) == ATTN_ERR_SCRATCH, "small scratch");
+  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, buf, NULL, NULL, scratch, n) == ATTN_ERR_STEPS, "partial steps");
+  check(flat_sdpa(buf, buf, buf, buf + 32, 65536, 65536, 65536, 65536, 65536, 65536, 65536, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_OVERFLOW, "overflowing sizes");
+  check(flat_scratch(0, 1, 1, 1) == 0, "scratch size of invalid sizes is 0");
   check(attn_matmul(buf, buf, buf + 32, 2, -1, 2) == ATTN_ERR_SHAPE, "matmul negative k");
   check(attn_softmax(buf, NULL, 2, 2) == ATTN_ERR_NULL, "softmax NULL y");
   check(strcmp(attn_status_string(ATTN_ERR_HEADS), "heads must be a multiple of kv_heads") == 0, "status string");
@@ -200,10 +229,10 @@ static void test_nan_row(void) {
   enum { NQ = 5, NK = 7, D = 3 };
   float* q = fill(NQ * D, 1), * k = fill(NK * D, 1), * v = fill(NK * D, 1);
   q[1 * D + 2] = NAN;
-  const size_t n = attn_sdpa_scratch_size(NQ, NK, D, D);
+  const size_t n = flat_scratch(NQ, NK, D, D);
   float* scratch = malloc(n * sizeof *scratch);
   float out[NQ * D];
-  attn_sdpa(q, k, v, out, 1, 1, 1, NQ, NK, D, D, NULL, NULL, attn_default_scale(D), 0, NULL, NULL, NULL, scratch, n);
+  flat_sdpa(q, k, v, out, 1, 1, 1, NQ, NK, D, D, NULL, NULL, attn_default_scale(D), 0, NULL, NULL, NULL, scratch, n);
   int ok = 1;
   for (int i = 0; i < NQ; i++)
     for (int c = 0; c < D; c++) ok &= (i == 1) == (isnan(out[i * D + c]) != 0);
@@ -217,11 +246,11 @@ static void test_masked_row_with_infinite_values(void) {
   float q[N * D] = {1, 2, 3, 4, 5, 6}, k[N * D] = {1, 0, 0, 1, 1, 1};
   float v[N * D] = {INFINITY, 1, 2, NAN, 3, 4};
   uint8_t mask[N * N] = {0, 0, 0, 1, 1, 1, 1, 1, 1};
-  const size_t n = attn_sdpa_scratch_size(N, N, D, D);
+  const size_t n = flat_scratch(N, N, D, D);
   float* scratch = malloc(n * sizeof *scratch);
   float out[N * D], out2[N * D], sc[N * N], sd[N * N], w[N * N];
-  attn_sdpa(q, k, v, out, 1, 1, 1, N, N, D, D, mask, NULL, 1.0f, 0, NULL, NULL, NULL, scratch, n);
-  attn_sdpa(q, k, v, out2, 1, 1, 1, N, N, D, D, mask, NULL, 1.0f, 0, sc, sd, w, scratch, n);
+  flat_sdpa(q, k, v, out, 1, 1, 1, N, N, D, D, mask, NULL, 1.0f, 0, NULL, NULL, NULL, scratch, n);
+  flat_sdpa(q, k, v, out2, 1, 1, 1, N, N, D, D, mask, NULL, 1.0f, 0, sc, sd, w, scratch, n);
   check(out[0] == 0 && out[1] == 0 && out2[0] == 0 && out2[1] == 0,
         "fully masked row is 0 on both paths even with Infinity/NaN in V");
   free(scratch);

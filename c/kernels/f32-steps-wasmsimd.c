@@ -1,0 +1,68 @@
+/* f32-steps-wasmsimd.c - the step path of one (batch, head) over the SIMD
+ * gemm and softmax kernels; the same code as f32-steps-scalar.c (read that
+ * first), where the logits pass is documented. */
+#include <assert.h>
+#include <math.h>
+
+#include "f32-exp.h"
+#include "f32-tanh.h"
+#include "kernels.h"
+
+void attn__f32_steps_wasmsimd(const attn__steps_args* args) {
+  assert(args != NULL && args->kt != NULL);
+  const attn__rows* rw = &args->rows;
+  const size_t n_q = rw->n_q, n_cols = args->n_cols, d_k = rw->d_k, d_v = rw->d_v;
+  const size_t kt_stride = attn__round_up(n_cols, ATTN__PAD);
+  /* kt (d_k, kt_stride) = K^T, columns past n_cols zeroed. */
+  for (size_t p = 0; p < d_k; p++) {
+    float* kt_row = args->kt + p * kt_stride;
+    for (size_t j = 0; j < n_cols; j++) kt_row[j] = args->k[j * args->k_stride + p];
+    for (size_t j = n_cols; j < kt_stride; j++) kt_row[j] = 0.0f;
+  }
+  attn__f32_gemm_wasmsimd(n_q, n_cols, d_k, rw->q, rw->q_stride, args->kt, kt_stride, args->scores, n_cols);
+  for (size_t i = 0; i < n_q; i++) {
+    const float* scores_row = args->scores + i * n_cols;  /* (n_cols) */
+    float* scaled_row = args->scaled + i * n_cols;        /* (n_cols) */
+    float* weights_row = args->weights + i * n_cols;      /* (n_cols) logits, then weights */
+    size_t lo, hi;
+    attn__key_range(rw, i, &lo, &hi);
+    float m = -INFINITY;
+    for (size_t j = 0; j < n_cols; j++) {
+      const float zs = scores_row[j] * rw->scale;
+      scaled_row[j] = zs;
+      float z = zs;
+      if (rw->softcap > 0.0f) z = attn__softcapf(z, rw->softcap);
+      /* Bias and mask exist only below rows.n_k (their cols). */
+      if (j < lo || j >= hi || (rw->mask != NULL && rw->mask[i * rw->mask_stride + j] == 0)) {
+        z = -INFINITY;
+      } else if (rw->bias != NULL) {
+        z = z + rw->bias[i * rw->bias_stride + j];
+      }
+      weights_row[j] = z;
+      m = attn__max_nan(m, z);
+    }
+    if (args->logits != NULL) {
+      for (size_t j = 0; j < n_cols; j++) args->logits[i * n_cols + j] = weights_row[j];
+    }
+    if (rw->lse != NULL) {
+      /* log-sum-exp in the definition's order: the max, then the sum of exp. */
+      float l = 0.0f;
+      if (m != -INFINITY) {
+        for (size_t j = 0; j < n_cols; j++) l = l + attn__expf_nonpos(weights_row[j] - m);
+      }
+      rw->lse[i] = m == -INFINITY ? -INFINITY : m + logf(l);
+    }
+    attn__f32_softmax_wasmsimd(n_cols, weights_row, weights_row);
+  }
+  attn__f32_gemm_wasmsimd(n_q, d_v, n_cols, args->weights, n_cols, args->v, args->v_stride, rw->out, rw->out_stride);
+  /* A row with no allowed key is 0 even where V holds Infinity or NaN
+   * (0 * Inf would make it NaN), as the fused path gives. */
+  for (size_t i = 0; i < n_q; i++) {
+    const float* weights_row = args->weights + i * n_cols;
+    size_t j = 0;
+    while (j < n_cols && weights_row[j] == 0.0f) j++;
+    if (j == n_cols) {
+      for (size_t c = 0; c < d_v; c++) rw->out[i * rw->out_stride + c] = 0.0f;
+    }
+  }
+}
