@@ -42,11 +42,14 @@ function handle(data) {
       result = attn.sdpa(data.q, data.k, data.v, data.options);
     } else if (method === 'multiHeadAttention') {
       const r = attn.multiHeadAttention(data.x, data.options);
-      result = { rows: r.output.rows, cols: r.output.cols, data: r.output.data };
+      result = { output: { rows: r.output.rows, cols: r.output.cols, data: r.output.data } };
     } else {
       throw new Error(`attention-wasm pool worker: unknown method ${JSON.stringify(method)}`);
     }
-    post({ id, result }, [result.buffer ?? result.data.buffer]);
+    // Results are fresh arrays (or objects of them): moved, not copied.
+    const transfer = ArrayBuffer.isView(result) ? [result.buffer]
+      : Object.values(result).flatMap((x) => (ArrayBuffer.isView(x) ? [x.buffer] : ArrayBuffer.isView(x?.data) ? [x.data.buffer] : []));
+    post({ id, result }, [...new Set(transfer)]);
   } catch (err) {
     post({ id, error: { name: err?.name ?? 'Error', message: String(err?.message ?? err) } });
   }

@@ -28,8 +28,14 @@ const SPLIT_MIN_FLOPS = 2 ** 23;
 const MIN_BLOCK_ROWS = 64;
 const TILE_ROWS = 4;
 
-const SDPA_KEYS = new Set(['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out']);
-const MHA_KEYS = new Set(['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'scale', 'steps']);
+// sdpa options the pool splits; the others run whole on one worker.
+const SDPA_KEYS = new Set(['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out',
+  'softcap', 'window', 'queryOffset']);
+const INT32_MAX = 2 ** 31 - 1;
+// multiHeadAttention options split over head groups (the others are per
+// head or per query and go to every worker as they are).
+const MHA_KEYS = new Set(['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'scale', 'steps',
+  'softcap', 'window', 'queryOffset']);
 
 const isNode = typeof process !== 'undefined' && process.versions?.node !== undefined && typeof window === 'undefined';
 
@@ -277,22 +283,36 @@ export class AttentionPool {
       return this.#local.sdpa(q, k, v, options);
     }
     const { batch, heads, kvHeads, nq, nk, dk, dv } = plan;
-    const out = options.out ?? new Float32Array(batch * heads * nq * dv);
     if (plan.unknown) {
-      // Options this pool cannot split: the whole call on one worker.
-      const { out: _, ...rest } = options;
+      // Options this pool does not split: the whole call on one worker. Its
+      // output lands in out when given; results with steps or stats are
+      // objects and come back as they are.
+      const { out: given, ...rest } = options;
       const qc = q.slice(), kc = k.slice(), vc = v.slice();
+      let result;
       return this.#run([{
         message: { method: 'sdpa', q: qc, k: kc, v: vc, options: rest },
         transfer: [qc.buffer, kc.buffer, vc.buffer],
-        deliver: (result) => out.set(result),
-      }], () => out);
+        deliver: (r) => {
+          result = r;
+        },
+      }], () => {
+        if (given == null) return result;
+        if (result instanceof Float32Array) {
+          given.set(result);
+          return given;
+        }
+        given.set(result.output);
+        return { ...result, output: given };
+      });
     }
+    const out = options.out ?? new Float32Array(batch * heads * nq * dv);
     const group = heads / kvHeads, units = batch * kvHeads, T = this.#threads;
     const common = { nq, nk, dk, dv };
-    for (const key of ['causal', 'scale']) if (options[key] != null) common[key] = options[key];
+    for (const key of ['causal', 'scale', 'softcap', 'window']) if (options[key] != null) common[key] = options[key];
+    const offset = options.queryOffset ?? 0;
     const parts = [];
-    const blocks = options.causal === true || units >= T ? 1 : Math.min(T / gcd(units, T), Math.floor(nq / MIN_BLOCK_ROWS));
+    const blocks = units >= T ? 1 : Math.min(T / gcd(units, T), Math.floor(nq / MIN_BLOCK_ROWS));
     if (blocks <= 1) {
       // Whole (batch, kv head) groups: contiguous in q, k, v and the output.
       const count = Math.min(T, units);
@@ -301,6 +321,7 @@ export class AttentionPool {
         const qc = q.slice(u0 * group * nq * dk, u1 * group * nq * dk);
         const kc = k.slice(u0 * nk * dk, u1 * nk * dk), vc = v.slice(u0 * nk * dv, u1 * nk * dv);
         const opts = { ...common, heads: (u1 - u0) * group, kvHeads: u1 - u0 };
+        if (options.queryOffset != null) opts.queryOffset = offset;
         if (options.mask != null) opts.mask = options.mask;
         if (options.bias != null) opts.bias = options.bias;
         parts.push({
@@ -310,19 +331,20 @@ export class AttentionPool {
         });
       }
     } else {
-      // Blocks of query rows of each group, bounds on the 4-row tile.
+      // Blocks of query rows of each group, bounds on the 4-row tile; block
+      // rows keep their positions through queryOffset (causal, window).
+      const bounds = rowBlocks(nq, nk, blocks, options.causal === true, offset);
       for (let u = 0; u < units; u++) {
         const kc = k.subarray(u * nk * dk, (u + 1) * nk * dk), vc = v.subarray(u * nk * dv, (u + 1) * nk * dv);
-        for (let r = 0; r < blocks; r++) {
-          const i0 = Math.round(nq * r / blocks / TILE_ROWS) * TILE_ROWS;
-          const i1 = r + 1 === blocks ? nq : Math.round(nq * (r + 1) / blocks / TILE_ROWS) * TILE_ROWS;
+        for (let r = 0; r + 1 < bounds.length; r++) {
+          const i0 = bounds[r], i1 = bounds[r + 1];
           const rows = i1 - i0;
           const qc = new Float32Array(group * rows * dk);
           for (let h = 0; h < group; h++) {
             const from = ((u * group + h) * nq + i0) * dk;
             qc.set(q.subarray(from, from + rows * dk), h * rows * dk);
           }
-          const opts = { ...common, heads: group, kvHeads: 1, nq: rows };
+          const opts = { ...common, heads: group, kvHeads: 1, nq: rows, queryOffset: offset + i0 };
           if (options.mask != null) opts.mask = options.mask.slice(i0 * nk, i1 * nk);
           if (options.bias != null) opts.bias = options.bias.slice(i0 * nk, i1 * nk);
           parts.push({
@@ -356,7 +378,7 @@ export class AttentionPool {
     const concat = new Float32Array(n * heads * dv);
     const plain = (m) => ({ rows: m.rows, cols: m.cols, data: m.data });
     const common = {};
-    for (const key of ['causal', 'scale', 'mask', 'bias']) if (options[key] != null) common[key] = options[key];
+    for (const key of ['causal', 'scale', 'mask', 'bias', 'softcap', 'window', 'queryOffset']) if (options[key] != null) common[key] = options[key];
     const parts = [];
     for (let p = 0; p < count; p++) {
       const g0 = Math.floor(kvHeads * p / count), g1 = Math.floor(kvHeads * (p + 1) / count);
@@ -371,7 +393,8 @@ export class AttentionPool {
         message: { method: 'multiHeadAttention', x: plain(X), options: opts },
         transfer: [opts.wq.data.buffer, opts.wk.data.buffer, opts.wv.data.buffer],
         deliver: (result) => {
-          for (let i = 0; i < n; i++) concat.set(result.data.subarray(i * width, (i + 1) * width), i * heads * dv + at);
+          const data = result.output.data;
+          for (let i = 0; i < n; i++) concat.set(data.subarray(i * width, (i + 1) * width), i * heads * dv + at);
         },
       });
     }
@@ -408,7 +431,9 @@ const isCount = (n) => typeof n === 'number' && Number.isInteger(n) && n >= 1;
 
 // The shapes of a plainly valid sdpa call, or null (the calling thread's
 // instance then runs it and throws what attn.sdpa throws). unknown: it has
-// options this pool does not know.
+// options this pool does not split (layout 'bshd', per-batch offsets,
+// kvLengths, broadcast masks, steps, stats, or names added later); such a
+// call runs whole on one worker, which checks it as attn.sdpa does.
 function sdpaPlan(q, k, v, o) {
   if (o === null || typeof o !== 'object') return null;
   let unknown = false;
@@ -419,12 +444,35 @@ function sdpaPlan(q, k, v, o) {
   const flat = (x, Type, length) => x instanceof Type && x.length === length;
   if (!flat(q, Float32Array, batch * heads * nq * dk) || !flat(k, Float32Array, batch * kvHeads * nk * dk) ||
       !flat(v, Float32Array, batch * kvHeads * nk * dv)) return null;
-  if (o.mask != null && !flat(o.mask, Uint8Array, nq * nk)) return null;
-  if (o.bias != null && !flat(o.bias, Float32Array, nq * nk)) return null;
+  if (o.out != null && !(o.out instanceof Float32Array && o.out.length >= batch * heads * nq * dv)) return null;
+  if (o.mask != null && !flat(o.mask, Uint8Array, nq * nk)) unknown = true;
+  if (o.bias != null && !flat(o.bias, Float32Array, nq * nk)) unknown = true;
   if (o.scale != null && !(typeof o.scale === 'number' && Number.isFinite(o.scale))) return null;
   if (o.causal != null && typeof o.causal !== 'boolean') return null;
-  if (o.out != null && !(o.out instanceof Float32Array && o.out.length >= batch * heads * nq * dv)) return null;
+  if (o.softcap != null && !(typeof o.softcap === 'number' && o.softcap > 0 && Number.isFinite(o.softcap))) return null;
+  if (o.window != null && !(Array.isArray(o.window) && o.window.length === 2 && o.window.every((x) => Number.isInteger(x) && x >= -1 && x <= INT32_MAX))) return null;
+  if (o.queryOffset != null && !(typeof o.queryOffset === 'number' && Number.isInteger(o.queryOffset) && Math.abs(o.queryOffset) <= INT32_MAX)) unknown = true;
   return { batch, heads, kvHeads, nq, nk, dk, dv, unknown, work: 2 * batch * heads * nq * nk * (dk + dv) };
+}
+
+// Bounds of `blocks` blocks of query rows, multiples of the 4-row tile,
+// with about equal work each: a row costs the keys it may see (all of them,
+// or with causal those up to its position i + offset).
+function rowBlocks(nq, nk, blocks, causal, offset) {
+  const cost = (i) => (causal ? Math.max(0, Math.min(nk, i + 1 + offset)) : nk);
+  let total = 0;
+  for (let i = 0; i < nq; i++) total += cost(i);
+  const bounds = [0];
+  let acc = 0;
+  for (let i = 0; i < nq && bounds.length < blocks; i++) {
+    acc += cost(i);
+    if (acc >= total * bounds.length / blocks) {
+      const at = Math.round((i + 1) / TILE_ROWS) * TILE_ROWS;
+      if (at > bounds.at(-1) && at < nq) bounds.push(at);
+    }
+  }
+  bounds.push(nq);
+  return bounds;
 }
 
 // The same for multiHeadAttention; split only without steps and with dk, dv
