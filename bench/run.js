@@ -76,7 +76,7 @@ const peakRelaxedWasm = `${root}dist/bench-peak-relaxed.wasm`;
 let peakRunRelaxed = null;
 try {
   if (!newer(peakRelaxedWasm, `${root}bench/peak.c`)) {
-    const obj = `${root}dist/bench-peak-relaxed.o`;
+    const obj = `${os.tmpdir()}/bench-peak-relaxed-${process.pid}.o`;
     execFileSync(process.env.ATTN_CLANG ?? 'clang-19', ['--target=wasm32', '-O3', '-msimd128', '-mrelaxed-simd', '-ffp-contract=off',
       '-c', `${root}bench/peak.c`, '-o', obj], { stdio: 'inherit' });
     execFileSync(process.env.ATTN_WASM_LD ?? 'wasm-ld-19', ['--no-entry', '--export=peak_run', obj, '-o', peakRelaxedWasm], { stdio: 'inherit' });
