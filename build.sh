@@ -3,6 +3,9 @@
 #   dist/attention-relaxed.wasm SIMD128 kernels with relaxed SIMD (fused multiply-add)
 #   dist/attention-simd.wasm    SIMD128 kernels (c/kernels/*-wasmsimd.c)
 #   dist/attention-scalar.wasm  scalar kernels  (c/kernels/*-scalar.c)
+# ./build.sh debug builds the SIMD128 and scalar modules into dist/debug/ with the kernels'
+# asserts on (a failed one traps: c/debug-assert.c); tests/debug.test.js
+# runs the fixtures on them.
 # No Emscripten JS glue: web/attention.js instantiates them itself.
 # Works with Debian's emscripten 3.1.6 and with a current emsdk. The relaxed
 # module needs a compiler and linker that know the final relaxed-SIMD opcodes:
@@ -27,7 +30,13 @@ MSG
   fi
 fi
 
-mkdir -p dist
+mode=${1:-release}
+case "$mode" in
+  release) outdir=dist ;;
+  debug) outdir=dist/debug ;;
+  *) echo "usage: ./build.sh [debug]" >&2; exit 2 ;;
+esac
+mkdir -p "$outdir"
 
 exports=(
   attn_sdpa
@@ -41,19 +50,25 @@ exports=(
   malloc
   free
 )
+if [ "$mode" = debug ]; then exports+=(attn__debug_asserts); fi
 exported_functions=$(printf '_%s,' "${exports[@]}")
 exported_functions=${exported_functions%,}
 
 sources=(c/attention.c c/attention-isa.c)
+if [ "$mode" = debug ]; then sources+=(c/debug-assert.c); fi
 
 # Compiling: warnings are errors here, where they are ours.
 cflags=(
   -std=c11
   -O3
   -Wall -Wextra -Werror
-  -DNDEBUG                        # kernels' asserts would import an abort handler
   -ffp-contract=off               # no fused multiply-add: same bits on every engine
 )
+if [ "$mode" = release ]; then
+  cflags+=(-DNDEBUG)              # kernels' asserts would import an abort handler
+else
+  cflags+=(-g)                    # function names in traps' stack traces
+fi
 
 # Linking: no -Werror, so a newer emsdk that deprecates a setting name still links.
 ldflags=(
@@ -68,6 +83,10 @@ ldflags=(
   -sABORTING_MALLOC=0             # malloc returns NULL when memory cannot grow; JS turns it into RangeError
   -sFILESYSTEM=0                  # nothing here touches files
 )
+
+if [ "$mode" = debug ]; then
+  ldflags+=(--profiling-funcs)    # keep function names (traps name the kernel)
+fi
 
 objdir=$(mktemp -d)
 trap 'rm -rf "$objdir"' EXIT
@@ -131,12 +150,16 @@ emcc_relaxed() {
 # Relaxed SIMD: relaxed_madd (f32-madd-wasmsimd.h) in every hot loop.
 relaxed=(-msimd128 -mrelaxed-simd)
 
-build dist/attention-simd.wasm -msimd128 c/kernels/*-wasmsimd.c
-build dist/attention-scalar.wasm '' c/kernels/*-scalar.c
-if emcc_relaxed; then
-  build dist/attention-relaxed.wasm "${relaxed[*]}" c/kernels/*-wasmsimd.c
-elif command -v "${ATTN_CLANG:-clang-19}" >/dev/null 2>&1 && command -v "${ATTN_WASM_LD:-wasm-ld-19}" >/dev/null 2>&1; then
-  build_relaxed_llvm dist/attention-relaxed.wasm "${ATTN_CLANG:-clang-19}" "${ATTN_WASM_LD:-wasm-ld-19}" c/kernels/*-wasmsimd.c
-else
-  echo "build.sh: skipped dist/attention-relaxed.wasm (needs emcc >= 3.1.40, or clang-19 and wasm-ld-19: apt-get install -y clang-19 lld-19)" >&2
+build "$outdir/attention-simd.wasm" -msimd128 c/kernels/*-wasmsimd.c
+build "$outdir/attention-scalar.wasm" '' c/kernels/*-scalar.c
+# The relaxed module: release only (the debug build checks the asserts of the
+# same kernels in the two deterministic modules).
+if [ "$mode" = release ]; then
+  if emcc_relaxed; then
+    build dist/attention-relaxed.wasm "${relaxed[*]}" c/kernels/*-wasmsimd.c
+  elif command -v "${ATTN_CLANG:-clang-19}" >/dev/null 2>&1 && command -v "${ATTN_WASM_LD:-wasm-ld-19}" >/dev/null 2>&1; then
+    build_relaxed_llvm dist/attention-relaxed.wasm "${ATTN_CLANG:-clang-19}" "${ATTN_WASM_LD:-wasm-ld-19}" c/kernels/*-wasmsimd.c
+  else
+    echo "build.sh: skipped dist/attention-relaxed.wasm (needs emcc >= 3.1.40, or clang-19 and wasm-ld-19: apt-get install -y clang-19 lld-19)" >&2
+  fi
 fi

@@ -1,35 +1,154 @@
-// explorer.js - times the explorer in Chromium: from a change of the seed to
-// the recomputed, rebuilt and laid-out tables, at 4 and 32 tokens. Used by
-// bench/run.js; a frame at 60 Hz is 16.7 ms.
+// explorer.js - how long the explorer takes from a scale change to the
+// painted frame, in Chromium, on the full page (lines view, every step
+// table), at 4 and 32 tokens. A frame at 60 Hz is 16.7 ms; the issue asks
+// for at most 8 ms at 4 tokens and 16 ms at 32.
+//
+// Input events reach a page at the start of a frame, just before its
+// requestAnimationFrame callbacks, so each round changes the scale inside a
+// rAF callback (t0) and stops the clock in a task posted from there, which
+// runs once that frame has been painted (t1): recompute, DOM writes, style,
+// layout and paint, without the wait for the next vsync.
+//
+// The machine is shared, so absolute times move with its load. Each case
+// also times a reference in the same rounds: a plain n x n HTML table whose
+// every cell gets a new number and colour each frame, the least any view of
+// the weights that shows their numbers pays. With
+// --baseline <dir> (a copy of another version of the project, with its dist/)
+// both versions run in the same browser, round by round in turn, and the
+// ratio of their medians is what to read.
+//
+//   node bench/explorer.js [--rounds 9] [--baseline /tmp/main-copy]
+// bench/run.js imports explorerTimings for its results table.
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+import { serve } from '../scripts/serve.js';
 import { start } from '../tests/browser.js';
 
-export async function explorerTimings({ rounds = 9 } = {}) {
+/** Budgets from the issue, in ms per tokens. */
+export const BUDGET_MS = Object.freeze({ 4: 8, 32: 16 });
+
+// Runs `count` scale changes in a page and returns their times, sorted.
+// The slider's own input event when the page has the fixed-range slider
+// (data-driven: it sets the attribute the same way), else the attribute.
+function measure(page, count) {
+  return page.evaluate(async (n) => {
+    const el = document.querySelector('attention-explorer');
+    const slider = el.shadowRoot.querySelector('input[type="range"]');
+    const fixedRange = slider && slider.min === '-4';
+    const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+    const one = (k) => new Promise((resolve) => requestAnimationFrame(() => {
+      const t0 = performance.now();
+      // A drag: every round moves the scale, so every round repaints.
+      const position = -3 + (k % 48) * 0.125;
+      if (fixedRange) {
+        slider.value = String(position);
+        slider.dispatchEvent(new Event('input', { bubbles: true }));
+      } else {
+        el.setAttribute('scale', String(Number((2 ** position / Math.sqrt(3)).toPrecision(4))));
+      }
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => resolve(performance.now() - t0);
+      channel.port2.postMessage(0);
+    }));
+    const list = [];
+    for (let k = 0; k < n; k++) {
+      await frame();
+      list.push(await one(k));
+    }
+    return list;
+  }, count);
+}
+
+async function openPage(env, base, tokens, heads) {
+  const { page, context } = await env.page({ viewport: { width: 1366, height: 900 }, reducedMotion: 'reduce' });
+  const words = Array.from({ length: tokens }, (_, i) => `t${i}`).join('+');
+  await page.goto(`${base}/?tokens=${words}&heads=${heads}`);
+  await page.waitForFunction(() => document.querySelector('attention-explorer')?.state);
+  await measure(page, 5); // warm up
+  return { page, context };
+}
+
+// The reference: a bare n x n table, every cell rewritten per frame.
+async function openReference(env, n) {
+  const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  await page.setContent('<style>td { width: 4.6em; padding: 2px 6px; text-align: right; font: 13px monospace; } .a { background: #9cd; } .b { background: #dc9; }</style><table id="t"></table>');
+  await page.evaluate((size) => {
+    const t = document.getElementById('t');
+    window.cells = [];
+    for (let i = 0; i < size; i++) {
+      const tr = t.insertRow();
+      for (let j = 0; j < size; j++) window.cells.push(tr.insertCell());
+    }
+  }, n);
+  return { page, context };
+}
+
+function measureReference(page, count) {
+  return page.evaluate(async (n) => {
+    const list = [];
+    for (let k = 0; k < n; k++) {
+      await new Promise((resolve) => requestAnimationFrame(resolve));
+      list.push(await new Promise((resolve) => requestAnimationFrame(() => {
+        const t0 = performance.now();
+        window.cells.forEach((td, i) => {
+          td.textContent = ((i * 7919 + k * 104729) % 10000 / 10000).toFixed(4);
+          td.className = (i + k) % 2 ? 'a' : 'b';
+        });
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => resolve(performance.now() - t0);
+        channel.port2.postMessage(0);
+      })));
+    }
+    return list;
+  }, count);
+}
+
+const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const p90 = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
+
+/**
+ * Scale change -> painted frame in Chromium: [{ tokens, heads, ms (median), p90, reference, baseline? }].
+ * @param {{ rounds?: number, cases?: { tokens: number, heads: number }[], baseline?: string }} [options]
+ */
+export async function explorerTimings({ rounds = 9, cases = [{ tokens: 4, heads: 1 }, { tokens: 32, heads: 1 }], baseline } = {}) {
   const env = await start();
+  const other = baseline ? await serve({ dir: baseline, port: 0 }) : null;
   try {
-    const { page } = await env.page();
-    await page.goto(`${env.base}/`);
-    await page.waitForFunction(() => document.querySelector('attention-explorer')?.state);
     const out = [];
-    for (const tokens of [4, 32]) {
-      const words = Array.from({ length: tokens }, (_, i) => `t${i}`).join(' ');
-      const ms = await page.evaluate(async ([text, n]) => {
-        const el = document.querySelector('attention-explorer');
-        el.setAttribute('tokens', text);
-        await new Promise((r) => el.addEventListener('attention-change', r, { once: true }));
-        const times = [];
-        for (let i = 0; i < n; i++) {
-          const t0 = performance.now();
-          el.seed = 100 + i;
-          await new Promise((r) => el.addEventListener('attention-change', r, { once: true }));
-          void el.shadowRoot.querySelector('.view').offsetHeight; // force style and layout
-          times.push(performance.now() - t0);
-        }
-        return times.sort((a, b) => a - b)[Math.floor(n / 2)];
-      }, [words, rounds * 3]);
-      out.push({ tokens, ms });
+    for (const { tokens, heads } of cases) {
+      const mine = await openPage(env, env.base, tokens, heads);
+      const theirs = other ? await openPage(env, `http://127.0.0.1:${other.address().port}`, tokens, heads) : null;
+      const ref = await openReference(env, tokens);
+      const a = [], b = [], c = [];
+      for (let r = 0; r < rounds; r++) {
+        a.push(...await measure(mine.page, 5));
+        if (theirs) b.push(...await measure(theirs.page, 5));
+        c.push(...await measureReference(ref.page, 5));
+      }
+      out.push({ tokens, heads, ms: median(a), p90: p90(a), reference: median(c), ...(theirs ? { baseline: median(b), baselineP90: p90(b) } : {}) });
+      await mine.context.close();
+      await theirs?.context.close();
+      await ref.context.close();
     }
     return out;
   } finally {
     await env.close();
+    if (other) await new Promise((r) => other.close(r));
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '9' }, baseline: { type: 'string' } } });
+  const cases = [{ tokens: 4, heads: 1 }, { tokens: 32, heads: 1 }, { tokens: 32, heads: 4 }];
+  const results = await explorerTimings({ rounds: Number(values.rounds), cases, baseline: values.baseline });
+  console.log('scale change -> painted frame, full page, Chromium (headless), median and 90th percentile');
+  for (const r of results) {
+    const budget = r.heads === 1 ? BUDGET_MS[r.tokens] : undefined;
+    let line = `  ${String(r.tokens).padStart(2)} tokens, ${r.heads} head${r.heads > 1 ? 's' : ' '}: ${r.ms.toFixed(2)} ms, p90 ${r.p90.toFixed(2)} ms`;
+    if (budget) line += ` (budget ${budget} ms)`;
+    line += `   plain ${r.tokens}x${r.tokens} table ${r.reference.toFixed(2)} ms`;
+    if (r.baseline !== undefined) line += `   baseline ${r.baseline.toFixed(2)} ms, p90 ${r.baselineP90.toFixed(2)} ms   this/baseline ${(r.ms / r.baseline).toFixed(2)}`;
+    console.log(line);
   }
 }

@@ -77,7 +77,16 @@ size_t attn_sdpa_scratch_size(const attn_shape* shape) {
   if (total < kt) return 0;
   const size_t tile = attn__flash_tile_floats((size_t)d_k, (size_t)d_v);
   if (total + tile < total || total + tile > SIZE_MAX / sizeof(float)) return 0;
-  return total + tile;
+  total += tile;
+  /* Grouped-query decoding takes the heads of a kv head as rows: its logits
+   * rows, beyond what the regions above hold, come after them. */
+  if (shape->heads > 0 && shape->kv_heads > 0 && shape->heads % shape->kv_heads == 0) {
+    size_t rows;
+    if (!attn__count((size_t)(shape->heads / shape->kv_heads), attn__round_up((size_t)n_k, 4) + 2, 1, 1, &rows)) return 0;
+    if (total + rows < total || total + rows > SIZE_MAX / sizeof(float)) return 0;
+    total += rows;
+  }
+  return total;
 }
 
 /* Which kernel takes the output path. The decode kernel reads K and V
@@ -175,6 +184,7 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
   float* kp = scratch;                                 /* (d_k, n_k rounded up to 8) K panels or K^T */
   float* vp = kp + dk * attn__round_up(nk, ATTN__PAD);  /* (v_stride / 8, n_k, 8) V panels */
   float* tile = vp + nk * v_stride;                    /* attn__flash_tile_floats(d_k, d_v) */
+  float* group_rows = tile + attn__flash_tile_floats(dk, dv);  /* decode scratch of a group's heads */
   const int decode = !with_steps && attn__use_decode(nq, nk, dk);
   /* Keys past the mask's or bias's last column are not allowed. */
   size_t cols = nk;
@@ -201,11 +211,11 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
       if (decode && nq == 1 && group > 1) {
         /* Grouped-query decoding: with one query row per head, the decode
          * kernel takes the group's heads as the rows of one call that reads
-         * this K and V once per pair of heads. */
+         * this K and V from memory once for all of them. */
         const size_t h0 = g * group;  /* the group's first query head */
         attn__decode_args args = {
             .rows = rows, .k = k_head, .v = v_head, .k_stride = ks.row_stride,
-            .v_stride = vs.row_stride, .scratch = kp, .one_query = 1,
+            .v_stride = vs.row_stride, .scratch = group > 2 ? group_rows : kp, .one_query = 1,
         };
         args.rows.n_q = group;
         args.rows.q = q + b * qs.batch_stride + h0 * qs.head_stride;

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// serve.js - npm start: builds the wasm when needed, then serves the project
-// folder on http://localhost:8080 (or $PORT) with the strict Content-Security-
-// Policy the explorer is made to work under, and application/wasm for .wasm.
+// serve.js - npm start: builds the wasm when needed, then serves what the
+// page needs (index.html, web/, dist/) on http://localhost:8080 (or $PORT)
+// with the strict Content-Security-Policy the explorer is made to work under,
+// and application/wasm for .wasm. Everything else in the project (.git/,
+// tests/, c/, node_modules/) is 404, also with HOST=0.0.0.0.
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize, sep } from 'node:path';
@@ -26,8 +28,15 @@ const TYPES = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-/** A static file server for `dir`; resolves to the listening http.Server. */
-export function serve({ dir = root, port = 8080, host = '127.0.0.1', csp = CSP } = {}) {
+/** The paths of the project the page needs: a file, or a folder ending in /. */
+export const PAGE_FILES = Object.freeze(['/index.html', '/web/', '/dist/']);
+
+/**
+ * A static file server for `dir`; resolves to the listening http.Server.
+ * `only` lists the paths it serves (PAGE_FILES for the project folder; null
+ * serves all of another `dir`). Dot files and folders are never served.
+ */
+export function serve({ dir = root, port = 8080, host = '127.0.0.1', csp = CSP, only = normalize(dir) === normalize(root) ? PAGE_FILES : null } = {}) {
   const server = createServer((req, res) => {
     let path;
     try {
@@ -37,6 +46,12 @@ export function serve({ dir = root, port = 8080, host = '127.0.0.1', csp = CSP }
       return;
     }
     if (path.endsWith('/')) path += 'index.html';
+    const allowed = !path.split('/').some((part) => part.startsWith('.')) &&
+      (only === null || only.some((p) => (p.endsWith('/') ? path.startsWith(p) : path === p)));
+    if (!allowed) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
     const file = normalize(join(dir, path));
     if (!file.startsWith(normalize(dir + sep)) && file !== normalize(dir)) {
       res.writeHead(403).end('forbidden');

@@ -169,6 +169,48 @@ api('null means "not given" for optional options', ({ attn }) => {
   assert.equal(flat, plain);
 });
 
+api('steps return logits; attention and multiHeadAttention take softcap, window and queryOffset', ({ attn }) => {
+  const q = rand(40, 5, 4), k = rand(41, 7, 4), v = rand(42, 7, 3);
+  const opts = { softcap: 1.5, window: [2, 0], queryOffset: 2, causal: true, steps: true };
+  const r = attn.attention(q, k, v, opts);
+  const flat = attn.sdpa(q.data, k.data, v.data, { nq: 5, nk: 7, dk: 4, dv: 3, ...opts, stats: true });
+  assert.equal(Array.from(r.output.data), Array.from(flat.output));
+  assert.equal(Array.from(r.logits.data), Array.from(flat.logits));
+  for (let i = 0; i < 5; i++) {
+    for (let j = 0; j < 7; j++) {
+      const allowed = j <= i + 2 && j >= i + 2 - 2;
+      const want = allowed ? 1.5 * Math.tanh(r.scaled.get(i, j) / 1.5) : -Infinity;
+      assert.ok(allowed ? Math.abs(r.logits.get(i, j) - want) < 1e-6 : r.logits.get(i, j) === -Infinity, `logit ${i},${j}`);
+      if (!allowed) assert.is(r.weights.get(i, j), 0);
+    }
+  }
+  // multiHeadAttention: one head equals attention() on the projections.
+  const x = rand(43, 5, 6), wq = rand(44, 6, 4), wk = rand(45, 6, 4), wv = rand(46, 6, 3);
+  const mha = attn.multiHeadAttention(x, { wq, wk, wv, heads: 1, ...opts });
+  const one = attn.attention(attn.matmul(x, wq), attn.matmul(x, wk), attn.matmul(x, wv), opts);
+  assert.equal(Array.from(mha.output.data), Array.from(one.output.data));
+  assert.equal(Array.from(mha.logits[0].data), Array.from(one.logits.data));
+});
+
+api('stats: lse is the log-sum-exp of each logits row, -Infinity for a row with no allowed key', ({ attn }) => {
+  const rng = new NumpyRandom(47);
+  const [batch, heads, nq, nk, d] = [2, 2, 6, 9, 4];
+  const q = Float32Array.from(rng.randn(batch * heads * nq * d)), k = Float32Array.from(rng.randn(batch * heads * nk * d));
+  const o = { batch, heads, nq, nk, dk: d, dv: d, causal: true, queryOffset: Int32Array.of(-1, 3), steps: true, stats: true };
+  const r = attn.sdpa(q, k, k, o);
+  assert.is(r.lse.length, batch * heads * nq);
+  for (let row = 0; row < batch * heads * nq; row++) {
+    const z = r.logits.subarray(row * nk, (row + 1) * nk);
+    const m = Math.max(...z);
+    const want = m === -Infinity ? -Infinity : m + Math.log(z.reduce((acc, x) => acc + Math.exp(x - m), 0));
+    assert.ok(want === -Infinity ? r.lse[row] === -Infinity : Math.abs(r.lse[row] - want) < 1e-5, `row ${row}: ${r.lse[row]} vs ${want}`);
+  }
+  assert.is(r.lse[0], -Infinity); // batch 0, query 0 at position -1: no key
+  const fused = attn.sdpa(q, k, k, { ...o, steps: false });
+  assertClose(fused.lse.map((x) => (x === -Infinity ? 0 : x)), r.lse.map((x) => (x === -Infinity ? 0 : x)), { rtol: 1e-6 });
+  assert.ok(fused.output instanceof Float32Array && !('logits' in fused));
+});
+
 api('Matrix helpers', () => {
   const m = Matrix.from([[1, 2, 3], [4, 5, 6]]);
   assert.is(m.get(1, 2), 6);
@@ -257,6 +299,45 @@ const cases = [
   ['mha heads do not divide wq', (a) => a.multiHeadAttention([[1, 2]], { wq: [[1, 2, 3], [1, 2, 3]], wk: [[1], [1]], wv: [[1], [1]], heads: 2 }), RangeError, /multiHeadAttention: wq has 3 columns, which must be heads \* dk/],
   ['mha wk shape', (a) => a.multiHeadAttention([[1, 2]], { wq: [[1, 2], [1, 2]], wk: [[1, 2, 3], [1, 2, 3]], wv: [[1], [1]], heads: 1 }), RangeError, /multiHeadAttention: wk must have shape \(2, 2\), got \(2, 3\)/],
   ['matmul inner size', (a) => a.matmul([[1, 2]], [[1, 2]]), RangeError, /matmul: b must have shape \(2, cols\), got \(1, 2\)/],
+  ...(() => {
+    const f = (n) => new Float32Array(n);
+    const sd = (a, o) => a.sdpa(f(16), f(16), f(16), { batch: 2, nq: 2, nk: 2, dk: 4, dv: 4, ...o });
+    return [
+      ['sdpa layout unknown', (a) => sd(a, { layout: 'bhds' }), RangeError, /sdpa: layout must be 'bhsd' or 'bshd', got the string "bhds"/],
+      ['sdpa layout type', (a) => sd(a, { layout: 1 }), TypeError, /sdpa: layout must be 'bhsd' or 'bshd'/],
+      ['sdpa softcap 0', (a) => sd(a, { softcap: 0 }), RangeError, /sdpa: softcap must be a finite number > 0, got 0/],
+      ['sdpa softcap negative', (a) => sd(a, { softcap: -1 }), RangeError, /sdpa: softcap must be a finite number > 0/],
+      ['sdpa softcap NaN', (a) => sd(a, { softcap: NaN }), RangeError, /sdpa: softcap must be a finite number > 0, got NaN/],
+      ['sdpa softcap Infinity', (a) => sd(a, { softcap: Infinity }), RangeError, /sdpa: softcap/],
+      ['sdpa softcap type', (a) => sd(a, { softcap: '2' }), TypeError, /sdpa: softcap must be a finite number/],
+      ['sdpa window left < -1', (a) => sd(a, { window: [-2, 0] }), RangeError, /sdpa: window\[0\] must be an integer >= -1, got -2/],
+      ['sdpa window fractional', (a) => sd(a, { window: [1, 0.5] }), RangeError, /sdpa: window\[1\] must be an integer >= -1, got 0.5/],
+      ['sdpa window not a pair', (a) => sd(a, { window: 3 }), TypeError, /sdpa: window must be \[left, right\]/],
+      ['sdpa window string side', (a) => sd(a, { window: ['1', 0] }), TypeError, /sdpa: window\[0\] must be an integer/],
+      ['sdpa queryOffset fractional', (a) => sd(a, { queryOffset: 1.5 }), RangeError, /sdpa: queryOffset must be an integer/],
+      ['sdpa queryOffset type', (a) => sd(a, { queryOffset: [1, 2] }), TypeError, /sdpa: queryOffset must be an integer or an Int32Array of batch = 2/],
+      ['sdpa queryOffset length', (a) => sd(a, { queryOffset: new Int32Array(3) }), RangeError, /sdpa: queryOffset has 3 values, expected batch = 2/],
+      ['sdpa kvLengths out of range', (a) => sd(a, { kvLengths: Int32Array.of(2, 3) }), RangeError, /sdpa: kvLengths\[1\] is 3, must be in \[0, nk = 2\]/],
+      ['sdpa kvLengths negative', (a) => sd(a, { kvLengths: Int32Array.of(-1, 1) }), RangeError, /sdpa: kvLengths\[0\] is -1/],
+      ['sdpa kvLengths type', (a) => sd(a, { kvLengths: [2, 2] }), TypeError, /sdpa: kvLengths must be an Int32Array of batch = 2 lengths/],
+      ['sdpa kvLengths length', (a) => sd(a, { kvLengths: Int32Array.of(2) }), RangeError, /sdpa: kvLengths has 1 values, expected batch = 2/],
+      ['sdpa mask shape does not broadcast', (a) => sd(a, { mask: { data: new Uint8Array(12), shape: [3, 2, 2] } }), RangeError, /sdpa: mask.shape \[3, 2, 2\] does not broadcast to \(batch, heads, nq, nk\) = \(2, 1, 2, 2\)/],
+      ['sdpa mask last dim too long', (a) => sd(a, { mask: { data: new Uint8Array(6), shape: [2, 3] } }), RangeError, /sdpa: mask.shape \[2, 3\] does not broadcast.*longer than nk/],
+      ['sdpa mask rank 5', (a) => sd(a, { mask: { data: new Uint8Array(4), shape: [1, 1, 1, 2, 2] } }), TypeError, /sdpa: mask.shape must be an array of 2 to 4 dims/],
+      ['sdpa mask rank 1', (a) => sd(a, { mask: { data: new Uint8Array(2), shape: [2] } }), TypeError, /sdpa: mask.shape must be an array of 2 to 4 dims/],
+      ['sdpa mask data length', (a) => sd(a, { mask: { data: new Uint8Array(3), shape: [2, 2] } }), RangeError, /sdpa: mask.data has 3 values, expected 4 for shape \[2, 2\]/],
+      ['sdpa bias data type', (a) => sd(a, { bias: { data: new Uint8Array(4), shape: [2, 2] } }), TypeError, /sdpa: bias.data must be a Float32Array of 4 values/],
+      ['sdpa bias zero dim', (a) => sd(a, { bias: { data: new Float32Array(0), shape: [0, 2] } }), RangeError, /sdpa: bias.shape must hold positive integers/],
+      ['sdpa steps type', (a) => sd(a, { steps: 1 }), TypeError, /sdpa: steps must be a boolean/],
+      ['sdpa stats type', (a) => sd(a, { stats: 'yes' }), TypeError, /sdpa: stats must be a boolean/],
+      ['sdpa bshd q length names bshd', (a) => a.sdpa(f(3), f(16), f(16), { batch: 2, nq: 2, nk: 2, dk: 4, dv: 4, layout: 'bshd' }), RangeError, /sdpa: q has 3 values, expected 16 for \(batch, nq, heads, dk\)/],
+      ['attention softcap', (a) => a.attention(q, k, v, { softcap: -2 }), RangeError, /attention: softcap must be a finite number > 0/],
+      ['attention window', (a) => a.attention(q, k, v, { window: [0] }), TypeError, /attention: window must be \[left, right\]/],
+      ['attention queryOffset', (a) => a.attention(q, k, v, { queryOffset: 0.5 }), RangeError, /attention: queryOffset must be an integer/],
+      ['mha window', (a) => a.multiHeadAttention([[1, 2]], { wq: [[1, 2], [1, 2]], wk: [[1, 2], [1, 2]], wv: [[1], [1]], heads: 1, window: [-3, 1] }), RangeError, /multiHeadAttention: window\[0\] must be an integer >= -1/],
+      ['mha softcap', (a) => a.multiHeadAttention([[1, 2]], { wq: [[1, 2], [1, 2]], wk: [[1, 2], [1, 2]], wv: [[1], [1]], heads: 1, softcap: NaN }), RangeError, /multiHeadAttention: softcap/],
+    ];
+  })(),
   ['too big for wasm32', (a) => { const x = { rows: 60000, cols: 1, data: new Float32Array(60000) }; a.attention(x, x, x, { steps: true }); }, RangeError, /wasm32 holds at most 4 GiB/],
 ];
 for (const [name, call, Type, message] of cases) {

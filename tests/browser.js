@@ -6,18 +6,21 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
-import { serve } from '../scripts/serve.js';
+import { PAGE_FILES, serve } from '../scripts/serve.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const OUTPUT = fileURLToPath(new URL('./output/', import.meta.url));
 
-/** Starts a server on a free port and a headless Chromium. */
+/**
+ * Starts a server on a free port and a headless Chromium. Without `dir` it
+ * serves what npm start serves plus the test pages in tests/pages/.
+ */
 export async function start({ dir } = {}) {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
   }
   mkdirSync(OUTPUT, { recursive: true });
-  const server = await serve({ port: 0, ...(dir ? { dir } : {}) });
+  const server = await serve({ port: 0, ...(dir ? { dir } : { only: [...PAGE_FILES, '/tests/pages/'] }) });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',

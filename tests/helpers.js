@@ -84,6 +84,34 @@ export function caseInputs(c) {
   return { q, k, v, bias, mask };
 }
 
+/** The inputs of an options.json case, drawn as make_fixtures.py's option_case draws them. */
+export function optionCaseInputs(c) {
+  const rng = new NumpyRandom(c.seed);
+  const f32 = (values, factor = 1) => Float32Array.from(values, (x) => x * factor);
+  const q = f32(rng.randn(c.batch, c.heads, c.nq, c.dk), c.amp);
+  const k = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dk), c.amp);
+  const v = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dv));
+  let bias, mask;
+  if (c.biasShape) {
+    const data = f32(rng.randn(...c.biasShape), 2);
+    for (let i = 0; i < data.length; i += 7) data[i] = -Infinity;
+    bias = { data, shape: c.biasShape };
+  }
+  if (c.maskShape) mask = { data: Uint8Array.from(rng.randn(...c.maskShape), (x) => (x > -0.5 ? 1 : 0)), shape: c.maskShape };
+  return { q, k, v, mask, bias };
+}
+
+/** sdpa options of an options case (extra overrides). */
+export function optionCaseOptions(c, inputs, extra = {}) {
+  return {
+    batch: c.batch, heads: c.heads, kvHeads: c.kvHeads, nq: c.nq, nk: c.nk, dk: c.dk, dv: c.dv,
+    causal: c.causal, mask: inputs.mask, bias: inputs.bias, softcap: c.softcap, window: c.window,
+    queryOffset: Array.isArray(c.queryOffset) ? Int32Array.from(c.queryOffset) : c.queryOffset,
+    kvLengths: c.kvLengths ? Int32Array.from(c.kvLengths) : undefined,
+    ...(c.scale === null ? {} : { scale: c.scale }), ...extra,
+  };
+}
+
 /** The handbook's four tables as { scores, scaled, weights, output } of string rows. */
 export function handbookTables() {
   const text = readFileSync(here('./fixtures/handbook.txt'), 'utf8');

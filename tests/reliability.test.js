@@ -56,6 +56,12 @@ test('a failed allocation is a RangeError; the instance keeps working', async ()
   assert.throws(() => attn.matmul({ rows: 2100, cols: 2100, data: new Float32Array(2100 * 2100) }, { rows: 2100, cols: 2, data: new Float32Array(4200) }),
     (e) => e instanceof RangeError && /matmul needs .* of wasm memory/.test(e.message));
   assert.equal(attn.attention([[1, 2]], [[3, 4]], [[5, 6]]).output.toArray(), small);
+  // A KV cache too big for the memory: RangeError, and what it took is freed.
+  assert.throws(() => attn.kvCache({ kvHeads: 4, dk: 64, capacity: 8192 }), (e) => e instanceof RangeError && /kvCache: a capacity of 8192 needs .* could not grow/.test(e.message));
+  const fits = attn.kvCache({ kvHeads: 4, dk: 64, capacity: 4096 }); // 8 MiB: fits only if the failed one was freed
+  fits.append(new Float32Array(4 * 64).fill(1), new Float32Array(4 * 64).fill(2));
+  assert.equal(Array.from(fits.attend(new Float32Array(4 * 64))).slice(0, 2), [2, 2]);
+  fits.dispose();
   const ex = computeExample(attn, normalizeConfig());
   assert.is(ex.heads[0].weights.get(1, 2).toFixed(4), '0.0806');
 });

@@ -4,7 +4,7 @@
 // UndefinedBehaviorSanitizer, then every tests/*.test.js with uvu, and prints
 // one closing line "N passed, N failed" over all of them.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { ensureBuilt } from '../scripts/ensure-built.js';
@@ -17,6 +17,15 @@ function run(cmd, args, options = {}) {
   const r = spawnSync(cmd, args, { cwd: root, encoding: 'utf8', maxBuffer: 256 << 20, ...options });
   if (r.error) return { status: 127, stdout: '', stderr: String(r.error.message) };
   return r;
+}
+
+// A fresh clone has no node_modules: every test file would die on its uvu
+// import with a stack trace. Say what to run instead.
+if (!existsSync(`${root}node_modules/uvu`)) {
+  process.stderr.write('npm test: the dev dependencies are not installed (no node_modules/uvu).\n' +
+    '  Run `npm ci` first (it installs exactly package-lock.json), then `npm test` again;\n' +
+    '  or `.ci/run`, which also installs emscripten, clang and chromium with apt.\n');
+  process.exit(1);
 }
 
 ensureBuilt();

@@ -47,8 +47,31 @@ export interface LoadOptions {
   wasm?: URL | string | BufferSource | Response | WebAssembly.Module;
 }
 
+/** Options shared by attention(), sdpa(), multiHeadAttention() and KVCache#attend(). */
+export interface PositionOptions {
+  /** Logit soft-capping (Gemma 2): logits = c * tanh(scaled / c), before bias and masks. Finite, > 0. */
+  softcap?: number | null;
+  /**
+   * Sliding window [left, right]: key j is allowed for query i only when
+   * p - left <= j <= p + right, p = i + queryOffset; -1 leaves a side unbounded.
+   */
+  window?: readonly [number, number] | null;
+  /**
+   * Position of query row 0 among the keys: an integer, or an Int32Array(batch) (sdpa, attend).
+   * Causal allows j <= i + queryOffset. Default 0 (top-left); nk - nq gives bottom-right.
+   */
+  queryOffset?: number | Int32Array | null;
+}
+
+/** A mask or bias broadcast numpy-style (right aligned, size-1 dims repeat) to (batch, heads, nq, nk). */
+export interface Broadcast<T> {
+  data: T;
+  /** 2 to 4 dims; a last dim shorter than nk leaves the keys past it not allowed (ONNX pads so). */
+  shape: number[];
+}
+
 /** Optional options may also be null, which means "not given". */
-export interface AttentionOptions {
+export interface AttentionOptions extends PositionOptions {
   /** Query i sees key j only when j <= i (PyTorch's is_causal, top-left aligned). */
   causal?: boolean | null;
   /** (nq, nk) keep-mask. */
@@ -57,7 +80,7 @@ export interface AttentionOptions {
   bias?: MatrixLike | null;
   /** Default 1 / sqrt(dk). */
   scale?: number | null;
-  /** Also return scores, scaled and weights. */
+  /** Also return scores, scaled, logits and weights. */
   steps?: boolean | null;
 }
 
@@ -68,11 +91,13 @@ export interface AttentionResult {
   scores?: Matrix;
   /** (nq, nk) scores * scale, before mask and bias, when steps: true */
   scaled?: Matrix;
+  /** (nq, nk) what enters the softmax: softcap(scaled) + bias, -Infinity where not allowed, when steps: true */
+  logits?: Matrix;
   /** (nq, nk) softmax over allowed keys; a fully masked row is all 0, when steps: true */
   weights?: Matrix;
 }
 
-export interface SdpaOptions {
+export interface SdpaOptions extends PositionOptions {
   batch?: number;
   heads?: number;
   /** Default: heads. heads must be a multiple of kvHeads. */
@@ -81,17 +106,88 @@ export interface SdpaOptions {
   nk: number;
   dk: number;
   dv: number;
-  causal?: boolean;
-  /** (nq, nk), broadcast over batch and heads. */
-  mask?: Uint8Array;
-  /** (nq, nk), broadcast over batch and heads. */
-  bias?: Float32Array;
-  scale?: number;
+  causal?: boolean | null;
+  /** Keep-mask (nonzero = allowed): flat (nq, nk), or { data, shape } broadcast to (batch, heads, nq, nk). */
+  mask?: Uint8Array | Broadcast<Uint8Array> | null;
+  /** Added to the logits: flat (nq, nk), or { data, shape } broadcast; -Infinity masks. */
+  bias?: Float32Array | Broadcast<Float32Array> | null;
+  scale?: number | null;
+  /** 'bhsd' (default): [batch, heads, seq, d]; 'bshd': [batch, seq, heads, d], for q, k, v and the output. */
+  layout?: 'bhsd' | 'bshd' | null;
+  /** Int32Array(batch): keys j >= kvLengths[b] are not allowed for batch entry b. */
+  kvLengths?: Int32Array | null;
+  /** Return { output, scores, scaled, logits, weights }, each step flat (batch, heads, nq, nk). */
+  steps?: boolean | null;
+  /** Return lse too: (batch, heads, nq) natural log-sum-exp of each logits row, -Infinity when no key is allowed. */
+  stats?: boolean | null;
   /** Written and returned instead of a new array; at least batch*heads*nq*dv long. */
-  out?: Float32Array;
+  out?: Float32Array | null;
 }
 
-export interface MultiHeadOptions {
+/** What sdpa() and KVCache#attend() return with steps or stats. */
+export interface SdpaResult {
+  output: Float32Array;
+  scores?: Float32Array;
+  scaled?: Float32Array;
+  logits?: Float32Array;
+  weights?: Float32Array;
+  lse?: Float32Array;
+}
+
+export interface KVCacheOptions {
+  batch?: number;
+  kvHeads?: number;
+  dk: number;
+  /** Default: dk. */
+  dv?: number;
+  /** Tokens it can hold. */
+  capacity: number;
+  /** 'bhsd' (default) or 'bshd', for append(), keys(), values(), attend()'s q and output. */
+  layout?: 'bhsd' | 'bshd';
+}
+
+export interface AttendOptions extends PositionOptions {
+  /** Query heads; default kvHeads; a multiple of kvHeads. */
+  heads?: number;
+  /** Query rows; default q.length / (batch * heads * dk). */
+  nq?: number;
+  causal?: boolean | null;
+  mask?: Uint8Array | Broadcast<Uint8Array> | null;
+  bias?: Float32Array | Broadcast<Float32Array> | null;
+  scale?: number | null;
+  kvLengths?: Int32Array | null;
+  steps?: boolean | null;
+  stats?: boolean | null;
+  out?: Float32Array | null;
+}
+
+/** Keys and values in wasm memory; attend() reads them in place. */
+export declare class KVCache {
+  private constructor();
+  readonly batch: number;
+  readonly kvHeads: number;
+  readonly dk: number;
+  readonly dv: number;
+  readonly capacity: number;
+  readonly layout: 'bhsd' | 'bshd';
+  /** Tokens held. */
+  readonly length: number;
+  /** k (batch, kvHeads, t, dk), v (batch, kvHeads, t, dv) (or bshd), t >= 1. RangeError past capacity; then nothing changes. */
+  append(k: Float32Array, v: Float32Array): void;
+  /** Copy of the held keys (batch, kvHeads, length, dk) in the cache's layout. */
+  keys(): Float32Array;
+  /** Copy of the held values (batch, kvHeads, length, dv) in the cache's layout. */
+  values(): Float32Array;
+  /** sdpa of q over the held keys; queryOffset defaults to length - nq. */
+  attend(q: Float32Array, options?: AttendOptions & { steps?: false | null; stats?: false | null }): Float32Array;
+  attend(q: Float32Array, options: AttendOptions): Float32Array | SdpaResult;
+  /** Length back to 0. */
+  clear(): void;
+  /** Frees the memory; later calls throw. */
+  dispose(): void;
+}
+
+export interface MultiHeadOptions extends PositionOptions {
   /** (d_model, heads * dk) */
   wq: MatrixLike;
   /** (d_context, kvHeads * dk) */
@@ -118,6 +214,7 @@ export interface MultiHeadResult {
   weights?: Matrix[];
   scores?: Matrix[];
   scaled?: Matrix[];
+  logits?: Matrix[];
 }
 
 /** The API over one wasm instance. */
@@ -132,7 +229,11 @@ export declare class Attention {
   /** softmax(q k^T * scale + bias) v for one head: q (nq, dk), k (nk, dk), v (nk, dv). */
   attention(q: MatrixLike, k: MatrixLike, v: MatrixLike, options?: AttentionOptions): AttentionResult;
   /** Flat PyTorch layout: q (batch, heads, nq, dk), k and v (batch, kvHeads, nk, d). Returns (batch, heads, nq, dv). */
-  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Float32Array;
+  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { steps?: false | null; stats?: false | null }): Float32Array;
+  /** With steps or stats: { output, scores?, scaled?, logits?, weights?, lse? }. */
+  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Float32Array | SdpaResult;
+  /** A KV cache in this instance's memory. */
+  kvCache(options: KVCacheOptions): KVCache;
   /** Projections, heads, concat and output projection, as torch.nn.MultiheadAttention. */
   multiHeadAttention(x: MatrixLike, options: MultiHeadOptions): MultiHeadResult;
   /** a (m, k) times b (k, n), float32. */

@@ -166,8 +166,9 @@ async function compileModule(options, fn) {
     : defaultModule(isa);
 }
 
-// for-in, not Object.keys: no array per call (a tenth of a small call's
-// time went there), and inherited keys are checked too, as they are read.
+// for-in, not Object.keys: no array per call (that array cost a noticeable
+// part of a small call, bench/RESULTS.md), and inherited keys are checked
+// too, as they are read.
 function checkKeys(options, allowed, fn) {
   for (const key in options) {
     if (!allowed.includes(key)) {
@@ -176,8 +177,8 @@ function checkKeys(options, allowed, fn) {
   }
 }
 
-// Small copies by hand: TypedArray set/subarray cost ~50-150 ns a call in V8,
-// more than the whole attention of a few tokens.
+// Small copies by hand: a TypedArray set/subarray call costs more in V8
+// than the whole attention of a few tokens (bench/RESULTS.md).
 const SMALL_COPY = 64;
 
 function copyIn(heap, src, at) {
@@ -589,6 +590,43 @@ export class Attention {
     return result;
   }
 
+  /**
+   * A key/value cache in wasm memory: append keys and values token by token,
+   * attend over them in place (no copy of K and V per call).
+   * @param {{ batch?: number, kvHeads?: number, dk: number, dv?: number, capacity: number, layout?: 'bhsd' | 'bshd' }} options
+   * @returns {KVCache}
+   */
+  kvCache(options) {
+    const ex = this.#live();
+    checkOptions(options, ['batch', 'kvHeads', 'dk', 'dv', 'capacity', 'layout'], 'kvCache');
+    const batch = checkCount(options.batch, 'kvCache: batch', 1);
+    const kvHeads = checkCount(options.kvHeads, 'kvCache: kvHeads', 1);
+    const dk = checkCount(options.dk, 'kvCache: dk');
+    const dv = checkCount(options.dv, 'kvCache: dv', dk);
+    const capacity = checkCount(options.capacity, 'kvCache: capacity');
+    const layout = checkLayout(options.layout, 'kvCache: layout');
+    const kBytes = batch * kvHeads * capacity * dk * 4, vBytes = batch * kvHeads * capacity * dv * 4;
+    if (kBytes + vBytes > MAX_ARENA_BYTES) {
+      throw new RangeError(`kvCache: a capacity of ${capacity} needs ${formatBytes(kBytes + vBytes)} of wasm memory; wasm32 holds at most 4 GiB`);
+    }
+    const kAt = ex.malloc(kBytes) >>> 0;
+    const vAt = kAt === 0 ? 0 : ex.malloc(vBytes) >>> 0;
+    if (vAt === 0) {
+      if (kAt !== 0) ex.free(kAt);
+      throw new RangeError(`kvCache: a capacity of ${capacity} needs ${formatBytes(kBytes + vBytes)} of wasm memory, and the memory could not grow that far`);
+    }
+    const host = {
+      live: () => this.#live(),
+      f32: () => {
+        this.#views();
+        return this.#f32;
+      },
+      sdpa: (c) => this.#sdpa(c),
+      free: (ptr) => this.#exports?.free(ptr),
+    };
+    return new KVCache(host, { batch, kvHeads, dk, dv, capacity, layout, kAt, vAt });
+  }
+
   /** a (m, k) times b (k, n), float32. */
   matmul(a, b) {
     const ex = this.#live();
@@ -622,12 +660,168 @@ export class Attention {
   }
 }
 
+/**
+ * Keys and values of a generation in wasm memory, (batch, kvHeads, capacity,
+ * d) for layout 'bhsd' or (batch, capacity, kvHeads, d) for 'bshd'. Made by
+ * Attention#kvCache; attend() reads them in place.
+ */
+export class KVCache {
+  #host;
+  #kAt; // byte addresses of the K and V buffers
+  #vAt;
+  #length = 0;
+  #disposed = false;
+
+  /** @internal use Attention#kvCache() */
+  constructor(host, { batch, kvHeads, dk, dv, capacity, layout, kAt, vAt }) {
+    this.#host = host;
+    this.#kAt = kAt;
+    this.#vAt = vAt;
+    /** @readonly */ this.batch = batch;
+    /** @readonly */ this.kvHeads = kvHeads;
+    /** @readonly */ this.dk = dk;
+    /** @readonly */ this.dv = dv;
+    /** @readonly */ this.capacity = capacity;
+    /** @readonly */ this.layout = layout;
+  }
+
+  /** Tokens held. */
+  get length() {
+    return this.#length;
+  }
+
+  #live(fn) {
+    if (this.#disposed) throw new Error(`kvCache.${fn}: this cache was disposed`);
+    this.#host.live();
+  }
+
+  // Strides (batch, head, row) of the K (d = dk) or V (d = dv) buffer, in elements.
+  #strides(d) {
+    const { kvHeads, capacity } = this;
+    return this.layout === 'bshd' ? [capacity * kvHeads * d, d, kvHeads * d] : [kvHeads * capacity * d, capacity * d, d];
+  }
+
+  /**
+   * Appends t >= 1 tokens: k flat (batch, kvHeads, t, dk) and v (batch,
+   * kvHeads, t, dv), or (batch, t, kvHeads, d) for layout 'bshd'. Past the
+   * capacity it throws a RangeError and the cache is unchanged.
+   */
+  append(k, v) {
+    this.#live('append');
+    const { batch, kvHeads, dk, dv, capacity } = this;
+    const shape = (d) => (this.layout === 'bshd' ? `(batch, t, kvHeads, ${d === dk ? 'dk' : 'dv'}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${d === dk ? 'dk' : 'dv'}) = (${batch}, ${kvHeads}, t, ${d})`);
+    if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk)}, got ${describe(k)}`);
+    if (!(v instanceof Float32Array)) throw new TypeError(`kvCache.append: v must be a Float32Array ${shape(dv)}, got ${describe(v)}`);
+    const t = k.length / (batch * kvHeads * dk);
+    if (!Number.isInteger(t) || t < 1) throw new RangeError(`kvCache.append: k has ${k.length} values, not a positive multiple of batch * kvHeads * dk = ${batch * kvHeads * dk} for ${shape(dk)}`);
+    if (v.length !== t * batch * kvHeads * dv) throw new RangeError(`kvCache.append: v has ${v.length} values, expected ${t * batch * kvHeads * dv} for ${shape(dv)} with t = ${t} (from k)`);
+    if (this.#length + t > capacity) {
+      throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${this.#length}); the cache is unchanged`);
+    }
+    const f32 = this.#host.f32();
+    this.#copy(f32, k, this.#kAt >>> 2, dk, t, true);
+    this.#copy(f32, v, this.#vAt >>> 2, dv, t, true);
+    this.#length += t;
+  }
+
+  // Copies t tokens between a flat user array and the buffer at float index
+  // `at`, from token position #length on (into) or the held tokens (out).
+  #copy(f32, flat, at, d, t, into) {
+    const { batch, kvHeads, capacity } = this;
+    if (this.layout === 'bshd') {
+      const run = t * kvHeads * d; // (t, kvHeads, d) of one batch entry is contiguous
+      for (let b = 0; b < batch; b++) {
+        const mem = at + b * capacity * kvHeads * d + (into ? this.#length * kvHeads * d : 0);
+        if (into) f32.set(flat.subarray(b * run, (b + 1) * run), mem);
+        else flat.set(f32.subarray(mem, mem + run), b * run);
+      }
+    } else {
+      const run = t * d;
+      for (let bh = 0; bh < batch * kvHeads; bh++) {
+        const mem = at + bh * capacity * d + (into ? this.#length * d : 0);
+        if (into) f32.set(flat.subarray(bh * run, (bh + 1) * run), mem);
+        else flat.set(f32.subarray(mem, mem + run), bh * run);
+      }
+    }
+  }
+
+  /** A copy of the held keys, (batch, kvHeads, length, dk) in the cache's layout (ONNX present_key). */
+  keys() {
+    this.#live('keys');
+    const out = new Float32Array(this.batch * this.kvHeads * this.#length * this.dk);
+    this.#copy(this.#host.f32(), out, this.#kAt >>> 2, this.dk, this.#length, false);
+    return out;
+  }
+
+  /** A copy of the held values, (batch, kvHeads, length, dv) in the cache's layout (ONNX present_value). */
+  values() {
+    this.#live('values');
+    const out = new Float32Array(this.batch * this.kvHeads * this.#length * this.dv);
+    this.#copy(this.#host.f32(), out, this.#vAt >>> 2, this.dv, this.#length, false);
+    return out;
+  }
+
+  /**
+   * Attention of q over the held keys and values, read in place. q and the
+   * output are in the cache's layout: (batch, heads, nq, dk) or (batch, nq,
+   * heads, dk). queryOffset defaults to length - nq (the queries are the
+   * newest tokens). Other options as Attention#sdpa, with nk = length.
+   */
+  attend(q, options = {}) {
+    this.#live('attend');
+    checkOptions(options, ['heads', 'nq', 'causal', 'mask', 'bias', 'softcap', 'window', 'queryOffset', 'kvLengths', 'scale', 'steps', 'stats', 'out'], 'kvCache.attend');
+    const { batch, kvHeads, dk, dv } = this;
+    const nk = this.#length;
+    if (nk === 0) throw new RangeError('kvCache.attend: the cache is empty; append keys and values first');
+    const heads = checkCount(options.heads, 'kvCache.attend: heads', kvHeads);
+    if (heads % kvHeads !== 0) throw new RangeError(`kvCache.attend: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+    if (!(q instanceof Float32Array)) throw new TypeError(`kvCache.attend: q must be a Float32Array (batch, heads, nq, dk), got ${describe(q)}`);
+    const qs = this.layout === 'bshd' ? '(batch, nq, heads, dk)' : '(batch, heads, nq, dk)';
+    const nq = options.nq == null ? q.length / (batch * heads * dk) : checkCount(options.nq, 'kvCache.attend: nq');
+    if (!Number.isInteger(nq) || nq < 1 || q.length !== batch * heads * nq * dk) throw new RangeError(`kvCache.attend: q has ${q.length} values, expected a positive multiple of batch * heads * dk = ${batch * heads * dk} for ${qs}${options.nq == null ? '' : ` with nq = ${nq}`}`);
+    const dims = [batch, heads, nq, nk];
+    const oLen = batch * heads * nq * dv, out = options.out;
+    if (out != null) {
+      if (!(out instanceof Float32Array)) throw new TypeError(`kvCache.attend: out must be a Float32Array of ${oLen} values, got ${describe(out)}`);
+      if (out.length < oLen) throw new RangeError(`kvCache.attend: out has ${out.length} values, needs ${oLen}`);
+    }
+    const c = {
+      q, batch, heads, kvHeads, nq, nk, dk, dv, layout: this.layout,
+      kAt: this.#kAt, vAt: this.#vAt, kStrides: this.#strides(dk), vStrides: this.#strides(dv),
+      mask: options.mask == null ? null : checkBcast(options.mask, Uint8Array, 'kvCache.attend: mask', dims),
+      bias: options.bias == null ? null : checkBcast(options.bias, Float32Array, 'kvCache.attend: bias', dims),
+      scale: checkScale(options.scale, 'kvCache.attend: scale', dk), causal: checkBool(options.causal, 'kvCache.attend: causal'),
+      softcap: checkSoftcap(options.softcap, 'kvCache.attend: softcap'), window: checkWindow(options.window, 'kvCache.attend: window'),
+      ...(options.queryOffset == null ? { queryOffset: nk - nq, queryOffsets: null } : checkOffset(options.queryOffset, 'kvCache.attend: queryOffset', batch)),
+      kvLengths: options.kvLengths == null ? null : checkLengths(options.kvLengths, 'kvCache.attend: kvLengths', batch, nk),
+      steps: checkBool(options.steps, 'kvCache.attend: steps'), stats: checkBool(options.stats, 'kvCache.attend: stats'),
+      out: out ?? undefined,
+    };
+    return this.#host.sdpa(c);
+  }
+
+  /** Forgets the held tokens (length 0); the memory stays reserved. */
+  clear() {
+    this.#live('clear');
+    this.#length = 0;
+  }
+
+  /** Returns the cache's memory to the instance; later calls throw. */
+  dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#host.free(this.#kAt);
+    this.#host.free(this.#vAt);
+    this.#length = 0;
+  }
+}
+
 const SDPA_OPTIONS = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out',
   'layout', 'softcap', 'window', 'queryOffset', 'kvLengths', 'steps', 'stats'];
 
 // SDPA_OPTIONS as a switch, for the check on every sdpa call: a switch beats
-// allowed.includes() by about 2x (bench/RESULTS.md), and a call of a few
-// tokens takes about 1 us in all.
+// allowed.includes() by about 2x, and a call of a few tokens is short
+// (bench/RESULTS.md).
 function isSdpaOption(key) {
   switch (key) {
     case 'batch': case 'heads': case 'kvHeads': case 'nq': case 'nk': case 'dk': case 'dv':

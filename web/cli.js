@@ -5,80 +5,47 @@
 import { parseArgs } from 'node:util';
 
 import { loadAttention } from './attention.js';
-import { HANDBOOK, LIMITS, computeExample, normalizeConfig } from './example.js';
+import { HANDBOOK, computeExample, defaultScale, normalizeConfig } from './example.js';
+import { SETTINGS, parseSetting } from './explorer-settings.js';
 import { DIGITS, textTable } from './format.js';
+
+const FLAGS = SETTINGS.filter((s) => s.cli);
+const usage = (s) => `--${s.attr}${s.kind === 'bool' ? '' : ` ${s.arg ?? '<n>'}`}`;
 
 const HELP = `Usage: attention-wasm [options]
 
 Prints scaled dot-product attention step by step: raw scores QK^T, scaled
 scores, attention weights and the output. With no options it is the
-handbook's worked example ("the cat sat there", seed 7).
+handbook's worked example ("${HANDBOOK.tokens.join(' ')}", seed ${HANDBOOK.seed}).
 
 Options:
-  --tokens "<words>"   the tokens, separated by spaces (default "${HANDBOOK.tokens.join(' ')}"; 1 to ${LIMITS.tokens})
-  --seed <n>           numpy seed for X, W_Q, W_K, W_V (default ${HANDBOOK.seed}; 0 to 4294967295)
-  --d-model <n>        embedding size, columns of X (default ${HANDBOOK.dModel})
-  --dk <n>             query/key size per head (default ${HANDBOOK.dk})
-  --dv <n>             value size per head (default: dk)
-  --heads <n>          attention heads (default 1; up to ${LIMITS.heads})
-  --kv-heads <n>       key/value heads for grouped-query attention (default: heads)
-  --scale <x>          multiply scores by x instead of 1/sqrt(dk)
-  --causal             each token attends only to itself and earlier tokens
-  --scalar             use the scalar WebAssembly build instead of SIMD128
-  --help               show this help
+${[...FLAGS.map((s) => [usage(s), s.help]), ['--scalar', 'use the scalar WebAssembly build instead of SIMD128'], ['--help', 'show this help']]
+    .map(([flag, help]) => `  ${flag.padEnd(20)} ${help}`).join('\n')}
 
 Example: attention-wasm --tokens "a b c d e" --heads 2 --causal`;
 
 class UsageError extends Error {}
 
-function integer(value, flag) {
-  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} expects a whole number, got "${value}"`);
-  return Number(value);
-}
-
 function parse(argv) {
   let parsed;
+  const options = { scalar: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
+  for (const s of FLAGS) options[s.attr] = { type: s.kind === 'bool' ? 'boolean' : 'string' };
   try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        tokens: { type: 'string' },
-        seed: { type: 'string' },
-        'd-model': { type: 'string' },
-        dk: { type: 'string' },
-        dv: { type: 'string' },
-        heads: { type: 'string' },
-        'kv-heads': { type: 'string' },
-        scale: { type: 'string' },
-        causal: { type: 'boolean' },
-        scalar: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
+    parsed = parseArgs({ args: argv, strict: true, allowPositionals: false, options });
   } catch (err) {
     throw new UsageError(err.message);
   }
   const v = parsed.values;
   if (v.help) return { help: true };
   const config = {};
-  if (v.tokens !== undefined) {
-    config.tokens = v.tokens.split(/\s+/).filter(Boolean);
-    if (config.tokens.length === 0) throw new UsageError('--tokens needs at least one word');
+  try {
+    for (const s of FLAGS) {
+      if (v[s.attr] === undefined) continue;
+      config[s.key] = s.kind === 'bool' ? v[s.attr] : parseSetting(s, v[s.attr], `--${s.attr}`);
+    }
+  } catch (err) {
+    throw new UsageError(err.message);
   }
-  if (v.seed !== undefined) config.seed = integer(v.seed, '--seed');
-  if (v['d-model'] !== undefined) config.dModel = integer(v['d-model'], '--d-model');
-  if (v.dk !== undefined) config.dk = integer(v.dk, '--dk');
-  if (v.dv !== undefined) config.dv = integer(v.dv, '--dv');
-  if (v.heads !== undefined) config.heads = integer(v.heads, '--heads');
-  if (v['kv-heads'] !== undefined) config.kvHeads = integer(v['kv-heads'], '--kv-heads');
-  if (v.scale !== undefined) {
-    const x = Number(v.scale);
-    if (v.scale.trim() === '' || !Number.isFinite(x)) throw new UsageError(`--scale expects a number, got "${v.scale}"`);
-    config.scale = x;
-  }
-  if (v.causal) config.causal = true;
   try {
     return { config: normalizeConfig(config), scalar: v.scalar === true };
   } catch (err) {
@@ -112,9 +79,11 @@ async function main(argv) {
   const { dModel, heads, kvHeads, dk, dv } = config;
   out.push(`numpy seed ${config.seed}: X = randn(${t.length}, ${dModel}), then W_Q = randn(${dModel}, ${heads * dk}) * 0.5, ` +
     `W_K = randn(${dModel}, ${kvHeads * dk}) * 0.5, W_V = randn(${dModel}, ${kvHeads * dv}) * 0.5`);
+  if (config.embeddings === 'word') out.push(`embeddings "word": row i of X is randn(${dModel}) with numpy seed wordSeed(${config.seed}, token i), the same for a repeated word`);
+  if (config.positions) out.push(`positions: sinusoidal position encodings added to X`);
   out.push(`Q = X W_Q, K = X W_K, V = X W_V; float32 in the ${attn.simd ? 'SIMD128' : 'scalar'} WebAssembly build`);
   const sqrt = Math.sqrt(config.dk);
-  const scaleText = config.scale === 1 / sqrt ? `/ sqrt(${config.dk}) = / ${sqrt.toFixed(3)}` : `* ${config.scale}`;
+  const scaleText = config.scale === defaultScale(config.dk) ? `/ sqrt(${config.dk}) = / ${sqrt.toFixed(3)}` : `* ${config.scale}`;
   ex.heads.forEach((head, h) => {
     if (config.heads > 1) out.push('', `=== Head ${h + 1} of ${config.heads}${config.kvHeads !== config.heads ? ` (kv head ${head.kvHead + 1})` : ''} ===`);
     out.push('', `Step 1, raw scores QK^T (${DIGITS.scores} decimals)`, '', indent(textTable(head.scores, t, t, DIGITS.scores)));

@@ -21,18 +21,37 @@ function mix(stops, t) {
   return stops[i].map((c, k) => Math.round(c + (stops[i + 1][k] - c) * f));
 }
 
-/** Sequential colour for t in [0, 1] (NaN gives grey), as [r, g, b]. */
-export function sequential(t) {
+// Dark theme: the same emphasis as the light one, so large magnitudes stand
+// out and values near zero sink into the background. Sequential is viridis
+// from a near-background blue-black up to yellow; diverging runs from a
+// near-background grey out to bright blue and bright orange-red.
+const SEQUENTIAL_DARK = [[22, 27, 34], [52, 18, 72], ...VIRIDIS.slice(1)];
+const DIVERGING_NEG_DARK = [[38, 70, 110], [60, 130, 200], [120, 190, 255]];
+const DIVERGING_MID_DARK = [30, 34, 42];
+const DIVERGING_POS_DARK = [[110, 50, 40], [200, 90, 60], [255, 140, 90], [255, 190, 140]];
+
+/** Sequential colour for t in [0, 1] (NaN gives grey), as [r, g, b]; theme 'light' or 'dark'. */
+export function sequential(t, theme = 'light') {
   if (Number.isNaN(t)) return [160, 160, 160];
-  return mix(SEQUENTIAL, t);
+  return mix(theme === 'dark' ? SEQUENTIAL_DARK : SEQUENTIAL, t);
 }
 
-/** Diverging colour for t in [-1, 1]: blue below 0, white at 0, orange-red above. */
-export function diverging(t) {
+/** Diverging colour for t in [-1, 1]: blue below 0, the background at 0, orange-red above. */
+export function diverging(t, theme = 'light') {
   if (Number.isNaN(t)) return [160, 160, 160];
-  if (t < 0) return mix([DIVERGING_MID, ...DIVERGING_NEG.slice().reverse()], -t);
-  return mix([DIVERGING_MID, ...DIVERGING_POS], t);
+  const [mid, neg, pos] = theme === 'dark' ? [DIVERGING_MID_DARK, DIVERGING_NEG_DARK, DIVERGING_POS_DARK] : [DIVERGING_MID, DIVERGING_NEG, DIVERGING_POS];
+  if (t < 0) return mix([mid, ...(theme === 'dark' ? neg : neg.slice().reverse())], -t);
+  return mix([mid, ...pos], t);
 }
+
+/**
+ * One colour per head for the lines view (Okabe-Ito, told apart under every
+ * kind of colour vision), light and dark variants; head h uses h mod 8.
+ */
+export const HEAD_COLORS = Object.freeze({
+  light: Object.freeze(['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#8a6100', '#0a7fa8', '#6a3d9a', '#444444']),
+  dark: Object.freeze(['#56b4e9', '#ff9e4a', '#3fd0a0', '#f0a0d0', '#f0e442', '#9ad8ff', '#c5a3ff', '#dddddd']),
+});
 
 /** WCAG relative luminance of an sRGB colour. */
 export function luminance([r, g, b]) {
@@ -68,12 +87,12 @@ export function level(t, kind) {
   return kind === 'seq' ? Math.round(c * LEVELS) : Math.round((c + 1) * LEVELS);
 }
 
-/** Class names and CSS rules for every level: .hs0 .. .hs48, .hd0 .. .hd96, .hnan. */
-export function heatmapRules() {
+/** Class names and CSS rules for every level: .hs0 .. .hs48, .hd0 .. .hd96, .hnan, in one theme. */
+export function heatmapRules(theme = 'light') {
   const rule = (name, rgb) => `.${name} { background-color: ${css(rgb)}; color: ${textOn(rgb)}; }`;
-  const rules = [rule('hnan', sequential(NaN))];
-  for (let i = 0; i <= LEVELS; i++) rules.push(rule(`hs${i}`, sequential(i / LEVELS)));
-  for (let i = 0; i <= 2 * LEVELS; i++) rules.push(rule(`hd${i}`, diverging(i / LEVELS - 1)));
+  const rules = [rule('hnan', sequential(NaN, theme))];
+  for (let i = 0; i <= LEVELS; i++) rules.push(rule(`hs${i}`, sequential(i / LEVELS, theme)));
+  for (let i = 0; i <= 2 * LEVELS; i++) rules.push(rule(`hd${i}`, diverging(i / LEVELS - 1, theme)));
   return rules.join('\n');
 }
 

@@ -14,7 +14,17 @@ export const HANDBOOK = Object.freeze({
   heads: 1,
   kvHeads: 1,
   causal: false,
+  embeddings: 'position',
+  positions: false,
 });
+
+/** Where the rows of X come from: row i = draw i, or one draw per distinct word. */
+export const EMBEDDINGS = Object.freeze(['position', 'word']);
+
+/** The scale used when none is given: 1/sqrt(d_k), as in "Attention Is All You Need". */
+export function defaultScale(dk) {
+  return 1 / Math.sqrt(dk);
+}
 
 /** The limits the explorer and command line accept. */
 export const LIMITS = Object.freeze({ tokens: 64, dModel: 512, d: 256, heads: 16 });
@@ -46,8 +56,10 @@ export function normalizeConfig(config = {}) {
   int('kv-heads', c.kvHeads, 1, c.heads);
   if (c.heads % c.kvHeads !== 0) throw new RangeError(`heads (${c.heads}) must be a multiple of kv-heads (${c.kvHeads})`);
   if (typeof c.causal !== 'boolean') throw new TypeError('causal must be true or false');
+  if (!EMBEDDINGS.includes(c.embeddings)) throw new RangeError(`embeddings must be one of ${EMBEDDINGS.join(', ')}, got ${String(c.embeddings)}`);
+  if (typeof c.positions !== 'boolean') throw new TypeError('positions must be true or false');
   if (c.scale === undefined || c.scale === null) {
-    c.scale = 1 / Math.sqrt(c.dk);
+    c.scale = defaultScale(c.dk);
   } else if (typeof c.scale !== 'number' || !Number.isFinite(c.scale)) {
     throw new RangeError(`scale must be a finite number, got ${String(c.scale)}`);
   }
@@ -56,8 +68,39 @@ export function normalizeConfig(config = {}) {
 }
 
 /**
+ * The numpy seed of a word's embedding with embeddings="word": 32-bit FNV-1a
+ * over the UTF-16 code units of `${seed} ${word}`, so a word keeps its row
+ * within a seed and the rows change with the seed.
+ */
+export function wordSeed(seed, word) {
+  const text = `${seed} ${word}`;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+/**
+ * Sinusoidal position p in d dimensions ("Attention Is All You Need", 3.5):
+ * column 2k is sin(p / 10000^(2k/d)), column 2k+1 is cos of the same angle.
+ */
+export function sinusoid(p, d) {
+  const out = new Float64Array(d);
+  for (let c = 0; c < d; c++) {
+    const angle = p / 10000 ** ((2 * Math.floor(c / 2)) / d);
+    out[c] = c % 2 === 0 ? Math.sin(angle) : Math.cos(angle);
+  }
+  return out;
+}
+
+/**
  * X (n, dModel), then W_Q, W_K, W_V drawn as the handbook does:
  * np.random.seed(seed); X = randn(n, d_model); W = randn(d_model, cols) * 0.5.
+ * With embeddings "word", row i of X is instead randn(d_model) under the
+ * numpy seed wordSeed(seed, token i) (W_Q, W_K, W_V stay the handbook's
+ * draws); with positions, sinusoid(i, d_model) is added to row i.
  */
 export function drawInputs(config) {
   const { tokens, seed, dModel, dk, dv, heads, kvHeads } = config;
@@ -67,12 +110,28 @@ export function drawInputs(config) {
   const WQ = draw(dModel, heads * dk, 0.5);
   const WK = draw(dModel, kvHeads * dk, 0.5);
   const WV = draw(dModel, kvHeads * dv, 0.5);
+  if (config.embeddings === 'word' || config.positions) {
+    const rows = new Map();
+    tokens.forEach((word, i) => {
+      let row = Float64Array.from(X.data.subarray(i * dModel, (i + 1) * dModel));
+      if (config.embeddings === 'word') {
+        if (!rows.has(word)) rows.set(word, new NumpyRandom(wordSeed(seed, word)).randn(dModel));
+        row = rows.get(word).slice();
+      }
+      if (config.positions) {
+        const pe = sinusoid(i, dModel);
+        for (let c = 0; c < dModel; c++) row[c] += pe[c];
+      }
+      X.data.set(row, i * dModel);
+    });
+  }
   return { X, WQ, WK, WV };
 }
 
-function columns(m, start, count) {
-  const out = new Matrix(m.rows, count);
-  for (let i = 0; i < m.rows; i++) out.data.set(m.data.subarray(i * m.cols + start, i * m.cols + start + count), i * count);
+/** Head h's columns of a (rows, heads * d) matrix: a new (rows, d) Matrix. */
+export function headColumns(m, h, d) {
+  const out = new Matrix(m.rows, d);
+  for (let i = 0; i < m.rows; i++) out.data.set(m.data.subarray(i * m.cols + h * d, i * m.cols + (h + 1) * d), i * d);
   return out;
 }
 
@@ -93,9 +152,9 @@ export function computeExample(attn, config, inputs = {}, mask) {
   const heads = [];
   for (let h = 0; h < config.heads; h++) {
     const g = Math.floor(h / group);
-    const q = columns(Q, h * config.dk, config.dk);
-    const k = columns(K, g * config.dk, config.dk);
-    const v = columns(V, g * config.dv, config.dv);
+    const q = headColumns(Q, h, config.dk);
+    const k = headColumns(K, g, config.dk);
+    const v = headColumns(V, g, config.dv);
     const options = { steps: true, causal: config.causal, scale: config.scale };
     if (mask) options.mask = { rows: n, cols: n, data: mask };
     const r = attn.attention(q, k, v, options);

@@ -1,42 +1,31 @@
-// explorer-element.js - the <attention-explorer> custom element class.
+// explorer-element.js - the <attention-explorer> custom element class: its
+// properties, lifecycle, one update per microtask and the events it fires.
 // web/explorer.js defines it; this file only declares it.
 //
-// Data flow: attributes/properties -> one config (checked by normalizeConfig)
-// -> the wasm library computes every matrix -> tables rendered into the
-// shadow root. Changes are batched into one recompute per microtask. User
-// text only ever enters the DOM through textContent or attribute values.
+// Data flow: attributes/properties -> readSettings (explorer-settings.js)
+// -> the wasm library computes every matrix (example.js) -> the shadow root:
+// the toolbar, the lines view (explorer-lines.js), the tables
+// (explorer-tables.js, keyboard and editing in explorer-grid.js), and the
+// popover with a number's derivation (explorer-text.js). Saving goes through
+// explorer-export.js. User text only enters the DOM through textContent or
+// attribute values.
 
 import { loadAttention } from './attention.js';
-import { heatClass, maxAbs } from './colors.js';
-import { HANDBOOK, LIMITS, computeExample, drawInputs, normalizeConfig } from './example.js';
+import { el } from './explorer-dom.js';
+import { save, snapshotView, toSVG } from './explorer-export.js';
+import { cellAt, moveTabStop, nextCell, parseCellValue, startEdit } from './explorer-grid.js';
+import { LinesView } from './explorer-lines.js';
+import { CONTROLS, PARTS, SCALE_SLIDER, SETTING, SETTINGS, STEPS, readSettings, scaleToSlider, sliderToScale } from './explorer-settings.js';
+import { STYLES } from './explorer-styles.js';
+import { buildTable, cellLabel, highlight, paintTable } from './explorer-tables.js';
+import { DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, explain, scaleText, sectionTitle } from './explorer-text.js';
+import { EMBEDDINGS, HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './example.js';
 import { DIGITS, fixed, toCSV, toMarkdown, toNumpy } from './format.js';
 import { Matrix, toMatrix } from './matrix.js';
-import { layout, paint, toSVG } from './snapshot.js';
-import { STYLES } from './explorer-styles.js';
 
-export const STEPS = Object.freeze(['inputs', 'projections', 'scores', 'scaled', 'weights', 'output']);
+export { STEPS, DEFAULT_EXPLANATIONS };
 
-const STEP_TITLES = {
-  inputs: 'Inputs: X and the projection weights',
-  projections: 'Projections: Q, K, V',
-  scores: 'Step 1: raw scores Q Kᵀ',
-  scaled: 'Step 2: scaled scores',
-  weights: 'Step 3: attention weights',
-  output: 'Step 4: output = weights × V',
-};
-
-export const DEFAULT_EXPLANATIONS = Object.freeze({
-  inputs: 'Each token is one row of X, its embedding. Here the rows are random draws (numpy seed below), exactly as in the handbook; W_Q, W_K and W_V are the projections a model would learn, random here and scaled by 0.5. Click any number and type to change it.',
-  projections: 'Q = X W_Q, K = X W_K, V = X W_V. Every token gets a query (what it is looking for), a key (what it offers to others) and a value (what it passes on when attended to).',
-  scores: 'Row i, column j is the dot product of token i’s query with token j’s key: how well they match. Hover a number to see the sum.',
-  scaled: 'Scores divided by √d_k (multiplied by the scale). Without it, scores grow with d_k and the softmax saturates into a one-hot row. Drag the scale slider: larger sharpens the weights, smaller flattens them.',
-  weights: 'Softmax of each row: every row is positive and sums to 1, the share of attention token i pays to each token j. Click a cell to mask that pair out (and again to allow it).',
-  output: 'Each token’s output is the weighted average of the value vectors, with its row of weights: a blend of the tokens it attends to.',
-});
-
-const ATTRIBUTES = ['tokens', 'seed', 'd-model', 'dk', 'dv', 'heads', 'kv-heads', 'causal', 'scale', 'step'];
 const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);
-const MAX_TERMS = 8; // terms of a sum spelled out in an explanation
 
 // One wasm instance serves every explorer on the page: calls are synchronous
 // and results are copies, so they cannot interfere.
@@ -50,30 +39,12 @@ function sharedAttention() {
   return shared;
 }
 
-function wholeNumber(text, name) {
-  if (!/^\s*\d+\s*$/.test(text)) throw new RangeError(`${name} must be a whole number, got "${text}"`);
-  return Number(text);
-}
-
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (key === 'class') node.className = value;
-    else if (key === 'text') node.textContent = value;
-    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
-    else if (value === true) node.setAttribute(key, '');
-    else if (value !== false && value !== undefined && value !== null) node.setAttribute(key, String(value));
-  }
-  for (const child of children) if (child) node.append(child);
-  return node;
-}
-
 // So the module can be imported where there is no DOM (server rendering, Node).
 const Base = globalThis.HTMLElement ?? class {};
 
 export class AttentionExplorer extends Base {
   static get observedAttributes() {
-    return ATTRIBUTES;
+    return SETTINGS.map((s) => s.attr);
   }
 
   /**
@@ -89,20 +60,25 @@ export class AttentionExplorer extends Base {
   #attn = null;
   #loadError = null;
   #config = null; // last good config
+  #view = { step: 'all', show: new Set(PARTS), controls: 'full' }; // last good view settings
   #state = null; // last good state
   #example = null; // computeExample result of the last good state
+  #drawn = null; // { key, inputs } the random draws of the last config
   #inputs = {}; // matrices set through the inputs property
   #edits = new Map(); // "X:i:j" -> number, typed into cells
   #editKey = ''; // seed and shapes the edits belong to
   #mask = null; // Uint8Array (n, n), 1 = may attend; null = all allowed
-  #selected = 0; // selected query row
-  #focus = null; // { id, i, j } of the focused cell, restored after a render
+  #masking = false; // clicks on weights mask pairs (else they inspect)
+  #selected = -1; // the query whose lines alone are drawn; -1: all
+  #focus = null; // { id, i, j } of the table's tab stop, kept across rebuilds
+  #inspected = null; // { id, i, j } whose derivation the popover shows
   #scheduled = false;
   #playTimer = 0;
   #explanations = { ...DEFAULT_EXPLANATIONS };
   #lastStep = 'all';
-  #structure = ''; // what the built tables show; see #render
-  #tables = new Map(); // id -> the cells of one built table
+  #structure = ''; // what the built view shows; see #render
+  #tables = new Map(); // id -> the entry of one built table
+  #lines = null; // LinesView when the lines part is shown
 
   constructor() {
     super();
@@ -110,73 +86,7 @@ export class AttentionExplorer extends Base {
     this.#buildSkeleton();
   }
 
-  // ---- properties mirroring attributes -------------------------------------
-
-  get tokens() {
-    return this.getAttribute('tokens') ?? HANDBOOK.tokens.join(' ');
-  }
-  set tokens(value) {
-    this.setAttribute('tokens', Array.isArray(value) ? value.join(' ') : String(value));
-  }
-  get seed() {
-    return this.#config?.seed ?? HANDBOOK.seed;
-  }
-  set seed(value) {
-    this.setAttribute('seed', String(value));
-  }
-  get dModel() {
-    return this.#config?.dModel ?? HANDBOOK.dModel;
-  }
-  set dModel(value) {
-    this.setAttribute('d-model', String(value));
-  }
-  get dk() {
-    return this.#config?.dk ?? HANDBOOK.dk;
-  }
-  set dk(value) {
-    this.setAttribute('dk', String(value));
-  }
-  get dv() {
-    return this.#config?.dv ?? this.dk;
-  }
-  set dv(value) {
-    if (value === null || value === undefined) this.removeAttribute('dv');
-    else this.setAttribute('dv', String(value));
-  }
-  get heads() {
-    return this.#config?.heads ?? 1;
-  }
-  set heads(value) {
-    this.setAttribute('heads', String(value));
-  }
-  get kvHeads() {
-    return this.#config?.kvHeads ?? this.heads;
-  }
-  set kvHeads(value) {
-    if (value === null || value === undefined) this.removeAttribute('kv-heads');
-    else this.setAttribute('kv-heads', String(value));
-  }
-  get causal() {
-    return this.hasAttribute('causal');
-  }
-  set causal(value) {
-    this.toggleAttribute('causal', Boolean(value));
-  }
-  get scale() {
-    return this.#config?.scale ?? 1 / Math.sqrt(this.dk);
-  }
-  set scale(value) {
-    if (value === null || value === undefined) this.removeAttribute('scale');
-    else this.setAttribute('scale', String(value));
-  }
-  get step() {
-    const s = this.getAttribute('step');
-    return s !== null && STEPS.includes(s) ? s : 'all';
-  }
-  set step(value) {
-    if (value === null || value === undefined || value === 'all') this.removeAttribute('step');
-    else this.setAttribute('step', String(value));
-  }
+  // ---- properties mirroring attributes (see the accessors defined after the class) --
 
   /** Every matrix of the current computation (read-only); null before the first. */
   get state() {
@@ -242,6 +152,15 @@ export class AttentionExplorer extends Base {
     this.#schedule();
   }
 
+  /** Whether clicking a weight masks the pair (true) or explains it (false). */
+  get masking() {
+    return this.#masking;
+  }
+  set masking(value) {
+    this.#masking = Boolean(value);
+    this.#syncMasking();
+  }
+
   // ---- lifecycle -------------------------------------------------------------
 
   connectedCallback() {
@@ -287,37 +206,15 @@ export class AttentionExplorer extends Base {
 
   // ---- configuration and computation ----------------------------------------
 
-  #readConfig() {
-    const config = {};
-    const tokens = this.getAttribute('tokens');
-    if (tokens !== null) {
-      config.tokens = tokens.split(/\s+/).filter(Boolean);
-      if (config.tokens.length === 0) throw new RangeError('tokens: give at least one token');
-      if (config.tokens.length > LIMITS.tokens) throw new RangeError(`tokens: at most ${LIMITS.tokens} tokens, got ${config.tokens.length}`);
-    }
-    const ints = { seed: 'seed', 'd-model': 'dModel', dk: 'dk', dv: 'dv', heads: 'heads', 'kv-heads': 'kvHeads' };
-    for (const [attr, key] of Object.entries(ints)) {
-      const text = this.getAttribute(attr);
-      if (text !== null) config[key] = wholeNumber(text, attr);
-    }
-    config.causal = this.hasAttribute('causal');
-    const scale = this.getAttribute('scale');
-    if (scale !== null && scale.trim() !== '') {
-      const x = Number(scale);
-      if (!Number.isFinite(x)) throw new RangeError(`scale must be a finite number, got "${scale}"`);
-      config.scale = x;
-    }
-    const step = this.getAttribute('step');
-    if (step !== null && step !== 'all' && !STEPS.includes(step)) {
-      throw new RangeError(`step must be one of all, ${STEPS.join(', ')}; got "${step}"`);
-    }
-    return normalizeConfig(config);
+  /** The config behind the numbers on screen (after normalizeConfig); null before the first. */
+  get config() {
+    return this.#config ? { ...this.#config, tokens: [...this.#config.tokens] } : null;
   }
 
   #update() {
-    let config;
+    let settings;
     try {
-      config = this.#readConfig();
+      settings = readSettings((attr) => this.getAttribute(attr));
     } catch (err) {
       this.#showMessage(err.message);
       return;
@@ -326,20 +223,22 @@ export class AttentionExplorer extends Base {
       if (!this.#loadError) this.#showMessage('');
       return;
     }
+    const { config, view } = settings;
     const n = config.tokens.length;
     const shapes = { X: [n, config.dModel], WQ: [config.dModel, config.heads * config.dk], WK: [config.dModel, config.kvHeads * config.dk], WV: [config.dModel, config.kvHeads * config.dv] };
-    // Typed-in numbers belong to one draw; a new seed or new shapes start afresh.
-    const editKey = JSON.stringify([config.seed, shapes]);
-    if (editKey !== this.#editKey) {
+    // Typed-in numbers belong to one draw; a new seed, shapes or embeddings start afresh.
+    const drawKey = JSON.stringify([config.seed, shapes, config.embeddings, config.positions, config.embeddings === 'word' || config.positions ? config.tokens : null]);
+    if (drawKey !== this.#editKey) {
       this.#edits.clear();
-      this.#editKey = editKey;
+      this.#editKey = drawKey;
     }
-    const drawn = drawInputs(config);
+    // The draws change only with seed, shapes and embeddings: a slider drag reuses them.
+    if (this.#drawn?.key !== drawKey) this.#drawn = { key: drawKey, inputs: drawInputs(config) };
     const inputs = {};
     try {
       for (const key of EDITABLE) {
-        const base = this.#inputs[key] ? toMatrix(this.#inputs[key], `inputs.${key}`, ...shapes[key]) : drawn[key];
-        inputs[key] = new Matrix(base.rows, base.cols, base.data.slice());
+        const base = this.#inputs[key] ? toMatrix(this.#inputs[key], `inputs.${key}`, ...shapes[key]) : this.#drawn.inputs[key];
+        inputs[key] = this.#edits.size === 0 ? base : new Matrix(base.rows, base.cols, base.data.slice());
       }
     } catch (err) {
       this.#showMessage(err.message);
@@ -353,85 +252,102 @@ export class AttentionExplorer extends Base {
     const mask = this.#mask && this.#mask.includes(0) ? this.#mask : undefined;
     const ex = computeExample(this.#attn, config, inputs, mask);
     this.#config = config;
+    this.#view = view;
     this.#example = ex;
-    if (this.#selected >= n) this.#selected = 0;
+    if (this.#selected >= n) this.#selected = -1;
     const pick = (key) => (config.heads === 1 ? ex.heads[0][key] : ex.heads.map((h) => h[key]));
     this.#state = Object.freeze({
       tokens: [...ex.tokens], X: ex.X, WQ: ex.WQ, WK: ex.WK, WV: ex.WV, Q: ex.Q, K: ex.K, V: ex.V,
       scores: pick('scores'), scaled: pick('scaled'), weights: pick('weights'), output: pick('output'),
+      ...(ex.heads[0].logits ? { logits: pick('logits') } : {}),
     });
     this.#showMessage('');
     this.#render();
-    this.dispatchEvent(new CustomEvent('attention-change', {
-      bubbles: true,
-      composed: true,
-      detail: {
-        tokens: [...config.tokens], seed: config.seed, dModel: config.dModel, dk: config.dk, dv: config.dv,
-        heads: config.heads, kvHeads: config.kvHeads, causal: config.causal, scale: config.scale, step: this.step,
-        mask: this.#mask && this.#mask.includes(0) ? this.mask : null, edited: this.#edits.size > 0 || Object.keys(this.#inputs).length > 0,
-      },
-    }));
+    const detail = { step: view.step, mask: this.#mask && this.#mask.includes(0) ? this.mask : null, edited: this.#edits.size > 0 || Object.keys(this.#inputs).length > 0 };
+    for (const s of SETTINGS) if (s.compute) detail[s.key] = Array.isArray(config[s.key]) ? [...config[s.key]] : config[s.key];
+    this.dispatchEvent(new CustomEvent('attention-change', { bubbles: true, composed: true, detail }));
   }
 
-  // ---- the skeleton: styles, controls, message, view --------------------------
+  get #scaleIsDefault() {
+    const text = this.getAttribute('scale');
+    return text === null || text.trim() === '';
+  }
+
+  #blocked = (i, j) => blockedReason(this.#config, this.#mask, this.#config.tokens.length, i, j);
+
+  // ---- the skeleton: styles, toolbar, settings, message, view, popover --------
 
   #buildSkeleton() {
-    const style = el('style', { text: STYLES });
     const ui = this.#ui;
-    const field = (label, input) => el('label', { class: 'field' }, el('span', { text: label }), input);
-    const number = (attr, min, max) => {
-      const input = el('input', { type: 'number', min, max, step: 1, inputmode: 'numeric' });
+    const field = (label, input, cls = '') => el('label', { class: `field ${cls}` }, el('span', { text: label }), input);
+    const number = (attr) => {
+      const s = SETTING[attr];
+      const input = el('input', { type: 'number', min: s.min, max: s.max, step: 1, inputmode: 'numeric' });
       input.addEventListener('change', () => this.setAttribute(attr, input.value.trim()));
       return input;
     };
-    ui.tokens = el('input', { type: 'text', spellcheck: 'false', autocomplete: 'off', 'aria-describedby': 'tokens-help' });
+    ui.tokens = el('input', { type: 'text', spellcheck: 'false', autocomplete: 'off', title: 'Tokens separated by spaces; Enter to apply' });
     ui.tokens.addEventListener('change', () => this.setAttribute('tokens', ui.tokens.value));
     ui.tokens.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') this.setAttribute('tokens', ui.tokens.value);
     });
-    ui.seed = number('seed', 0, 4294967295);
-    ui.dModel = number('d-model', 1, LIMITS.dModel);
-    ui.dk = number('dk', 1, LIMITS.d);
-    ui.dv = number('dv', 1, LIMITS.d);
-    ui.heads = number('heads', 1, LIMITS.heads);
-    ui.kvHeads = number('kv-heads', 1, LIMITS.heads);
-    ui.scale = el('input', { type: 'range', min: 0, max: 2, step: 0.001, 'aria-label': 'scale' });
-    ui.scale.addEventListener('input', () => this.setAttribute('scale', ui.scale.value));
+    ui.seed = number('seed');
+    ui.dModel = number('d-model');
+    ui.dk = number('dk');
+    ui.dv = number('dv');
+    ui.heads = number('heads');
+    ui.kvHeads = number('kv-heads');
+    ui.scale = el('input', { type: 'range', min: SCALE_SLIDER.min, max: SCALE_SLIDER.max, step: SCALE_SLIDER.step, 'aria-label': 'scale' });
+    ui.scale.addEventListener('input', () => {
+      const scale = sliderToScale(Number(ui.scale.value), this.#config?.dk ?? HANDBOOK.dk);
+      if (scale === null) this.removeAttribute('scale');
+      else this.setAttribute('scale', String(scale));
+    });
     ui.scaleText = el('output', { class: 'scale-text' });
     ui.scaleReset = el('button', { type: 'button', text: '1/√dₖ', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
     ui.causal = el('input', { type: 'checkbox' });
     ui.causal.addEventListener('change', () => this.toggleAttribute('causal', ui.causal.checked));
+    ui.masking = el('button', { type: 'button', class: 'full-only', 'aria-pressed': 'false', text: 'Mask pairs', title: 'When on, clicking a weight masks or unmasks that pair; when off, it explains the number',
+      onclick: () => { this.masking = !this.#masking; } });
+    ui.embeddings = el('select', {}, ...EMBEDDINGS.map((e) => el('option', { value: e, text: e })));
+    ui.embeddings.addEventListener('change', () => this.setAttribute('embeddings', ui.embeddings.value));
+    ui.positions = el('input', { type: 'checkbox' });
+    ui.positions.addEventListener('change', () => this.toggleAttribute('positions', ui.positions.checked));
     ui.resetMask = el('button', { type: 'button', text: 'Clear mask', onclick: () => { this.#mask = null; this.#schedule(); } });
     ui.resetEdits = el('button', { type: 'button', text: 'Undo edits', onclick: () => { this.#edits.clear(); this.#inputs = {}; this.#schedule(); } });
     ui.mode = el('button', { type: 'button', 'aria-pressed': 'false', onclick: () => { this.step = this.step === 'all' ? 'scores' : 'all'; } });
     ui.prev = el('button', { type: 'button', text: '◀ Previous', onclick: () => this.#move(-1) });
     ui.next = el('button', { type: 'button', text: 'Next ▶', onclick: () => this.#move(1) });
     ui.play = el('button', { type: 'button', text: 'Play', onclick: () => this.#togglePlay() });
-    ui.stepNav = el('div', { class: 'step-nav', role: 'group', 'aria-label': 'steps' }, ui.prev, ui.next, ui.play);
+    ui.stepNav = el('div', { class: 'step-nav full-only', role: 'group', 'aria-label': 'steps' }, ui.prev, ui.next, ui.play);
     ui.savePNG = el('button', { type: 'button', text: 'Save PNG', onclick: () => this.#save('png') });
     ui.saveSVG = el('button', { type: 'button', text: 'Save SVG', onclick: () => this.#save('svg') });
 
-    const controls = el('div', { class: 'controls', part: 'controls' },
+    ui.toolbar = el('div', { class: 'toolbar', part: 'toolbar', role: 'group', 'aria-label': 'attention controls' },
+      field('Tokens', ui.tokens, 'tokens full-only'),
+      el('span', { class: 'field scale' }, el('label', { class: 'field' }, el('span', { text: 'scale' }), ui.scale), ui.scaleText, ui.scaleReset),
+      el('label', { class: 'field check' }, ui.causal, el('span', { text: 'causal' })),
+      field('heads', ui.heads, 'heads'),
+      ui.masking, ui.stepNav);
+    ui.settings = el('details', { class: 'settings full-only', part: 'settings' },
+      el('summary', { text: 'Settings, steps and export' }),
       el('div', { class: 'row' },
-        field('Tokens', ui.tokens),
-        el('span', { id: 'tokens-help', class: 'help', text: 'separated by spaces; Enter to apply' })),
-      el('div', { class: 'row' },
-        field('seed', ui.seed), field('d_model', ui.dModel), field('d_k', ui.dk), field('d_v', ui.dv),
-        field('heads', ui.heads), field('kv-heads', ui.kvHeads),
-        el('label', { class: 'field check' }, ui.causal, el('span', { text: 'causal' }))),
-      el('div', { class: 'row' },
-        el('label', { class: 'field scale' }, el('span', { text: 'scale' }), ui.scale), ui.scaleText, ui.scaleReset,
-        ui.resetMask, ui.resetEdits),
-      el('div', { class: 'row' }, ui.mode, ui.stepNav, el('span', { class: 'spacer' }), ui.savePNG, ui.saveSVG));
+        field('seed', ui.seed), field('d_model', ui.dModel), field('d_k', ui.dk), field('d_v', ui.dv), field('kv-heads', ui.kvHeads),
+        field('embeddings', ui.embeddings), el('label', { class: 'field check' }, ui.positions, el('span', { text: 'positions' }))),
+      el('div', { class: 'row' }, ui.resetMask, ui.resetEdits, ui.mode, el('span', { class: 'spacer' }), ui.savePNG, ui.saveSVG));
     ui.message = el('p', { class: 'message', role: 'alert', hidden: true });
     ui.view = el('div', { class: 'view', part: 'view' });
-    ui.explain = el('div', { class: 'explain', 'aria-live': 'polite', part: 'explain' });
+    ui.popover = el('div', { class: 'popover', part: 'popover', role: 'status', hidden: true });
     ui.copyArea = el('div', { class: 'copy-fallback', hidden: true });
     ui.view.addEventListener('keydown', (e) => this.#onKeyDown(e));
     ui.view.addEventListener('click', (e) => this.#onClick(e));
     ui.view.addEventListener('focusin', (e) => this.#onFocus(e));
     ui.view.addEventListener('pointerover', (e) => this.#onHover(e));
-    this.#root.append(style, el('div', { class: 'root' }, controls, ui.message, ui.copyArea, ui.view, ui.explain));
+    ui.view.addEventListener('pointerleave', () => {
+      if (!this.#root.activeElement?.matches?.('td[data-i]')) this.#inspect(null);
+    });
+    ui.root = el('div', { class: 'root' }, ui.toolbar, ui.settings, ui.message, ui.copyArea, ui.view, ui.popover);
+    this.#root.append(el('style', { text: STYLES }), ui.root);
   }
 
   #showMessage(text) {
@@ -439,11 +355,16 @@ export class AttentionExplorer extends Base {
     this.#ui.message.hidden = text === '';
   }
 
+  #syncMasking() {
+    this.#ui.masking.setAttribute('aria-pressed', String(this.#masking));
+    this.#ui.view.classList.toggle('masking', this.#masking);
+  }
+
   #syncControls() {
     const c = this.#config, ui = this.#ui;
     const active = this.#root.activeElement;
     const set = (input, value) => {
-      if (input !== active) input.value = String(value);
+      if (input !== active && input.value !== String(value)) input.value = String(value);
     };
     set(ui.tokens, c.tokens.join(' '));
     set(ui.seed, c.seed);
@@ -454,30 +375,36 @@ export class AttentionExplorer extends Base {
     set(ui.kvHeads, c.kvHeads);
     ui.kvHeads.max = String(c.heads);
     ui.causal.checked = c.causal;
-    ui.scale.max = String(Math.max(2, Math.ceil(c.scale * 2)));
-    set(ui.scale, c.scale);
-    const isDefault = !this.hasAttribute('scale');
-    ui.scaleText.textContent = `${c.scale.toFixed(3)}${isDefault ? ` = 1/√${c.dk}` : ''}`;
+    ui.embeddings.value = c.embeddings;
+    ui.positions.checked = c.positions;
+    const isDefault = this.#scaleIsDefault;
+    // The slider's range is fixed: only its thumb follows the scale.
+    set(ui.scale, scaleToSlider(c.scale, c.dk));
+    const text = scaleText(c, isDefault);
+    ui.scaleText.textContent = text;
+    ui.scale.setAttribute('aria-valuetext', text);
     ui.scaleReset.disabled = isDefault;
     ui.resetMask.disabled = !(this.#mask && this.#mask.includes(0));
     ui.resetEdits.disabled = this.#edits.size === 0 && Object.keys(this.#inputs).length === 0;
-    const stepMode = this.step !== 'all';
+    const stepMode = this.#view.step !== 'all';
     ui.mode.textContent = stepMode ? 'Show all steps' : 'Step by step';
     ui.mode.setAttribute('aria-pressed', String(stepMode));
     ui.stepNav.hidden = !stepMode;
-    ui.prev.disabled = this.step === STEPS[0];
-    ui.next.disabled = this.step === STEPS[STEPS.length - 1];
+    ui.prev.disabled = this.#view.step === STEPS[0];
+    ui.next.disabled = this.#view.step === STEPS[STEPS.length - 1];
+    ui.root.dataset.controls = this.#view.controls;
+    this.#syncMasking();
   }
 
   // ---- rendering ----------------------------------------------------------------
 
-  // Rebuilds the tables when their structure (tokens, sizes, heads, step)
-  // changed; otherwise repaints the existing cells in place, which keeps
-  // focus, scroll and layout and costs a fraction of a rebuild.
+  // Rebuilds the view when its structure (tokens, sizes, heads, parts, step)
+  // changed; otherwise repaints the existing cells and lines in place, which
+  // keeps focus, scroll and layout and costs a fraction of a rebuild.
   #render() {
     this.#syncControls();
-    const c = this.#config;
-    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, this.step]);
+    const c = this.#config, view = this.#view;
+    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, view.step, [...view.show]]);
     if (structure === this.#structure) {
       this.#repaint();
       return;
@@ -485,241 +412,191 @@ export class AttentionExplorer extends Base {
     this.#structure = structure;
     const hadFocus = this.#root.activeElement?.closest?.('.view') != null;
     const ex = this.#example, t = ex.tokens;
-    const step = this.step;
+    const step = view.step;
     const animate = step !== this.#lastStep && step !== 'all';
     this.#lastStep = step;
     this.#tables = new Map();
     const sections = [];
-    const show = (s) => step === 'all' || step === s;
+    const show = (s) => view.show.has(s) && (step === 'all' || step === s);
     const dims = (prefix, count) => Array.from({ length: count }, (_, j) => `${prefix}${j}`);
     const headCols = (letter, d, heads) => (heads === 1 ? dims(letter, d) : Array.from({ length: heads * d }, (_, j) => `${letter}${Math.floor(j / d) + 1}.${j % d}`));
+    const table = (spec) => {
+      const { figure, entry } = buildTable({ ...spec, focus: this.#focus?.id === spec.id ? this.#focus : null });
+      this.#tables.set(spec.id, entry);
+      return figure;
+    };
+    const headTables = (key) => ex.heads.map((head, h) => table({
+      id: `${key}-${h}`,
+      title: c.heads === 1 ? STEP_TITLES[key].replace(/^Step \d: /, '') : `Head ${h + 1}${c.kvHeads < c.heads ? ` (K, V of kv head ${head.kvHead + 1})` : ''}`,
+      rows: t, cols: key === 'output' ? dims('v', c.dv) : t, kind: key === 'weights' ? 'seq' : 'div', step: key,
+      selectable: true, withSums: key === 'weights',
+    }));
+    // Attention first: the lines view and the weights open the view.
+    const lines = view.show.has('lines') && (step === 'all' || step === 'weights');
+    if (show('weights') || lines) {
+      const parts = [];
+      if (lines) {
+        this.#lines ??= new LinesView({ onSelect: (i) => this.#select(i) });
+        this.#lines.build(t, c.heads, this.#selected);
+        parts.push(this.#lines.element);
+      } else {
+        this.#lines = null;
+      }
+      if (show('weights')) parts.push(el('div', { class: 'matrices heads' }, ...headTables('weights')));
+      sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts)], { lead: true }));
+    } else {
+      this.#lines = null;
+    }
     if (show('inputs')) {
       sections.push(this.#section('inputs', [
-        this.#table({ id: 'X', title: 'X', rows: t, cols: dims('x', c.dModel), kind: 'div' }),
-        this.#table({ id: 'WQ', title: 'W_Q', rows: dims('x', c.dModel), cols: headCols('q', c.dk, c.heads), kind: 'div' }),
-        this.#table({ id: 'WK', title: 'W_K', rows: dims('x', c.dModel), cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
-        this.#table({ id: 'WV', title: 'W_V', rows: dims('x', c.dModel), cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
+        table({ id: 'X', title: 'X', rows: t, cols: dims('x', c.dModel), kind: 'div', editable: true }),
+        table({ id: 'WQ', title: 'W_Q', rows: dims('x', c.dModel), cols: headCols('q', c.dk, c.heads), kind: 'div', editable: true }),
+        table({ id: 'WK', title: 'W_K', rows: dims('x', c.dModel), cols: headCols('k', c.dk, c.kvHeads), kind: 'div', editable: true }),
+        table({ id: 'WV', title: 'W_V', rows: dims('x', c.dModel), cols: headCols('v', c.dv, c.kvHeads), kind: 'div', editable: true }),
       ]));
     }
     if (show('projections')) {
       sections.push(this.#section('projections', [
-        this.#table({ id: 'Q', title: 'Q = X W_Q', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
-        this.#table({ id: 'K', title: 'K = X W_K', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
-        this.#table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
+        table({ id: 'Q', title: 'Q = X W_Q', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
+        table({ id: 'K', title: 'K = X W_K', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
+        table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
       ]));
     }
-    for (const key of ['scores', 'scaled', 'weights', 'output']) {
-      if (!show(key)) continue;
-      const cards = ex.heads.map((head, h) => {
-        const title = c.heads === 1 ? '' : `Head ${h + 1}${c.kvHeads < c.heads ? ` (K, V of kv head ${head.kvHead + 1})` : ''}`;
-        const cols = key === 'output' ? dims('v', c.dv) : t;
-        const table = this.#table({ id: `${key}-${h}`, title: title || STEP_TITLES[key].replace(/^Step \d: /, ''), rows: t, cols, kind: key === 'weights' ? 'seq' : 'div', step: key });
-        if (key !== 'weights') return table;
-        const bars = el('div', { class: 'bars-box', 'data-head': h });
-        return el('div', { class: 'with-bars' }, table, bars);
-      });
-      sections.push(this.#section(key, cards, c.heads > 1));
+    for (const key of ['scores', 'scaled', 'output']) {
+      if (show(key)) sections.push(this.#section(key, [el('div', { class: 'matrices heads' }, ...headTables(key))]));
     }
     if (animate) for (const s of sections) s.classList.add('enter');
     this.#ui.view.replaceChildren(...sections);
     this.#repaint();
-    if (hadFocus && this.#focus) this.#cell(this.#focus.id, this.#focus.i, this.#focus.j)?.focus({ preventScroll: true });
+    if (hadFocus && this.#focus) this.#focusable(this.#focus)?.focus({ preventScroll: true });
   }
 
-  // Writes every number, colour, label, mask mark, selection and bar of the
-  // current state into the tables built by #render.
+  // Writes every number, colour, mask mark, selection and line of the
+  // current state into the view built by #render, then refreshes the
+  // popover so it always shows the current value.
   #repaint() {
-    const n = this.#config.tokens.length;
+    const edited = (id) => (EDITABLE.has(id) && this.#edits.size > 0 ? (i, j) => this.#edits.has(`${id}:${i}:${j}`) : () => false);
+    const never = () => '';
     for (const entry of this.#tables.values()) {
-      const { id, rows, cols, kind, step, tds, sums, trs, buttons } = entry;
-      const matrix = this.#matrixOf(id);
-      const digits = DIGITS[step ?? id] ?? 4;
-      const editable = EDITABLE.has(id);
-      const isWeights = step === 'weights';
-      const scale = kind === 'seq' ? 1 : maxAbs(matrix.data);
-      for (let i = 0; i < matrix.rows; i++) {
-        for (let j = 0; j < matrix.cols; j++) {
-          const td = tds[i * matrix.cols + j];
-          if (td.firstElementChild) {
-            entry.painted[i * matrix.cols + j] = ''; // being edited: repaint when done
-            continue;
-          }
-          const v = matrix.data[i * matrix.cols + j];
-          const text = fixed(v, digits);
-          const masked = isWeights ? this.#isBlocked(i, j, n) : '';
-          const edited = editable && this.#edits.has(`${id}:${i}:${j}`);
-          // Colours are classes of a quantized palette (no CSS parsing per
-          // cell), and only what changed is written: DOM writes are most of
-          // a repaint's cost.
-          const className = `${heatClass(kind === 'seq' ? v : v / scale, kind)}${masked ? ' masked' : ''}${edited ? ' edited' : ''}`;
-          const k = i * matrix.cols + j;
-          const key = `${text}|${className}`;
-          if (entry.painted[k] === key) continue;
-          entry.painted[k] = key;
-          const node = td.firstChild;
-          if (node?.nodeType === 3 && node.nextSibling === null) node.data = text;
-          else td.textContent = text;
-          if (td.className !== className) td.className = className;
-          td.setAttribute('aria-label', `row ${rows[i]}, column ${cols[j]}: ${text}${masked ? ` (${masked})` : ''}${edited ? ' (edited)' : ''}`);
-        }
-        if (sums) {
-          let total = 0;
-          for (let j = 0; j < matrix.cols; j++) total += matrix.data[i * matrix.cols + j];
-          sums[i].textContent = fixed(total, 4);
-        }
-        if (buttons) {
-          const selected = i === this.#selected;
-          trs[i].classList.toggle('selected', selected);
-          buttons[i].setAttribute('aria-pressed', String(selected));
-        }
-      }
+      const { id, step } = entry;
+      const blocks = step === 'weights' || step === 'scaled';
+      paintTable(entry, this.#matrixOf(id), {
+        digits: DIGITS[step ?? id] ?? 4,
+        blocked: blocks ? this.#blocked : never,
+        edited: edited(id),
+        selected: this.#selected,
+        minusInfinity: step === 'scaled',
+      });
     }
     const scaled = this.#ui.view.querySelector('section.step-scaled');
     if (scaled) {
-      const title = this.#sectionTitle('scaled');
-      scaled.querySelector('h2').textContent = title;
-      scaled.setAttribute('aria-label', title);
+      const title = sectionTitle('scaled', this.#config, this.#scaleIsDefault);
+      const h2 = scaled.querySelector('h2');
+      if (h2.textContent !== title) {
+        h2.textContent = title;
+        scaled.setAttribute('aria-label', title);
+      }
     }
-    for (const box of this.#ui.view.querySelectorAll('.bars-box')) {
-      const h = Number(box.dataset.head);
-      box.replaceChildren(...this.#bars(this.#example.heads[h].weights, h));
-    }
+    this.#lines?.update(this.#example.heads.map((h) => h.weights));
+    if (this.#inspected) this.#inspect(this.#inspected, { quiet: true });
   }
 
-  #sectionTitle(step) {
-    if (step !== 'scaled') return STEP_TITLES[step];
-    const c = this.#config;
-    return `Step 2: scaled scores × ${c.scale.toFixed(3)}${this.hasAttribute('scale') ? '' : ` (÷ √${c.dk} = ${Math.sqrt(c.dk).toFixed(3)})`}`;
-  }
-
-  #section(step, children, heads = false) {
-    const title = this.#sectionTitle(step);
+  #section(step, children, { lead = false } = {}) {
+    const title = lead && !this.#view.show.has('weights') ? 'Who attends to whom' : sectionTitle(step, this.#config, this.#scaleIsDefault);
     const slot = el('slot', { name: `explain-${step}` });
     slot.textContent = this.#explanations[step];
-    return el('section', { class: `step step-${step}`, 'data-step': step, 'aria-label': title },
+    return el('section', { class: `step step-${step}${lead ? ' lead' : ''}`, 'data-step': step, 'aria-label': title, part: lead ? 'attention' : `step-${step}` },
       el('h2', { text: title }),
       el('p', { class: 'explanation' }, slot),
-      el('div', { class: heads ? 'matrices heads' : 'matrices' }, ...children));
-  }
-
-  // Builds an empty table for the matrix `id` (numbers come from #repaint).
-  #table({ id, title, rows, cols, kind, step }) {
-    const matrix = this.#matrixOf(id);
-    const editable = EDITABLE.has(id);
-    const isWeights = step === 'weights';
-    const isStep = step !== undefined;
-    const table = el('table', { role: 'grid', 'data-id': id, 'aria-label': `${title}, ${matrix.rows} by ${matrix.cols}${editable ? ', editable' : ''}` });
-    // A fixed layout sizes columns from the first row instead of measuring
-    // every cell: with 32 tokens that is most of a recompute's layout time.
-    table.style.setProperty('--cols', String(matrix.cols + (isWeights ? 1 : 0)));
-    const head = el('tr', {}, el('th', { scope: 'col', class: 'corner' }));
-    for (const col of cols) head.append(el('th', { scope: 'col', text: col, title: col }));
-    if (isWeights) head.append(el('th', { scope: 'col', class: 'sum', text: 'Σ row', title: 'Each row of weights sums to 1 (0 when every key is masked)' }));
-    table.append(el('thead', {}, head));
-    const body = el('tbody');
-    const focus = this.#focus?.id === id ? this.#focus : { i: 0, j: 0 };
-    const entry = { id, rows, cols, kind, step, tds: [], painted: [], sums: isWeights ? [] : null, trs: [], buttons: isStep ? [] : null };
-    const cellTitle = isWeights ? 'Click or press Space to mask / unmask this pair' : editable ? 'Press Enter or type a number to edit' : undefined;
-    for (let i = 0; i < matrix.rows; i++) {
-      let rowHeader;
-      if (isStep) {
-        const button = el('button', { type: 'button', class: 'token', 'data-select': i, text: rows[i], title: `Select “${rows[i]}” as the query` });
-        entry.buttons.push(button);
-        rowHeader = el('th', { scope: 'row' }, button);
-      } else {
-        rowHeader = el('th', { scope: 'row', text: rows[i] });
-      }
-      const tr = el('tr', { style: `--row: ${i}` }, rowHeader);
-      entry.trs.push(tr);
-      for (let j = 0; j < matrix.cols; j++) {
-        const td = el('td', { 'data-i': i, 'data-j': j, tabindex: focus.i === i && focus.j === j ? 0 : -1, title: cellTitle });
-        entry.tds.push(td);
-        tr.append(td);
-      }
-      if (isWeights) {
-        const sum = el('td', { class: 'sum' });
-        entry.sums.push(sum);
-        tr.append(sum);
-      }
-      body.append(tr);
-    }
-    table.append(body);
-    this.#tables.set(id, entry);
-    const copy = el('details', { class: 'copy' },
-      el('summary', { text: 'Copy' }),
-      ...['numpy', 'CSV', 'Markdown'].map((format) => el('button', { type: 'button', text: format, 'data-copy': format, 'data-table': id })));
-    return el('figure', { class: 'matrix', 'data-id': id },
-      el('figcaption', {}, el('span', { class: 'name', text: title }), el('span', { class: 'shape', text: ` (${matrix.rows} × ${matrix.cols})` }), copy),
-      el('div', { class: 'scroll' }, table));
-  }
-
-  // Why (i, j) is not allowed, or '' when it is.
-  #isBlocked(i, j, n) {
-    if (this.#config.causal && j > i) return 'causal: later token';
-    if (this.#mask && this.#mask[i * n + j] === 0) return 'masked';
-    return '';
-  }
-
-  #bars(weights, h) {
-    const i = this.#selected, t = this.#config.tokens;
-    const list = el('ul', { class: 'bars', 'aria-label': `Attention of “${t[i]}”${this.#config.heads > 1 ? ` in head ${h + 1}` : ''}` });
-    for (let j = 0; j < weights.cols; j++) {
-      const w = weights.get(i, j);
-      const bar = el('span', { class: 'bar', 'aria-hidden': 'true' });
-      bar.style.width = `${Math.max(0, Math.min(1, w)) * 100}%`;
-      list.append(el('li', {}, el('span', { class: 'bar-label', text: t[j] }), el('span', { class: 'bar-track' }, bar), el('span', { class: 'bar-value', text: fixed(w, 4) })));
-    }
-    return [el('p', { class: 'bars-title', text: `“${t[i]}” attends to:` }), list];
-  }
-
-  #cell(id, i, j) {
-    return this.#ui.view.querySelector(`table[data-id="${id}"] td[data-i="${i}"][data-j="${j}"]`);
+      ...children);
   }
 
   #matrixOf(id) {
     const ex = this.#example;
-    if (EDITABLE.has(id) || ['Q', 'K', 'V'].includes(id)) return ex[id];
+    if (EDITABLE.has(id) || id === 'Q' || id === 'K' || id === 'V') return ex[id];
     const [key, h] = id.split('-');
-    return ex.heads[Number(h)][key];
+    const head = ex.heads[Number(h)];
+    return key === 'scaled' && head.logits ? head.logits : head[key];
+  }
+
+  #focusable({ id, i, j }) {
+    const entry = this.#tables.get(id);
+    return entry ? cellAt(entry, i, j) : null;
+  }
+
+  // ---- inspection: the popover and the cells a number comes from -------------
+
+  #inspect(target, { quiet = false } = {}) {
+    const ui = this.#ui;
+    if (!target || !this.#tables.has(target.id)) {
+      this.#inspected = null;
+      ui.popover.hidden = true;
+      highlight(this.#tables, []);
+      return;
+    }
+    this.#inspected = target;
+    const { text, sources } = explain({
+      config: this.#config, example: this.#example, mask: this.#mask, edits: this.#edits, inputs: this.#inputs, scaleIsDefault: this.#scaleIsDefault,
+    }, target.id, target.i, target.j);
+    highlight(this.#tables, sources, target);
+    if (ui.popover.textContent !== text) ui.popover.textContent = text;
+    if (quiet && ui.popover.hidden) return;
+    ui.popover.hidden = false;
+    // Beside the cell when there is room on its right, else under it.
+    const cell = this.#focusable(target);
+    if (!cell) return;
+    const root = ui.root.getBoundingClientRect();
+    const r = cell.getBoundingClientRect();
+    const width = Math.min(420, root.width - 16);
+    ui.popover.style.width = `${width}px`;
+    let left = r.right - root.left + 8;
+    let top = r.top - root.top;
+    if (left + width > root.width) {
+      left = Math.max(8, Math.min(r.left - root.left, root.width - width - 8));
+      top = r.bottom - root.top + 6;
+    }
+    ui.popover.style.left = `${left}px`;
+    ui.popover.style.top = `${top}px`;
+  }
+
+  #targetOf(node) {
+    const td = node.closest?.('td[data-i]');
+    if (!td) return null;
+    return { id: td.closest('table').dataset.id, i: Number(td.dataset.i), j: Number(td.dataset.j), td };
   }
 
   // ---- interaction ----------------------------------------------------------------
 
   #onKeyDown(e) {
-    const td = e.target.closest?.('td[data-i]');
-    if (!td || e.target.tagName === 'INPUT') return;
-    const table = td.closest('table');
-    const id = table.dataset.id;
-    const i = Number(td.dataset.i), j = Number(td.dataset.j);
-    const m = this.#matrixOf(id);
-    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-    let ni = i, nj = j;
-    if (moves[e.key]) {
-      ni = Math.min(m.rows - 1, Math.max(0, i + moves[e.key][0]));
-      nj = Math.min(m.cols - 1, Math.max(0, j + moves[e.key][1]));
-    } else if (e.key === 'Home') {
-      nj = 0;
-      if (e.ctrlKey) ni = 0;
-    } else if (e.key === 'End') {
-      nj = m.cols - 1;
-      if (e.ctrlKey) ni = m.rows - 1;
-    } else if (EDITABLE.has(id) && (e.key === 'Enter' || e.key === 'F2' || /^[-+.\d]$/.test(e.key))) {
-      e.preventDefault();
-      this.#startEdit(td, id, i, j, /^[-+.\d]$/.test(e.key) ? e.key : null);
-      return;
-    } else if (id.startsWith('weights-') && (e.key === ' ' || e.key === 'Enter')) {
-      e.preventDefault();
-      this.#toggleMask(i, j);
-      return;
-    } else {
+    if (e.target.tagName === 'INPUT') return;
+    if (e.key === 'Escape') {
+      this.#inspect(null);
       return;
     }
-    e.preventDefault();
-    const next = this.#cell(id, ni, nj);
-    if (next) {
-      td.tabIndex = -1;
-      next.tabIndex = 0;
-      next.focus();
+    const node = e.target.closest?.('[data-i]');
+    const table = node?.closest('table');
+    if (!table) return;
+    const id = table.dataset.id;
+    const entry = this.#tables.get(id);
+    const i = Number(node.dataset.i), j = Number(node.dataset.j);
+    const to = nextCell(e.key, e.ctrlKey, i, j, entry.rows.length, entry.cols.length, entry.buttons !== null);
+    if (to) {
+      e.preventDefault();
+      const next = cellAt(entry, to[0], to[1]);
+      if (next) {
+        this.#focus = { id, i: to[0], j: to[1] };
+        moveTabStop(entry, next);
+      }
+      return;
+    }
+    if (j < 0) return; // a row label: Enter and Space press the button
+    if (EDITABLE.has(id) && (e.key === 'Enter' || e.key === 'F2' || /^[-+.\d]$/.test(e.key))) {
+      e.preventDefault();
+      this.#startEdit(node, id, i, j, /^[-+.\d]$/.test(e.key) ? e.key : null);
+    } else if (id.startsWith('weights-') && (e.key === ' ' || e.key === 'Enter')) {
+      // Space on a weight masks the pair: a key of its own, never a side effect of inspecting.
+      e.preventDefault();
+      this.#toggleMask(i, j);
     }
   }
 
@@ -731,34 +608,48 @@ export class AttentionExplorer extends Base {
     }
     const select = e.target.closest?.('[data-select]');
     if (select) {
-      this.#selected = Number(select.dataset.select);
-      this.#render();
+      this.#select(Number(select.dataset.select));
       return;
     }
-    const td = e.target.closest?.('td[data-i]');
-    if (!td) return;
-    const id = td.closest('table').dataset.id;
-    const i = Number(td.dataset.i), j = Number(td.dataset.j);
-    if (id.startsWith('weights-')) {
-      this.#focus = { id, i, j };
+    const target = this.#targetOf(e.target);
+    if (!target) return;
+    const { id, i, j, td } = target;
+    this.#focus = { id, i, j };
+    const entry = this.#tables.get(id);
+    if (entry) moveTabStop(entry, td);
+    if (id.startsWith('weights-') && this.#masking) {
       this.#toggleMask(i, j);
     } else if (EDITABLE.has(id)) {
       this.#startEdit(td, id, i, j, null);
+    } else {
+      // A tap on a touch screen lands here: it inspects, as hover does.
+      this.#inspect({ id, i, j });
     }
   }
 
   #onFocus(e) {
-    const td = e.target.closest?.('td[data-i]');
-    if (!td || e.target.tagName === 'INPUT') return;
-    const id = td.closest('table').dataset.id;
-    this.#focus = { id, i: Number(td.dataset.i), j: Number(td.dataset.j) };
-    this.#ui.explain.textContent = this.#explain(id, this.#focus.i, this.#focus.j);
+    const target = this.#targetOf(e.target);
+    if (!target || e.target.tagName === 'INPUT') return;
+    const { id, i, j, td } = target;
+    const entry = this.#tables.get(id);
+    if (entry) {
+      const blocked = entry.step === 'weights' || entry.step === 'scaled' ? this.#blocked(i, j) : '';
+      td.setAttribute('aria-label', cellLabel(entry, i, j, td.textContent, blocked, EDITABLE.has(id) && this.#edits.has(`${id}:${i}:${j}`)));
+    }
+    this.#focus = { id, i, j };
+    this.#inspect(this.#focus);
   }
 
   #onHover(e) {
-    const td = e.target.closest?.('td[data-i]');
-    if (!td) return;
-    this.#ui.explain.textContent = this.#explain(td.closest('table').dataset.id, Number(td.dataset.i), Number(td.dataset.j));
+    if (e.pointerType === 'touch') return; // a tap inspects through click
+    const target = this.#targetOf(e.target);
+    if (target) this.#inspect({ id: target.id, i: target.i, j: target.j });
+  }
+
+  #select(i) {
+    this.#selected = this.#selected === i ? -1 : i;
+    this.#lines?.select(this.#selected);
+    this.#repaint();
   }
 
   #toggleMask(i, j) {
@@ -769,40 +660,29 @@ export class AttentionExplorer extends Base {
   }
 
   #startEdit(td, id, i, j, firstKey) {
-    const m = this.#matrixOf(id);
-    const old = m.get(i, j);
-    const input = el('input', { type: 'text', inputmode: 'decimal', class: 'cell-edit', 'aria-label': `Edit ${td.getAttribute('aria-label')}` });
-    input.value = firstKey ?? String(Number(old.toPrecision(6)));
-    let done = false;
-    const finish = (commit) => {
-      if (done) return;
-      done = true;
-      if (commit) {
-        const text = input.value.trim();
-        const value = Number(text);
-        if (text === '' || !Number.isFinite(value)) {
-          this.#showMessage(`“${text}” is not a number; ${id}[${i}][${j}] keeps ${fixed(old, 4)}`);
-        } else if (Math.abs(value) > 1e6) {
-          this.#showMessage(`${id}[${i}][${j}]: keep values within ±1e6, got ${text}`);
-        } else {
-          this.#edits.set(`${id}:${i}:${j}`, Math.fround(value));
+    const old = this.#matrixOf(id).get(i, j);
+    startEdit(td, {
+      label: td.getAttribute('aria-label'),
+      value: String(Number(old.toPrecision(6))),
+      firstKey,
+      done: (text) => {
+        let changed = false;
+        if (text !== null) {
+          const r = parseCellValue(text, `${id}[${i}][${j}]`, fixed(old, 4));
+          if (r.error) this.#showMessage(r.error);
+          else {
+            this.#edits.set(`${id}:${i}:${j}`, r.value);
+            changed = true;
+          }
         }
-      }
-      this.#focus = { id, i, j };
-      td.replaceChildren(); // drop the input; #render writes the number back
-      this.#render();
-      this.#cell(id, i, j)?.focus();
-      if (commit) this.#schedule();
-    };
-    input.addEventListener('keydown', (e) => {
-      e.stopPropagation();
-      if (e.key === 'Enter') finish(true);
-      else if (e.key === 'Escape') finish(false);
+        this.#focus = { id, i, j };
+        const entry = this.#tables.get(id);
+        if (entry) entry.painted[i * entry.cols.length + j] = '';
+        this.#repaint();
+        this.#focusable(this.#focus)?.focus();
+        if (changed) this.#schedule();
+      },
     });
-    input.addEventListener('blur', () => finish(true));
-    td.replaceChildren(input);
-    input.focus();
-    if (firstKey === null) input.select();
   }
 
   #move(delta) {
@@ -828,59 +708,13 @@ export class AttentionExplorer extends Base {
     if (this.#ui.play) this.#ui.play.textContent = 'Play';
   }
 
-  // ---- explanations of single numbers ------------------------------------------------
-
-  #explain(id, i, j) {
-    const c = this.#config, ex = this.#example, t = c.tokens;
-    const f = (x) => fixed(x, 4);
-    const sum = (terms) => (terms.length > MAX_TERMS ? `${terms.slice(0, MAX_TERMS).join(' + ')} + … (${terms.length - MAX_TERMS} more terms)` : terms.join(' + '));
-    const paren = (x) => (x < 0 ? `(${f(x)})` : f(x));
-    if (EDITABLE.has(id)) {
-      const m = ex[id];
-      const where = id === 'X' ? `token “${t[i]}”, dimension ${j}` : `row x${i}, column ${j}`;
-      if (this.#edits.has(`${id}:${i}:${j}`)) return `${id}[${where}] = ${f(m.get(i, j))}, typed in (press “Undo edits” to go back to the draw).`;
-      if (this.#inputs[id]) return `${id}[${where}] = ${f(m.get(i, j))}, from the inputs property.`;
-      return `${id}[${where}] = ${f(m.get(i, j))}: ${id === 'X' ? 'np.random.randn' : '0.5 × np.random.randn'} with seed ${c.seed}, drawn in the order X, W_Q, W_K, W_V.`;
-    }
-    if (['Q', 'K', 'V'].includes(id)) {
-      const W = ex[`W${id}`];
-      const terms = Array.from({ length: c.dModel }, (_, p) => `${paren(ex.X.get(i, p))}×${paren(W.get(p, j))}`);
-      return `${id}[${t[i]}][${j}] = Σ_t X[${t[i]}][t] · W_${id}[t][${j}] = ${sum(terms)} = ${f(ex[id].get(i, j))}`;
-    }
-    const [key, hText] = id.split('-');
-    const h = Number(hText);
-    const head = ex.heads[h];
-    const headText = c.heads > 1 ? ` (head ${h + 1})` : '';
-    if (key === 'scores') {
-      const terms = Array.from({ length: c.dk }, (_, p) => `${paren(head.q.get(i, p))}×${paren(head.k.get(j, p))}`);
-      return `score(${t[i]} → ${t[j]})${headText} = q_${t[i]} · k_${t[j]} = ${sum(terms)} = ${fixed(head.scores.get(i, j), 3)}`;
-    }
-    if (key === 'scaled') {
-      const how = this.hasAttribute('scale') ? `× ${c.scale}` : `/ √${c.dk} = ${fixed(head.scores.get(i, j), 3)} / ${Math.sqrt(c.dk).toFixed(3)}`;
-      return `scaled(${t[i]} → ${t[j]})${headText} = score ${how} = ${fixed(head.scaled.get(i, j), 3)}`;
-    }
-    if (key === 'weights') {
-      const n = t.length;
-      const blocked = this.#isBlocked(i, j, n);
-      if (blocked) return `weight(${t[i]} → ${t[j]})${headText} = 0: not allowed (${blocked}), so it is left out of the softmax.`;
-      const allowed = Array.from({ length: n }, (_, k) => k).filter((k) => !this.#isBlocked(i, k, n));
-      const zs = allowed.map((k) => head.scaled.get(i, k));
-      const zmax = Math.max(...zs);
-      const total = zs.reduce((a, z) => a + Math.exp(z - zmax), 0);
-      const e = Math.exp(head.scaled.get(i, j) - zmax);
-      return `weight(${t[i]} → ${t[j]})${headText} = exp(z − max) / Σ exp(z_k − max) = exp(${fixed(head.scaled.get(i, j), 3)} − ${fixed(zmax, 3)}) / ${f(total)} = ${f(e)} / ${f(total)} = ${f(head.weights.get(i, j))}`;
-    }
-    const terms = Array.from({ length: t.length }, (_, k) => `${f(head.weights.get(i, k))}×${paren(head.v.get(k, j))}`);
-    return `output[${t[i]}][v${j}]${headText} = Σ_j weight(${t[i]} → j) · v_j[${j}] = ${sum(terms)} = ${f(head.output.get(i, j))}`;
-  }
-
   // ---- copy and save ----------------------------------------------------------------
 
   #copy(id, format) {
     const m = this.#matrixOf(id);
     const t = this.#config.tokens;
     const rowLabels = ['WQ', 'WK', 'WV'].includes(id) ? Array.from({ length: m.rows }, (_, i) => `x${i}`) : t;
-    const colLabels = id.startsWith('scores') || id.startsWith('scaled') || id.startsWith('weights') ? t : Array.from({ length: m.cols }, (_, j) => `c${j}`);
+    const colLabels = /^(scores|scaled|weights)-/.test(id) ? t : Array.from({ length: m.cols }, (_, j) => `c${j}`);
     const text = format === 'numpy' ? toNumpy(m) : format === 'CSV' ? toCSV(m, rowLabels, colLabels) : toMarkdown(m, rowLabels, colLabels);
     this.dispatchEvent(new CustomEvent('attention-copy', { bubbles: true, composed: true, detail: { matrix: id, format, text } }));
     const fallback = () => {
@@ -899,52 +733,61 @@ export class AttentionExplorer extends Base {
   }
 
   #flash(text) {
-    this.#ui.explain.textContent = text;
+    this.#ui.popover.textContent = text;
+    this.#ui.popover.hidden = false;
+  }
+
+  #snapshot() {
+    const n = this.#config.tokens.length;
+    let maskedPairs = 0;
+    if (this.#mask) for (let k = 0; k < n * n; k++) maskedPairs += this.#mask[k] === 0 ? 1 : 0;
+    return snapshotView({
+      config: this.#config, example: this.#example, parts: this.#view.show, step: this.#view.step, blocked: this.#blocked,
+      maskedPairs, scaleIsDefault: this.#scaleIsDefault, enabledHeads: this.#lines?.enabled ?? [],
+    });
   }
 
   /** The current view as an SVG document string. */
   toSVG() {
-    return toSVG(this.#snapshotLayout());
-  }
-
-  #snapshotLayout() {
-    const c = this.#config, ex = this.#example, t = c.tokens;
-    const steps = this.step === 'all' ? ['scores', 'scaled', 'weights', 'output'] : [this.step];
-    const tables = [];
-    for (const s of steps) {
-      if (s === 'inputs') {
-        for (const id of ['X', 'WQ', 'WK', 'WV']) tables.push({ title: id, matrix: ex[id], rows: id === 'X' ? t : Array.from({ length: c.dModel }, (_, i) => `x${i}`), cols: Array.from({ length: ex[id].cols }, (_, j) => `${j}`), digits: 4, kind: 'div' });
-      } else if (s === 'projections') {
-        for (const id of ['Q', 'K', 'V']) tables.push({ title: id, matrix: ex[id], rows: t, cols: Array.from({ length: ex[id].cols }, (_, j) => `${j}`), digits: 4, kind: 'div' });
-      } else {
-        ex.heads.forEach((head, h) => tables.push({
-          title: `${STEP_TITLES[s]}${c.heads > 1 ? ` — head ${h + 1}` : ''}`, matrix: head[s], rows: t,
-          cols: s === 'output' ? Array.from({ length: c.dv }, (_, j) => `v${j}`) : t, digits: DIGITS[s], kind: s === 'weights' ? 'seq' : 'div',
-        }));
-      }
-    }
-    return layout({ title: `Scaled dot-product attention: “${t.join(' ')}” (seed ${c.seed}, d_k ${c.dk})`, tables });
+    return this.#example ? toSVG(this.#snapshot()) : '';
   }
 
   async #save(format) {
     if (!this.#example) return;
-    const view = this.#snapshotLayout();
-    let blob;
-    if (format === 'svg') {
-      blob = new Blob([toSVG(view)], { type: 'image/svg+xml' });
-    } else {
-      const canvas = document.createElement('canvas');
-      canvas.width = view.width;
-      canvas.height = view.height;
-      paint(canvas.getContext('2d'), view);
-      blob = await new Promise((resolve) => canvas.toBlob(resolve, 'image/png'));
-    }
+    const blob = await save(format, this.#snapshot(), this.#root);
     this.dispatchEvent(new CustomEvent('attention-save', { bubbles: true, composed: true, detail: { format, size: blob.size, type: blob.type } }));
-    const url = URL.createObjectURL(blob);
-    const a = el('a', { href: url, download: `attention.${format}` });
-    this.#root.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10000);
   }
 }
+
+// Properties mirroring the attributes, one per row of the settings table:
+// numbers read back the value in use (defaults filled in), booleans the
+// attribute's presence; null or undefined removes the attribute.
+const DEFAULTS = {
+  tokens: (self) => self.getAttribute('tokens') ?? HANDBOOK.tokens.join(' '),
+  dv: (self) => self.config?.dv ?? self.dk,
+  kvHeads: (self) => self.config?.kvHeads ?? self.heads,
+  scale: (self) => self.config?.scale ?? defaultScale(self.dk),
+};
+for (const s of SETTINGS) {
+  const get = s.kind === 'bool'
+    ? function () { return this.hasAttribute(s.attr) && this.getAttribute(s.attr) !== 'false' && this.getAttribute(s.attr) !== '0'; }
+    : s.key === 'step'
+      ? function () { const v = this.getAttribute('step'); return v !== null && STEPS.includes(v) ? v : 'all'; }
+      : s.key === 'show'
+        ? function () { const v = this.getAttribute('show'); return v === null ? PARTS.join(' ') : v; }
+        : s.key === 'controls'
+          ? function () { const v = this.getAttribute('controls'); return CONTROLS.includes(v) ? v : 'full'; }
+          : DEFAULTS[s.key]
+            ? function () { return DEFAULTS[s.key](this); }
+            : function () { return this.config?.[s.key] ?? HANDBOOK[s.key]; };
+  const set = s.kind === 'bool'
+    ? function (value) { this.toggleAttribute(s.attr, Boolean(value)); }
+    : function (value) {
+      if (value === null || value === undefined || (s.key === 'step' && value === 'all')) this.removeAttribute(s.attr);
+      else this.setAttribute(s.attr, Array.isArray(value) ? value.join(' ') : String(value));
+    };
+  Object.defineProperty(AttentionExplorer.prototype, s.key, { get, set, configurable: true, enumerable: false });
+}
+
+/** The limits the explorer accepts, for pages that build their own controls. */
+AttentionExplorer.LIMITS = LIMITS;

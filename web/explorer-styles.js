@@ -2,9 +2,10 @@
 // Themable from the page through CSS custom properties (see README), light
 // and dark by prefers-color-scheme; motion only when the reader allows it.
 
-import { heatmapRules } from './colors.js';
+import { HEAD_COLORS, heatmapRules } from './colors.js';
 
 export const STYLES = `
+
 :host {
   --attn-bg: #ffffff;
   --attn-fg: #1b1f24;
@@ -13,18 +14,22 @@ export const STYLES = `
   --attn-border: #d0d7de;
   --attn-accent: #0550ae;
   --attn-select: #bf3989;
+  --attn-focus: #1b1f24;
+  --attn-source: #bf3989;
   --attn-masked: repeating-linear-gradient(45deg, #8c959f 0 3px, #d0d7de 3px 6px);
   --attn-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   --attn-mono: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   --attn-cell-width: 4.6em;
   --attn-label-width: 6.5em;
+  --attn-toolbar-top: 0px;
+  ${HEAD_COLORS.light.map((c, h) => `--attn-head-${h}: ${c};`).join('\n  ')}
   display: block;
   color: var(--attn-fg);
   background: var(--attn-bg);
   font-family: var(--attn-font);
   font-size: 15px;
   line-height: 1.45;
-  contain: content;
+  min-width: 0;
 }
 @media (prefers-color-scheme: dark) {
   :host {
@@ -35,41 +40,66 @@ export const STYLES = `
     --attn-border: #30363d;
     --attn-accent: #79c0ff;
     --attn-select: #ff9bce;
+    --attn-focus: #ffffff;
+    --attn-source: #ff9bce;
+    --attn-masked: repeating-linear-gradient(45deg, #57606a 0 3px, #30363d 3px 6px);
+    ${HEAD_COLORS.dark.map((c, h) => `--attn-head-${h}: ${c};`).join('\n    ')}
   }
 }
 :host([hidden]) { display: none; }
 * { box-sizing: border-box; }
-.root { padding: 12px; }
-.controls { display: grid; gap: 8px; padding: 10px 12px; background: var(--attn-panel); border: 1px solid var(--attn-border); border-radius: 8px; }
+.root { position: relative; padding: 0 12px 12px; }
+.sr-only { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
+.toolbar { position: sticky; top: var(--attn-toolbar-top); z-index: 4; display: flex; flex-wrap: wrap; gap: 6px 16px; align-items: center;
+  margin: 0 -12px; padding: 8px 12px; background: var(--attn-panel); border-bottom: 1px solid var(--attn-border); }
+.root[data-controls="none"] .toolbar, .root[data-controls="none"] .full-only, .root[data-controls="minimal"] .full-only { display: none; }
+.settings { margin: 8px 0 0; padding: 6px 10px; background: var(--attn-panel); border: 1px solid var(--attn-border); border-radius: 8px; }
+.settings > summary { border: none; background: none; padding: 2px 0; color: var(--attn-accent); }
+.settings .row { margin-top: 8px; }
 .row { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center; }
-.field { display: inline-flex; gap: 6px; align-items: center; }
+.field { display: inline-flex; gap: 6px; align-items: center; min-width: 0; }
 .field span { color: var(--attn-muted); font-size: 0.9em; }
 .field.check span { color: var(--attn-fg); }
-.help { color: var(--attn-muted); font-size: 0.85em; }
+.field.tokens { flex: 1 1 16em; }
+.field.tokens input { flex: 1; min-width: 0; width: 100%; }
 .spacer { flex: 1; }
-input, button, summary { font: inherit; color: var(--attn-fg); }
-input[type="text"] { width: min(32em, 80vw); font-family: var(--attn-mono); }
-input[type="number"] { width: 6.5em; }
-input[type="text"], input[type="number"] { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 4px; padding: 3px 6px; }
-input[type="range"] { width: 14em; accent-color: var(--attn-accent); }
-.scale-text { font-family: var(--attn-mono); min-width: 9em; }
+input, button, summary, select { font: inherit; color: var(--attn-fg); }
+input[type="text"] { font-family: var(--attn-mono); }
+input[type="number"] { width: 6em; }
+input[type="text"], input[type="number"], select { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 4px; padding: 3px 6px; }
+input[type="range"] { width: 12em; max-width: 40vw; accent-color: var(--attn-accent); }
+.scale-text { font-family: var(--attn-mono); font-size: 0.85em; min-width: 10em; }
 button, summary { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 6px; padding: 3px 10px; cursor: pointer; }
 button:disabled { opacity: 0.55; cursor: default; }
-button[aria-pressed="true"] { border-color: var(--attn-accent); }
+button[aria-pressed="true"] { border-color: var(--attn-accent); background: var(--attn-accent); color: var(--attn-bg); }
 :focus-visible { outline: 3px solid var(--attn-accent); outline-offset: 1px; }
 .step-nav { display: inline-flex; gap: 6px; }
-.step-nav[hidden] { display: none; }
+.step-nav[hidden], .root .step-nav[hidden] { display: none; }
 .message { margin: 10px 0 0; padding: 8px 12px; border-left: 4px solid #cf222e; background: var(--attn-panel); white-space: pre-wrap; overflow-wrap: anywhere; }
-.message[hidden], .copy-fallback[hidden] { display: none; }
+.message[hidden], .copy-fallback[hidden], .popover[hidden] { display: none; }
 .copy-fallback { margin-top: 10px; }
 .copy-fallback textarea { width: 100%; font-family: var(--attn-mono); }
-.explain { position: sticky; bottom: 0; z-index: 2; margin: 10px 0; min-height: 2.6em; padding: 8px 12px; background: var(--attn-panel); border: 1px solid var(--attn-border); border-radius: 8px; font-family: var(--attn-mono); font-size: 0.85em; overflow-wrap: anywhere; }
-.explain:empty::before { content: "Hover or focus any number to see where it comes from."; color: var(--attn-muted); font-family: var(--attn-font); }
+.popover { position: absolute; z-index: 5; max-width: calc(100% - 16px); padding: 8px 12px; background: var(--attn-panel); color: var(--attn-fg);
+  border: 1px solid var(--attn-source); border-radius: 8px; box-shadow: 0 4px 14px rgb(0 0 0 / 0.2);
+  font-family: var(--attn-mono); font-size: 0.85em; overflow-wrap: anywhere; pointer-events: none; }
 h2 { font-size: 1.1em; margin: 18px 0 4px; }
 .explanation { margin: 0 0 8px; max-width: 60em; color: var(--attn-fg); }
-.matrices { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; }
-.matrices.heads { flex-wrap: nowrap; overflow-x: auto; padding-bottom: 6px; }
-figure.matrix { margin: 0; min-width: 0; }
+.attention-row { display: flex; flex-wrap: wrap; gap: 14px 28px; align-items: flex-start; }
+.attention-row > .matrices { flex: 0 1 auto; }
+.matrices { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; min-width: 0; }
+figure.matrix { margin: 0; min-width: 0; max-width: 100%; }
+figure.lines { margin: 0; max-width: 100%; }
+figure.lines svg { display: block; max-width: 100%; height: auto; overflow: visible; }
+figure.lines path { stroke-linecap: round; }
+${HEAD_COLORS.light.map((_, h) => `.head-${h} path { stroke: var(--attn-head-${h}); } .head-toggle.head-${h} { border-left: 8px solid var(--attn-head-${h}); }`).join('\n')}
+figure.lines text { font-family: var(--attn-mono); font-size: 13px; fill: var(--attn-fg); }
+figure.lines text.query { cursor: pointer; }
+figure.lines text.query.on { font-weight: 700; fill: var(--attn-select); }
+figure.lines text:focus { outline: none; }
+figure.lines text:focus-visible { fill: var(--attn-select); text-decoration: underline; font-weight: 700; }
+.head-toggles { display: flex; flex-wrap: wrap; gap: 4px; margin: 0 0 6px; }
+.head-toggle[aria-pressed="true"] { background: var(--attn-bg); color: var(--attn-fg); font-weight: 600; }
+.head-toggle[aria-pressed="false"] { color: var(--attn-muted); text-decoration: line-through; }
 figcaption { display: flex; align-items: baseline; gap: 6px; margin-bottom: 4px; }
 figcaption .name { font-weight: 600; }
 figcaption .shape { color: var(--attn-muted); font-size: 0.85em; }
@@ -77,40 +107,44 @@ details.copy { margin-left: auto; position: relative; font-size: 0.85em; }
 details.copy summary { list-style: none; padding: 1px 8px; }
 details.copy summary::-webkit-details-marker { display: none; }
 details.copy[open] { z-index: 3; }
-details.copy[open] > :not(summary) { display: block; }
 details.copy > button { display: block; width: 100%; margin-top: 2px; }
-.scroll { overflow-x: auto; max-width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; padding: 4px; margin: -4px; }
 table { border-collapse: separate; border-spacing: 2px; font-family: var(--attn-mono); font-size: 0.85em;
   table-layout: fixed; width: calc(var(--attn-label-width) + var(--cols) * (var(--attn-cell-width) + 2px) + 4px); }
 th.corner, tbody th { width: var(--attn-label-width); }
-section.step { content-visibility: auto; contain-intrinsic-size: auto 600px; }
+section.step:not(.lead) { content-visibility: auto; contain-intrinsic-size: auto 600px; }
 th { font-weight: 500; color: var(--attn-muted); padding: 0 4px; white-space: nowrap; }
 thead th { text-align: center; max-width: var(--attn-cell-width); overflow: hidden; text-overflow: ellipsis; }
 tbody th { text-align: right; overflow: hidden; text-overflow: ellipsis; }
 th .token { border: none; background: none; padding: 0 2px; color: var(--attn-fg); font-family: var(--attn-mono); max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-th .token[aria-pressed="true"] { color: var(--attn-select); font-weight: 700; text-decoration: underline; }
-td { width: var(--attn-cell-width); padding: 2px 6px; text-align: right; border-radius: 3px; cursor: default; overflow: hidden; }
+th .token[aria-pressed="true"] { color: var(--attn-select); background: none; font-weight: 700; text-decoration: underline; }
+/* Plain cells (no rounded clip, no own stacking): with 32 tokens a drag repaints a thousand of them a frame. */
+td { width: var(--attn-cell-width); padding: 2px 6px; text-align: right; cursor: default; white-space: nowrap; }
 td[data-i] { cursor: pointer; }
+.view.masking table[data-id^="weights-"] td[data-i] { cursor: crosshair; }
 td.sum { background: none; color: var(--attn-muted); font-weight: 600; cursor: default; }
-td.masked { background: var(--attn-masked) !important; color: #000 !important; }
+td.masked { background: var(--attn-masked) !important; color: var(--attn-fg) !important; }
 td.edited { box-shadow: inset 0 0 0 2px var(--attn-accent); }
-
-tr.selected td[data-i] { box-shadow: inset 0 0 0 2px var(--attn-select); }
+td.src { box-shadow: inset 0 0 0 2px var(--attn-source), inset 0 0 0 3px var(--attn-bg); }
+td.target { box-shadow: inset 0 0 0 3px var(--attn-source); }
+/* A two-colour ring inside the cell: the focus colour (the text colour) on
+   the outside, the background colour inside it, visible on every cell colour. */
+td:focus-visible, th .token:focus-visible { outline: 3px solid var(--attn-focus); outline-offset: -3px; box-shadow: inset 0 0 0 5px var(--attn-bg); }
+tr.selected td[data-i] { box-shadow: inset 0 -3px 0 var(--attn-select); }
 td:hover { filter: brightness(0.93); }
 .cell-edit { width: 6em; font-family: var(--attn-mono); }
-.with-bars { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }
-.bars-box { min-width: 16em; }
-.bars-title { margin: 0 0 4px; font-weight: 600; font-size: 0.9em; }
-.bars { list-style: none; margin: 0; padding: 0; font-family: var(--attn-mono); font-size: 0.85em; }
-.bars li { display: grid; grid-template-columns: 6em 10em 4.5em; gap: 6px; align-items: center; }
-.bar-label { text-align: right; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.bar-track { height: 0.9em; background: var(--attn-panel); border: 1px solid var(--attn-border); border-radius: 2px; }
-.bar { display: block; height: 100%; background: var(--attn-accent); }
 @media (prefers-reduced-motion: no-preference) {
-  .bar { transition: width 0.35s ease; }
   section.enter h2, section.enter .explanation { animation: attn-fade 0.6s both; }
-  section.enter tbody tr { animation: attn-fade 0.5s both; animation-delay: calc(0.25s + var(--row, 0) * 0.18s); }
+  section.enter tbody tr { animation: attn-fade 0.5s both; }
   @keyframes attn-fade { from { opacity: 0; transform: translateY(4px); } to { opacity: 1; transform: none; } }
 }
-${heatmapRules()}
+@media (max-width: 520px) {
+  :host { --attn-cell-width: 4.2em; --attn-label-width: 4.6em; font-size: 14px; }
+  .scale-text { min-width: 0; }
+  input[type="range"] { width: 9em; }
+}
+${heatmapRules('light')}
+@media (prefers-color-scheme: dark) {
+${heatmapRules('dark')}
+}
 `;

@@ -1,19 +1,36 @@
 // page.js - index.html's script: the explorer's settings live in the URL, so
 // a view can be shared. Reads ?tokens=...&seed=... into attributes on load and
-// writes them back after every change.
+// writes them back after every change; the settings table says which.
 import './explorer.js';
+import { SETTINGS } from './explorer-settings.js';
 
 const explorer = document.getElementById('explorer');
-const PARAMS = ['tokens', 'seed', 'd-model', 'dk', 'dv', 'heads', 'kv-heads', 'scale', 'step'];
+const PARAMS = SETTINGS.filter((s) => s.url);
 
 const query = new URLSearchParams(location.search);
-for (const name of PARAMS) {
-  const value = query.get(name);
-  if (value !== null) explorer.setAttribute(name, value);
+for (const s of PARAMS) {
+  const value = query.get(s.attr);
+  if (value === null) continue;
+  // A boolean is "1" in the address and a present attribute on the element.
+  if (s.kind === 'bool') explorer.toggleAttribute(s.attr, value === '1');
+  else explorer.setAttribute(s.attr, value);
 }
-if (query.get('causal') === '1') explorer.setAttribute('causal', '');
-const mask = query.get('mask');
-let pendingMask = mask;
+let pendingMask = query.get('mask');
+
+// Writing the address costs more than a whole recompute, so during a slider
+// drag it is written once the changes pause.
+let writeTimer = 0;
+function writeURL(detail) {
+  const next = new URLSearchParams();
+  for (const s of PARAMS) {
+    if (!explorer.hasAttribute(s.attr)) continue;
+    next.set(s.attr, s.kind === 'bool' ? '1' : explorer.getAttribute(s.attr));
+  }
+  if (detail.mask) next.set('mask', detail.mask.map((r) => r.map((x) => (x ? '1' : '0')).join('')).join('.'));
+  const search = next.toString();
+  const url = `${location.pathname}${search ? `?${search}` : ''}${location.hash}`;
+  if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(null, '', url);
+}
 
 explorer.addEventListener('attention-change', (event) => {
   if (pendingMask !== null) {
@@ -25,13 +42,17 @@ explorer.addEventListener('attention-change', (event) => {
       return;
     }
   }
-  const next = new URLSearchParams();
-  for (const name of PARAMS) {
-    if (explorer.hasAttribute(name)) next.set(name, explorer.getAttribute(name));
-  }
-  if (explorer.causal) next.set('causal', '1');
-  if (event.detail.mask) next.set('mask', event.detail.mask.map((r) => r.map((x) => (x ? '1' : '0')).join('')).join('.'));
-  const search = next.toString();
-  const url = `${location.pathname}${search ? `?${search}` : ''}${location.hash}`;
-  if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(null, '', url);
+  clearTimeout(writeTimer);
+  writeTimer = setTimeout(writeURL, 150, event.detail);
 });
+
+// The embed section lists the attributes from the same table.
+const list = document.getElementById('attribute-list');
+if (list) {
+  list.replaceChildren(...SETTINGS.flatMap((s, k) => {
+    const code = document.createElement('code');
+    code.textContent = s.attr;
+    code.title = s.help;
+    return k === 0 ? [code] : [', ', code];
+  }));
+}

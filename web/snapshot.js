@@ -1,6 +1,7 @@
 // snapshot.js - the explorer's view as a flat list of shapes, written out as
 // SVG text or painted on a 2D canvas (PNG). Pure: no DOM here; the canvas
-// context is passed in. Used by "Save SVG" and "Save PNG".
+// context is passed in. Used by "Save SVG" and "Save PNG". Pairs that may
+// not attend are hatched (and their logits written −∞), as on the page.
 
 import { css, diverging, maxAbs, sequential, textOn } from './colors.js';
 import { fixed } from './format.js';
@@ -10,10 +11,16 @@ const CELL_H = 24;
 const LABEL_W = 72;
 const GAP = 28;
 const FONT = '12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
+const HATCH_BG = '#d0d7de';
+const HATCH_FG = '#8c959f';
+const MINUS_INFINITY = '−∞';
 
 /**
- * Lays out titled heatmap tables side by side in rows.
- * @param {{ title: string, tables: { title: string, matrix, rows: string[], cols: string[], digits: number, kind: 'seq'|'div' }[] }} view
+ * Lays out an optional lines view, then titled heatmap tables side by side
+ * in rows. A table's `blocked(i, j)` (optional) says which pairs may not
+ * attend: hatched, and written −∞ when the table has `minusInfinity`.
+ * `lines`: { layout: linesLayout(tokens), weights: Matrix[], colors: string[], style: lineStyle } or absent.
+ * @param {{ title: string, lines?: object, tables: { title: string, matrix, rows: string[], cols: string[], digits: number, kind: 'seq'|'div', blocked?: (i: number, j: number) => string, minusInfinity?: boolean }[] }} view
  */
 export function layout(view) {
   const shapes = [{ type: 'text', x: 12, y: 24, text: view.title, bold: true, size: 16 }];
@@ -21,6 +28,29 @@ export function layout(view) {
   let y = 48;
   let rowHeight = 0;
   const maxWidth = 1400;
+  if (view.lines) {
+    const { layout: L, weights, colors, style } = view.lines;
+    shapes.push({ type: 'text', x, y: y + 14, text: 'Who attends to whom (query → key)', bold: true, size: 13 });
+    const top = y + 22;
+    const n = L.left.length;
+    weights.forEach((m, h) => {
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j < n; j++) {
+          const s = style(m.data[i * n + j]);
+          if (s.opacity === 0) continue;
+          const p = L.line(i, j);
+          shapes.push({ type: 'line', x1: x + p.x1, y1: top + p.y1, x2: x + p.x2, y2: top + p.y2, stroke: colors[h % colors.length], width: s.width, opacity: s.opacity });
+        }
+      }
+    });
+    for (const p of L.left) shapes.push({ type: 'text', x: x + p.x, y: top + p.y + 4, text: p.text, anchor: 'end' });
+    for (const p of L.right) shapes.push({ type: 'text', x: x + p.x, y: top + p.y + 4, text: p.text });
+    if (weights.length > 1) {
+      weights.forEach((_, h) => shapes.push({ type: 'text', x: x + 4 + h * 64, y: top + L.height + 12, text: `head ${h + 1}`, fill: colors[h % colors.length], bold: true }));
+    }
+    x += L.width + GAP;
+    rowHeight = L.height + 22 + (weights.length > 1 ? 20 : 0);
+  }
   for (const t of view.tables) {
     const w = LABEL_W + t.matrix.cols * CELL_W;
     const h = 22 + CELL_H * (t.matrix.rows + 1);
@@ -37,8 +67,13 @@ export function layout(view) {
       shapes.push({ type: 'text', x, y: cy + 16, text: t.rows[i] });
       for (let j = 0; j < t.matrix.cols; j++) {
         const v = t.matrix.data[i * t.matrix.cols + j];
-        const rgb = t.kind === 'seq' ? sequential(v) : diverging(v / scale);
         const cx = x + LABEL_W + j * CELL_W;
+        if (t.blocked?.(i, j)) {
+          shapes.push({ type: 'rect', x: cx, y: cy, w: CELL_W - 2, h: CELL_H - 2, fill: HATCH_BG, hatch: true });
+          shapes.push({ type: 'text', x: cx + CELL_W / 2 - 1, y: cy + 16, text: t.minusInfinity ? MINUS_INFINITY : fixed(v, t.digits), anchor: 'middle', fill: '#000' });
+          continue;
+        }
+        const rgb = t.kind === 'seq' ? sequential(v) : diverging(v / scale);
         shapes.push({ type: 'rect', x: cx, y: cy, w: CELL_W - 2, h: CELL_H - 2, fill: css(rgb) });
         shapes.push({ type: 'text', x: cx + CELL_W / 2 - 1, y: cy + 16, text: fixed(v, t.digits), anchor: 'middle', fill: textOn(rgb) });
       }
@@ -46,7 +81,8 @@ export function layout(view) {
     x += w + GAP;
     rowHeight = Math.max(rowHeight, h);
   }
-  const width = Math.max(...shapes.map((s) => (s.type === 'rect' ? s.x + s.w : s.x + 80))) + 12;
+  const right = (s) => (s.type === 'rect' ? s.x + s.w : s.type === 'line' ? Math.max(s.x1, s.x2) : s.x + 80);
+  const width = Math.max(...shapes.slice(1).map(right), 480) + 12;
   const height = y + rowHeight + 12;
   return { width, height, shapes };
 }
@@ -56,9 +92,11 @@ const escapeXML = (s) => String(s).replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(
 /** The laid-out view as a standalone SVG document. */
 export function toSVG({ width, height, shapes }) {
   const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="ui-monospace, Menlo, Consolas, monospace" font-size="12">`,
+    `<defs><pattern id="hatch" patternUnits="userSpaceOnUse" width="6" height="6" patternTransform="rotate(45)"><rect width="6" height="6" fill="${HATCH_BG}"/><line x1="1.5" y1="0" x2="1.5" y2="6" stroke="${HATCH_FG}" stroke-width="3"/></pattern></defs>`,
     `<rect width="100%" height="100%" fill="#fff"/>`];
   for (const s of shapes) {
-    if (s.type === 'rect') out.push(`<rect x="${s.x}" y="${s.y}" width="${s.w}" height="${s.h}" fill="${s.fill}"/>`);
+    if (s.type === 'rect') out.push(`<rect x="${s.x}" y="${s.y}" width="${s.w}" height="${s.h}" fill="${s.hatch ? 'url(#hatch)' : s.fill}"${s.hatch ? ' class="blocked"' : ''}/>`);
+    else if (s.type === 'line') out.push(`<line x1="${s.x1}" y1="${s.y1}" x2="${s.x2}" y2="${s.y2}" stroke="${s.stroke}" stroke-width="${s.width.toFixed(2)}" stroke-opacity="${s.opacity.toFixed(2)}"/>`);
     else {
       out.push(`<text x="${s.x}" y="${s.y}"${s.anchor ? ` text-anchor="${s.anchor}"` : ''}${s.bold ? ' font-weight="bold"' : ''}${s.size ? ` font-size="${s.size}"` : ''} fill="${s.fill ?? '#000'}">${escapeXML(s.text)}</text>`);
     }
@@ -75,6 +113,17 @@ export function paint(ctx, { width, height, shapes }) {
     if (s.type === 'rect') {
       ctx.fillStyle = s.fill;
       ctx.fillRect(s.x, s.y, s.w, s.h);
+      if (s.hatch) hatch(ctx, s);
+    } else if (s.type === 'line') {
+      ctx.save();
+      ctx.globalAlpha = s.opacity;
+      ctx.strokeStyle = s.stroke;
+      ctx.lineWidth = s.width;
+      ctx.beginPath();
+      ctx.moveTo(s.x1, s.y1);
+      ctx.lineTo(s.x2, s.y2);
+      ctx.stroke();
+      ctx.restore();
     } else {
       ctx.font = `${s.bold ? 'bold ' : ''}${s.size ? `${s.size}px ui-monospace, Menlo, Consolas, monospace` : FONT}`;
       ctx.textAlign = s.anchor === 'middle' ? 'center' : 'left';
@@ -82,4 +131,21 @@ export function paint(ctx, { width, height, shapes }) {
       ctx.fillText(s.text, s.x, s.y);
     }
   }
+}
+
+// Diagonal stripes inside a rectangle, as the SVG pattern draws them.
+function hatch(ctx, { x, y, w, h }) {
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(x, y, w, h);
+  ctx.clip();
+  ctx.strokeStyle = HATCH_FG;
+  ctx.lineWidth = 3;
+  ctx.beginPath();
+  for (let d = -h; d < w; d += 6 * Math.SQRT2) {
+    ctx.moveTo(x + d, y + h);
+    ctx.lineTo(x + d + h, y);
+  }
+  ctx.stroke();
+  ctx.restore();
 }

@@ -242,6 +242,152 @@ static void attn__output_row_wasmsimd(const attn__rows* rw, size_t r, const floa
   if (rw->lse != NULL) rw->lse[r] = l == 0.0f ? -INFINITY : m + logf(l);
 }
 
+/* acc (d_v) += sum_j p_j v_j over keys j < n, in key order per column; v
+ * rows v_stride apart. acc is read and written back as is, so a row's sum
+ * taken block by block has the same bits as in one pass. */
+static void attn__pv_acc_wasmsimd(const float* p, size_t n, const float* v, size_t v_stride, size_t d_v, float* acc) {
+  size_t c = 0;
+  for (; c + 16 <= d_v; c += 16) {
+    v128_t vacc0 = wasm_v128_load(acc + c), vacc1 = wasm_v128_load(acc + c + 4);
+    v128_t vacc2 = wasm_v128_load(acc + c + 8), vacc3 = wasm_v128_load(acc + c + 12);
+    const float* v_col = v + c;  /* (n, 16) with row stride v_stride */
+    for (size_t j = 0; j < n; j++) {
+      const v128_t vp = wasm_v128_load32_splat(p + j);
+      vacc0 = attn__f32x4_madd(vp, wasm_v128_load(v_col), vacc0);
+      vacc1 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 4), vacc1);
+      vacc2 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 8), vacc2);
+      vacc3 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 12), vacc3);
+      v_col += v_stride;
+    }
+    wasm_v128_store(acc + c, vacc0);
+    wasm_v128_store(acc + c + 4, vacc1);
+    wasm_v128_store(acc + c + 8, vacc2);
+    wasm_v128_store(acc + c + 12, vacc3);
+  }
+  for (; c + 4 <= d_v; c += 4) {
+    v128_t vacc = wasm_v128_load(acc + c);
+    for (size_t j = 0; j < n; j++) {
+      vacc = attn__f32x4_madd(wasm_v128_load32_splat(p + j), wasm_v128_load(v + j * v_stride + c), vacc);
+    }
+    wasm_v128_store(acc + c, vacc);
+  }
+  for (; c < d_v; c++) {
+    float a = acc[c];
+    for (size_t j = 0; j < n; j++) a = a + p[j] * v[j * v_stride + c];
+    acc[c] = a;
+  }
+}
+
+/* The same for two rows a and b over the same keys, sharing the loads of V. */
+static void attn__pv_acc2_wasmsimd(const float* pa, const float* pb, size_t n, const float* v, size_t v_stride,
+                                   size_t d_v, float* acc_a, float* acc_b) {
+  size_t c = 0;
+  for (; c + 16 <= d_v; c += 16) {
+    v128_t va0 = wasm_v128_load(acc_a + c), va1 = wasm_v128_load(acc_a + c + 4);
+    v128_t va2 = wasm_v128_load(acc_a + c + 8), va3 = wasm_v128_load(acc_a + c + 12);
+    v128_t vb0 = wasm_v128_load(acc_b + c), vb1 = wasm_v128_load(acc_b + c + 4);
+    v128_t vb2 = wasm_v128_load(acc_b + c + 8), vb3 = wasm_v128_load(acc_b + c + 12);
+    const float* v_col = v + c;  /* (n, 16) with row stride v_stride */
+    for (size_t j = 0; j < n; j++) {
+      const v128_t vpa = wasm_v128_load32_splat(pa + j);
+      const v128_t vpb = wasm_v128_load32_splat(pb + j);
+      v128_t vv = wasm_v128_load(v_col);
+      va0 = attn__f32x4_madd(vpa, vv, va0);
+      vb0 = attn__f32x4_madd(vpb, vv, vb0);
+      vv = wasm_v128_load(v_col + 4);
+      va1 = attn__f32x4_madd(vpa, vv, va1);
+      vb1 = attn__f32x4_madd(vpb, vv, vb1);
+      vv = wasm_v128_load(v_col + 8);
+      va2 = attn__f32x4_madd(vpa, vv, va2);
+      vb2 = attn__f32x4_madd(vpb, vv, vb2);
+      vv = wasm_v128_load(v_col + 12);
+      va3 = attn__f32x4_madd(vpa, vv, va3);
+      vb3 = attn__f32x4_madd(vpb, vv, vb3);
+      v_col += v_stride;
+    }
+    wasm_v128_store(acc_a + c, va0);
+    wasm_v128_store(acc_a + c + 4, va1);
+    wasm_v128_store(acc_a + c + 8, va2);
+    wasm_v128_store(acc_a + c + 12, va3);
+    wasm_v128_store(acc_b + c, vb0);
+    wasm_v128_store(acc_b + c + 4, vb1);
+    wasm_v128_store(acc_b + c + 8, vb2);
+    wasm_v128_store(acc_b + c + 12, vb3);
+  }
+  if (c < d_v) {
+    attn__pv_acc_wasmsimd(pa, n, v + c, v_stride, d_v - c, acc_a + c);
+    attn__pv_acc_wasmsimd(pb, n, v + c, v_stride, d_v - c, acc_b + c);
+  }
+}
+
+/* Keys per block when the heads of one query share K and V: a block of K or
+ * V (64 keys of up to a few hundred floats) stays in L1 while every row of
+ * the group reads it, so K and V come from memory once per group, not once
+ * per pair of rows. */
+#define ATTN__DECODE_KB 64
+
+/* Grouped-query decoding of three or more rows (the heads of one query, all
+ * with the same key range [lo, lo + n)): logits block by block for all rows,
+ * then each row's weights, then P V block by block into the output rows,
+ * divided by l at the end. Every per-key and per-column sum runs in the same
+ * order as the one-row path, so the bits are those of the scalar twin. */
+static void attn__decode_group_wasmsimd(const attn__decode_args* args, size_t lo, size_t n) {
+  const attn__rows* rw = &args->rows;
+  const size_t n_q = rw->n_q, d_k = rw->d_k, d_v = rw->d_v, z_stride = attn__round_up(rw->n_k, 4);
+  const size_t k_stride = args->k_stride, v_stride = args->v_stride;
+  const float* k = args->k + lo * k_stride;  /* (n, d_k) */
+  const float* v = args->v + lo * v_stride;  /* (n, d_v) */
+  float* z = args->scratch;                  /* (n_q, z_stride) logits, then weights */
+  float* l = z + n_q * z_stride;             /* (n_q) sums */
+  float* m = l + n_q;                        /* (n_q) maxima */
+  for (size_t j0 = 0; j0 < n; j0 += ATTN__DECODE_KB) {
+    const size_t nb = n - j0 < ATTN__DECODE_KB ? n - j0 : ATTN__DECODE_KB;
+    size_t r = 0;
+    for (; r + 2 <= n_q; r += 2) {
+      attn__logits2_wasmsimd(rw->q + r * rw->q_stride, rw->q + (r + 1) * rw->q_stride, k + j0 * k_stride, k_stride,
+                             nb, d_k, rw->scale, z + r * z_stride + j0, z + (r + 1) * z_stride + j0);
+    }
+    if (r < n_q) attn__logits_wasmsimd(rw->q + r * rw->q_stride, k + j0 * k_stride, k_stride, 0, nb, d_k, rw->scale, z + r * z_stride + j0);
+  }
+  for (size_t r = 0; r < n_q; r++) {
+    l[r] = attn__weights_wasmsimd(rw, r, lo, n, z + r * z_stride, &m[r]);
+    float* out = rw->out + r * rw->out_stride;  /* (d_v) the accumulator until the end */
+    for (size_t c = 0; c < d_v; c++) out[c] = 0.0f;
+  }
+  for (size_t j0 = 0; j0 < n; j0 += ATTN__DECODE_KB) {
+    const size_t nb = n - j0 < ATTN__DECODE_KB ? n - j0 : ATTN__DECODE_KB;
+    size_t r = 0;
+    while (r < n_q) {
+      if (l[r] == 0.0f) {
+        r++;
+        continue;
+      }
+      size_t r2 = r + 1;  /* the next row with allowed keys, to pair with */
+      while (r2 < n_q && l[r2] == 0.0f) r2++;
+      if (r2 < n_q) {
+        attn__pv_acc2_wasmsimd(z + r * z_stride + j0, z + r2 * z_stride + j0, nb, v + j0 * v_stride, v_stride, d_v,
+                               rw->out + r * rw->out_stride, rw->out + r2 * rw->out_stride);
+        r = r2 + 1;
+      } else {
+        attn__pv_acc_wasmsimd(z + r * z_stride + j0, nb, v + j0 * v_stride, v_stride, d_v, rw->out + r * rw->out_stride);
+        r = r2;
+      }
+    }
+  }
+  for (size_t r = 0; r < n_q; r++) {
+    float* out = rw->out + r * rw->out_stride;  /* (d_v) */
+    if (l[r] == 0.0f) {  /* no allowed key: 0, even where V holds Infinity */
+      for (size_t c = 0; c < d_v; c++) out[c] = 0.0f;
+    } else {
+      const v128_t vl = wasm_f32x4_splat(l[r]);
+      size_t c = 0;
+      for (; c + 4 <= d_v; c += 4) wasm_v128_store(out + c, wasm_f32x4_div(wasm_v128_load(out + c), vl));
+      for (; c < d_v; c++) out[c] = out[c] / l[r];
+    }
+    if (rw->lse != NULL) rw->lse[r] = l[r] == 0.0f ? -INFINITY : m[r] + logf(l[r]);
+  }
+}
+
 void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
   assert(args != NULL && args->scratch != NULL);
   const attn__rows* rw = &args->rows;
@@ -249,6 +395,12 @@ void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
   const size_t k_stride = args->k_stride, v_stride = args->v_stride;
   float* za = args->scratch;                    /* (n_k rounded up to 4) logits, then weights */
   float* zb = za + attn__round_up(rw->n_k, 4);  /* the same for the pair's second row */
+  if (args->one_query && n_q > 2) {
+    size_t lo, hi;
+    attn__key_range(rw, 0, &lo, &hi);
+    attn__decode_group_wasmsimd(args, lo, hi - lo);
+    return;
+  }
   size_t r = 0;
   while (r < n_q) {
     size_t lo_a, hi_a, lo_b = 0, hi_b = 0;

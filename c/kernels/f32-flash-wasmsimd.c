@@ -25,7 +25,7 @@
  * points at the panel of key j0. vmax[r] gets the lanes of row r's max (NaN
  * propagating), for blocks that need no masking. 8 accumulators, 2 key
  * vectors and the splats fit x86-64's vector registers without spilling
- * (6 x 8 with 12 accumulators was measured slower: V8 spilled). */
+ * (6 x 8 with 12 accumulators is slower: V8 spills, bench/RESULTS.md). */
 static void attn__score_tile_wasmsimd(const float* qt, const float* kp, size_t d_k, size_t nbp,
                                       v128_t vscale, float* z, v128_t vmax[4]) {
   v128_t vmax0 = wasm_f32x4_splat(-INFINITY), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;

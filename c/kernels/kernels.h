@@ -107,11 +107,18 @@ typedef struct attn__decode_args {
   const float* k;        /* (n_k, d_k) keys, rows k_stride apart */
   const float* v;        /* (n_k, d_v) values, rows v_stride apart */
   size_t k_stride, v_stride;
-  float* scratch;        /* 2 * attn__round_up(n_k, 4) floats */
+  float* scratch;        /* attn__decode_scratch_floats(n_q, n_k) floats */
   int one_query;         /* the n_q rows are the heads of one query that share this K
                             and V (grouped-query decoding): every row takes query
                             index 0 for its key range */
 } attn__decode_args;
+
+/* Scratch of the decode kernel: a row of logits for each of n_q rows (at
+ * least 2), and a sum and a max per row. */
+static inline size_t attn__decode_scratch_floats(size_t n_q, size_t n_k) {
+  const size_t rows = n_q < 2 ? 2 : n_q;
+  return rows * attn__round_up(n_k, 4) + 2 * rows;
+}
 
 /* Scratch of the fused kernel besides the packed K and V:
  * (MR, KB) score tile, (MR, v_stride) accumulators, MR running maxima,

@@ -13,7 +13,13 @@
  *   - a fully masked query row gives output 0 on both paths;
  *   - when every input is finite and of moderate size, every output is
  *     finite and the fused and step paths agree to 1e-4 of the largest
- *     |V| value; every weight row sums to 1 or is all 0. */
+ *     |V| value; every weight row sums to 1 or is all 0.
+ * Then, from the bytes left, the options of attn_options on the same
+ * tensors: softcap, window, query offsets (scalar or per batch), kv_lengths,
+ * a mask and a bias broadcast by strides with a short last dimension, and
+ * the bshd layout by strides. There the step path's logits say which keys
+ * are allowed: a row without one is 0 on both paths with lse -Infinity, and
+ * with moderate inputs outputs and lse agree between the paths. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,8 +39,8 @@ static attn_shape flat_shape(int32_t batch, int32_t heads, int32_t kv_heads, int
   return s;
 }
 
-static size_t flat_scratch(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
-  const attn_shape s = flat_shape(1, 1, 1, n_q, n_k, d_k, d_v);
+static size_t flat_scratch(int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
+  const attn_shape s = flat_shape(1, heads, kv_heads, n_q, n_k, d_k, d_v);
   return attn_sdpa_scratch_size(&s);
 }
 
@@ -85,6 +91,108 @@ static void fill(reader* r, float* x, size_t n, int* moderate) {
   for (size_t i = 0; i < n; i++) x[i] = value(r, moderate);
 }
 
+/* A broadcast layout for a mask or bias of (batch, heads, n_q, n_k): one of
+ * four patterns, with a last dimension of cols <= n_k; returns the elements
+ * the data must hold. */
+static size_t pick_bcast(reader* r, int32_t batch, int32_t heads, int32_t n_q, int32_t n_k, attn_bcast* m) {
+  const uint8_t b = take(r);
+  const size_t cols = (size_t)n_k - (size_t)(take(r) % 4 == 0 ? take(r) % n_k : 0);
+  m->cols = (int32_t)cols;
+  switch (b % 4) {
+    case 0: m->batch_stride = 0, m->head_stride = 0, m->row_stride = cols; return (size_t)n_q * cols;
+    case 1: m->batch_stride = cols, m->head_stride = 0, m->row_stride = 0; return (size_t)batch * cols;
+    case 2: m->batch_stride = 0, m->head_stride = (size_t)n_q * cols, m->row_stride = cols; return (size_t)heads * n_q * cols;
+    default:
+      m->row_stride = cols, m->head_stride = (size_t)n_q * cols, m->batch_stride = (size_t)heads * n_q * cols;
+      return (size_t)batch * heads * n_q * cols;
+  }
+}
+
+static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k,
+                         int32_t d_k, int32_t d_v, const float* q, const float* k, const float* v, int moderate) {
+  attn_shape sh = flat_shape(batch, heads, kv_heads, n_q, n_k, d_k, d_v);
+  if (take(r) & 1) {  /* bshd: the same buffers read with other strides */
+    sh.q = (attn_strides){(size_t)n_q * heads * d_k, (size_t)d_k, (size_t)heads * d_k};
+    sh.k = (attn_strides){(size_t)n_k * kv_heads * d_k, (size_t)d_k, (size_t)kv_heads * d_k};
+    sh.v = (attn_strides){(size_t)n_k * kv_heads * d_v, (size_t)d_v, (size_t)kv_heads * d_v};
+    sh.out = (attn_strides){(size_t)n_q * heads * d_v, (size_t)d_v, (size_t)heads * d_v};
+  }
+  attn_options o = {0};
+  o.scale = attn_default_scale(d_k);
+  const uint8_t f = take(r);
+  o.flags = (f & 1 ? ATTN_CAUSAL : 0) | (f & 2 ? ATTN_WINDOW : 0);
+  o.window_left = (int32_t)(take(r) % 12) - 1;
+  o.window_right = (int32_t)(take(r) % 12) - 1;
+  if (f & 4) o.softcap = (float)(1 + take(r)) / 16.0f;
+  int32_t offsets[2], lengths[2];
+  o.query_offset = (int32_t)(take(r) % 80) - 10;
+  if (f & 8) {
+    for (int32_t b = 0; b < batch; b++) offsets[b] = (int32_t)(take(r) % 80) - 10;
+    o.query_offsets = offsets;
+  }
+  if (f & 16) {
+    for (int32_t b = 0; b < batch; b++) lengths[b] = (int32_t)(take(r) % (n_k + 1));
+    o.kv_lengths = lengths;
+  }
+  uint8_t* mask = NULL;
+  float* bias = NULL;
+  int bias_moderate = 1;
+  if (f & 32) {
+    const size_t n = pick_bcast(r, batch, heads, n_q, n_k, &o.mask_layout);
+    mask = malloc(n);
+    for (size_t i = 0; i < n; i++) mask[i] = take(r) % 4 != 0;
+    o.mask = mask;
+  }
+  if (f & 64) {
+    const size_t n = pick_bcast(r, batch, heads, n_q, n_k, &o.bias_layout);
+    bias = malloc(n * sizeof *bias);
+    fill(r, bias, n, &bias_moderate);
+    for (size_t i = 0; i < n; i++) {
+      if (!(isinf(bias[i]) && bias[i] < 0) && !(fabsf(bias[i]) <= 8.0f)) moderate = 0;
+    }
+    o.bias = bias;
+  }
+  const size_t rows = (size_t)batch * heads * n_q, out_n = rows * d_v, steps_n = rows * n_k;
+  const size_t scratch_n = attn_sdpa_scratch_size(&sh);
+  float* scratch = malloc(scratch_n * sizeof *scratch);
+  float* out = malloc(out_n * sizeof *out);
+  float* out2 = malloc(out_n * sizeof *out2);
+  float* lse = malloc(rows * sizeof *lse);
+  float* lse2 = malloc(rows * sizeof *lse2);
+  float* scores = malloc(steps_n * sizeof *scores);
+  float* scaled = malloc(steps_n * sizeof *scaled);
+  float* logits = malloc(steps_n * sizeof *logits);
+  float* weights = malloc(steps_n * sizeof *weights);
+  const attn_steps fused = {NULL, NULL, NULL, NULL, lse};
+  const attn_steps steps = {scores, scaled, logits, weights, lse2};
+  const attn_status s1 = attn_sdpa(&sh, q, k, v, out, &o, &fused, scratch, scratch_n);
+  const attn_status s2 = attn_sdpa(&sh, q, k, v, out2, &o, &steps, scratch, scratch_n);
+  if (s1 != ATTN_OK || s2 != ATTN_OK) FAIL("options: status %d %d", s1, s2);
+  float vmax = 1.0f;
+  for (size_t i = 0; i < (size_t)batch * kv_heads * n_k * d_v; i++) vmax = fmaxf(vmax, fabsf(v[i]));
+  /* Row (b, h, i) of the step matrices and lse; the output row by strides. */
+  for (size_t row = 0; row < rows; row++) {
+    const size_t b = row / ((size_t)heads * n_q), h = row / (size_t)n_q % heads, i = row % (size_t)n_q;
+    const size_t at = b * (sh.out.batch_stride ? sh.out.batch_stride : (size_t)heads * n_q * d_v) +
+                      h * (sh.out.head_stride ? sh.out.head_stride : (size_t)n_q * d_v) +
+                      i * (sh.out.row_stride ? sh.out.row_stride : (size_t)d_v);
+    int any = 0;
+    for (int32_t j = 0; j < n_k; j++) any |= !(isinf(logits[row * n_k + j]) && logits[row * n_k + j] < 0);
+    if (!any && (lse[row] != -INFINITY || lse2[row] != -INFINITY)) FAIL("options: row %zu has no key but lse %g %g", row, lse[row], lse2[row]);
+    for (int32_t c = 0; c < d_v; c++) {
+      const float a = out[at + c], bb = out2[at + c];
+      if (!any && (a != 0.0f || bb != 0.0f)) FAIL("options: fully masked row %zu: %g %g", row, a, bb);
+      if (moderate && (!isfinite(a) || !isfinite(bb))) FAIL("options: non-finite output row %zu: %g %g", row, a, bb);
+      if (moderate && fabsf(a - bb) > 1e-4f * vmax) FAIL("options: fused %g vs steps %g, row %zu", a, bb, row);
+    }
+    if (moderate && any && !(fabsf(lse[row] - lse2[row]) <= 1e-4f * fmaxf(1.0f, fabsf(lse2[row])))) {
+      FAIL("options: lse fused %g vs steps %g, row %zu", lse[row], lse2[row], row);
+    }
+  }
+  free(mask), free(bias), free(scratch), free(out), free(out2), free(lse), free(lse2);
+  free(scores), free(scaled), free(logits), free(weights);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   reader r = {data, size};
   const uint8_t shape = take(&r);
@@ -126,7 +234,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!(fabsf(bias[i]) <= 8.0f)) moderate = 0;
     }
   }
-  const size_t scratch_n = flat_scratch(n_q, n_k, d_k, d_v);
+  const size_t scratch_n = flat_scratch(heads, kv_heads, n_q, n_k, d_k, d_v);
   float* scratch = malloc((scratch_n ? scratch_n : 1) * sizeof *scratch);
   const size_t out_n = nq_all * d_v, steps_n = nq_all * n_k;
   float* out = malloc(out_n * sizeof *out);
@@ -170,6 +278,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
+  if (heads % kv_heads == 0 && r.size > 0) fuzz_options(&r, batch, heads, kv_heads, n_q, n_k, d_k, d_v, q, k, v, moderate);
   /* The small helpers on the same buffers. */
   if (attn_softmax(scores, scaled, (int32_t)nq_all, n_k) != ATTN_OK) FAIL("softmax status");
   if (attn_matmul(q, v, out, n_q, d_k < d_v ? d_k : d_v, 1) != ATTN_OK) FAIL("matmul status");

@@ -11,6 +11,7 @@
 
 #include "../../c/attention.h"
 #include "../../c/kernels/f32-exp.h"
+#include "../../c/kernels/f32-tanh.h"
 
 
 /* The flat (n_q, n_k) mask and bias and contiguous tensors of the tests,
@@ -23,8 +24,8 @@ static attn_shape flat_shape(int32_t batch, int32_t heads, int32_t kv_heads, int
   return s;
 }
 
-static size_t flat_scratch(int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
-  const attn_shape s = flat_shape(1, 1, 1, n_q, n_k, d_k, d_v);
+static size_t flat_scratch(int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
+  const attn_shape s = flat_shape(1, heads, kv_heads, n_q, n_k, d_k, d_v);
   return attn_sdpa_scratch_size(&s);
 }
 
@@ -127,7 +128,7 @@ static void run_case(const shape* s) {
   const float scale = attn_default_scale(s->d_k);
   double* ref = malloc(nq * s->d_v * sizeof *ref);
   reference(s, q, k, v, mask, bias, scale, ref);
-  const size_t scratch_n = flat_scratch(s->n_q, s->n_k, s->d_k, s->d_v);
+  const size_t scratch_n = flat_scratch(s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k, s->d_v);
   float* scratch = malloc(scratch_n * sizeof *scratch);
   float* out = malloc(nq * s->d_v * sizeof *out);
   float* out2 = malloc(nq * s->d_v * sizeof *out2);
@@ -189,9 +190,67 @@ static void test_exp(void) {
   check(isnan(attn__expf_nonpos(NAN)), "exp(NaN) is NaN");
 }
 
+/* tanh of softcap: error against double tanh, absolute and in ulp of the
+ * result, over [-20, 20] (beyond 9, tanh is 1 in float). */
+static void test_tanh(void) {
+  double max_abs = 0, max_ulp = 0;
+  for (float x = -20.0f; x <= 20.0f; x = nextafterf(x, 30.0f) + (fabsf(x) > 1 ? 1e-5f * fabsf(x) : 3e-7f)) {
+    const double want = tanh((double)x), got = attn__tanhf(x);
+    const double err = fabs(got - want);
+    const double ulp = err / (want == 0 ? FLT_TRUE_MIN : ldexp(1.0, ilogb(want) - 23));
+    if (err > max_abs) max_abs = err;
+    if (ulp > max_ulp) max_ulp = ulp;
+  }
+  for (float x = 1e-30f; x < 1e-3f; x *= 1.37f) {
+    const double want = tanh((double)x), ulp = fabs(attn__tanhf(x) - want) / ldexp(1.0, ilogb(want) - 23);
+    if (ulp > max_ulp) max_ulp = ulp;
+  }
+  printf("tanh: max error on [-20, 20] = %.3e absolute, %.2f ulp\n", max_abs, max_ulp);
+  check(max_abs < 2e-7 && max_ulp < 16.0, "tanh error within 2e-7 absolute and 16 ulp");
+  check(attn__tanhf(0.0f) == 0.0f && attn__tanhf(-0.0f) == 0.0f, "tanh(0) is 0");
+  check(attn__tanhf(INFINITY) == 1.0f && attn__tanhf(-INFINITY) == -1.0f, "tanh(+-inf) is +-1");
+  check(attn__tanhf(50.0f) == 1.0f, "tanh(50) is 1");
+  check(isnan(attn__tanhf(NAN)), "tanh(NaN) is NaN");
+  check(attn__tanhf(-0.3f) == -attn__tanhf(0.3f), "tanh is odd");
+}
+
+/* The statuses of the options of attn_options. */
+static void test_option_errors(void) {
+  float buf[64] = {0};
+  const attn_shape sh = flat_shape(2, 1, 1, 2, 2, 2, 2);
+  const size_t n = attn_sdpa_scratch_size(&sh);
+  float* scratch = malloc(n * sizeof *scratch);
+  attn_options o = {0};
+  o.scale = 1.0f;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_OK, "zeroed options are valid");
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, NULL, NULL, scratch, n) == ATTN_ERR_NULL, "NULL options");
+  o.softcap = -1.0f;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_ERR_SOFTCAP, "negative softcap");
+  o.softcap = NAN;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_ERR_SOFTCAP, "NaN softcap");
+  o.softcap = 0.0f;
+  o.flags = ATTN_WINDOW, o.window_left = -2;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_ERR_WINDOW, "window left -2");
+  o.flags = 0;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_OK, "window ignored without ATTN_WINDOW");
+  const int32_t lengths[2] = {2, 3};
+  o.kv_lengths = lengths;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_ERR_LENGTHS, "kv_lengths past n_k");
+  o.kv_lengths = NULL;
+  const uint8_t mask[4] = {1, 1, 1, 1};
+  o.mask = mask, o.mask_layout.cols = 3;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, NULL, scratch, n) == ATTN_ERR_MASK, "mask cols past n_k");
+  o.mask = NULL;
+  attn_steps st = {0};
+  st.logits = buf;
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &o, &st, scratch, n) == ATTN_ERR_STEPS, "logits without the step path");
+  check(strcmp(attn_status_string(ATTN_ERR_WINDOW), "window sides must be -1 (unbounded) or at least 0") == 0, "window status string");
+  free(scratch);
+}
+
 static void test_errors(void) {
   float buf[64] = {0};
-  const size_t n = flat_scratch(2, 2, 2, 2);
+  const size_t n = flat_scratch(1, 1, 2, 2, 2, 2);
   float* scratch = malloc(n * sizeof *scratch);
   check(flat_sdpa(NULL, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_NULL, "NULL q");
   check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 0, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_SHAPE, "n_q 0");
@@ -201,7 +260,7 @@ static void test_errors(void) {
   check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n - 1) == ATTN_ERR_SCRATCH, "small scratch");
   check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, buf, NULL, NULL, scratch, n) == ATTN_ERR_STEPS, "partial steps");
   check(flat_sdpa(buf, buf, buf, buf + 32, 65536, 65536, 65536, 65536, 65536, 65536, 65536, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_OVERFLOW, "overflowing sizes");
-  check(flat_scratch(0, 1, 1, 1) == 0, "scratch size of invalid sizes is 0");
+  check(flat_scratch(1, 1, 0, 1, 1, 1) == 0, "scratch size of invalid sizes is 0");
   check(attn_matmul(buf, buf, buf + 32, 2, -1, 2) == ATTN_ERR_SHAPE, "matmul negative k");
   check(attn_softmax(buf, NULL, 2, 2) == ATTN_ERR_NULL, "softmax NULL y");
   check(strcmp(attn_status_string(ATTN_ERR_HEADS), "heads must be a multiple of kv_heads") == 0, "status string");
@@ -229,7 +288,7 @@ static void test_nan_row(void) {
   enum { NQ = 5, NK = 7, D = 3 };
   float* q = fill(NQ * D, 1), * k = fill(NK * D, 1), * v = fill(NK * D, 1);
   q[1 * D + 2] = NAN;
-  const size_t n = flat_scratch(NQ, NK, D, D);
+  const size_t n = flat_scratch(1, 1, NQ, NK, D, D);
   float* scratch = malloc(n * sizeof *scratch);
   float out[NQ * D];
   flat_sdpa(q, k, v, out, 1, 1, 1, NQ, NK, D, D, NULL, NULL, attn_default_scale(D), 0, NULL, NULL, NULL, scratch, n);
@@ -246,7 +305,7 @@ static void test_masked_row_with_infinite_values(void) {
   float q[N * D] = {1, 2, 3, 4, 5, 6}, k[N * D] = {1, 0, 0, 1, 1, 1};
   float v[N * D] = {INFINITY, 1, 2, NAN, 3, 4};
   uint8_t mask[N * N] = {0, 0, 0, 1, 1, 1, 1, 1, 1};
-  const size_t n = flat_scratch(N, N, D, D);
+  const size_t n = flat_scratch(1, 1, N, N, D, D);
   float* scratch = malloc(n * sizeof *scratch);
   float out[N * D], out2[N * D], sc[N * N], sd[N * N], w[N * N];
   flat_sdpa(q, k, v, out, 1, 1, 1, N, N, D, D, mask, NULL, 1.0f, 0, NULL, NULL, NULL, scratch, n);
@@ -259,6 +318,8 @@ static void test_masked_row_with_infinite_values(void) {
 int main(void) {
   test_masked_row_with_infinite_values();
   test_exp();
+  test_tanh();
+  test_option_errors();
   test_errors();
   test_softmax_edges();
   test_nan_row();

@@ -12,3 +12,14 @@ const el = document.createElement('attention-explorer');
 el.heads = 2;
 el.addEventListener('attention-change', (e) => console.log(e.detail.tokens.join(' ')));
 console.log(weights?.get(0, 0), flat.length, draws.length, el.state?.tokens);
+// Issue 11's options and the KV cache.
+const full = attn.sdpa(new Float32Array(8), new Float32Array(8), new Float32Array(8), {
+  batch: 2, nq: 2, nk: 2, dk: 2, dv: 2, layout: 'bshd', softcap: 30, window: [1, 0], queryOffset: Int32Array.of(0, 1),
+  kvLengths: Int32Array.of(2, 1), mask: { data: new Uint8Array(4), shape: [2, 1, 1, 2] }, steps: true, stats: true,
+});
+const lse: Float32Array | undefined = full instanceof Float32Array ? undefined : full.lse;
+const cache = attn.kvCache({ kvHeads: 1, dk: 2, capacity: 16 });
+cache.append(new Float32Array(2), new Float32Array(2));
+const next: Float32Array = cache.attend(new Float32Array(2), { causal: true, window: [8, 0] });
+console.log(lse?.length, next.length, cache.length, cache.keys().length);
+cache.dispose();

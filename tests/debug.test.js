@@ -1,0 +1,71 @@
+// The debug build (./build.sh debug: the kernels' asserts compiled in, a
+// failed one traps) on every fixture case, so the SIMD kernels' asserts run
+// somewhere: both builds, fused, decode and step paths, and a KV cache.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { loadAttention } from '../web/attention.js';
+import { RTOL_REFERENCE, assertClose, caseInputs, optionCaseInputs, optionCaseOptions, readJSON } from './helpers.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const files = ['dist/debug/attention-simd.wasm', 'dist/debug/attention-scalar.wasm'];
+const mtime = (path) => {
+  try {
+    return statSync(`${root}${path}`).mtimeMs;
+  } catch {
+    return -Infinity;
+  }
+};
+const sources = ['build.sh', 'c/attention.c', 'c/attention.h', 'c/debug-assert.c', ...readdirSync(`${root}c/kernels`).map((f) => `c/kernels/${f}`)];
+if (Math.min(...files.map(mtime)) < Math.max(...sources.map(mtime))) {
+  const r = spawnSync(`${root}build.sh`, ['debug'], { cwd: root, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`./build.sh debug failed:\n${r.stderr}`);
+}
+
+const { cases } = readJSON('./fixtures/attention.json');
+const { cases: optionCases } = readJSON('./fixtures/options.json');
+
+for (const file of files) {
+  const s = suite(`debug build ${file}`);
+  s.before(async (ctx) => {
+    ctx.bytes = readFileSync(`${root}${file}`);
+    ctx.attn = await loadAttention({ wasm: ctx.bytes });
+  });
+  s('it is the debug build (c/debug-assert.c linked in)', ({ bytes }) => {
+    const names = WebAssembly.Module.exports(new WebAssembly.Module(bytes)).map((e) => e.name);
+    assert.ok(names.includes('attn__debug_asserts'), `exports: ${names.join(', ')}`);
+  });
+  s('every attention.json case on the output and step paths', ({ attn }) => {
+    for (const c of cases) {
+      const inputs = caseInputs(c);
+      const o = {
+        batch: c.batch, heads: c.heads, kvHeads: c.kvHeads, nq: c.nq, nk: c.nk, dk: c.dk, dv: c.dv, causal: c.causal,
+        mask: inputs.mask, bias: inputs.bias, ...(c.scale === null ? {} : { scale: c.scale }),
+      };
+      assertClose(attn.sdpa(inputs.q, inputs.k, inputs.v, o), c.output, { rtol: RTOL_REFERENCE, what: c.name });
+      assertClose(attn.sdpa(inputs.q, inputs.k, inputs.v, { ...o, steps: true }).output, c.output, { rtol: RTOL_REFERENCE, what: `${c.name} steps` });
+    }
+  });
+  s('every options.json case, bhsd and step path', ({ attn }) => {
+    for (const c of optionCases) {
+      const inputs = optionCaseInputs(c);
+      assertClose(attn.sdpa(inputs.q, inputs.k, inputs.v, optionCaseOptions(c, inputs)), c.output, { rtol: RTOL_REFERENCE, what: c.name });
+      const r = attn.sdpa(inputs.q, inputs.k, inputs.v, optionCaseOptions(c, inputs, { steps: true, stats: true }));
+      assertClose(r.output, c.output, { rtol: RTOL_REFERENCE, what: `${c.name} steps` });
+    }
+  });
+  s('grouped-query decoding from a KV cache', ({ attn }) => {
+    const [heads, kvHeads, n, d] = [12, 4, 70, 16];
+    const x = Float32Array.from({ length: kvHeads * n * d }, (_, i) => Math.sin(i));
+    const q = Float32Array.from({ length: heads * d }, (_, i) => Math.cos(i));
+    const cache = attn.kvCache({ kvHeads, dk: d, capacity: n });
+    cache.append(x, x);
+    const want = attn.sdpa(q, x, x, { heads, kvHeads, nq: 1, nk: n, dk: d, dv: d, causal: true, queryOffset: n - 1 });
+    assert.equal(Array.from(cache.attend(q, { heads, causal: true })), Array.from(want));
+    cache.dispose();
+  });
+  s.run();
+}

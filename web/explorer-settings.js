@@ -1,0 +1,142 @@
+// explorer-settings.js - the one table of the explorer's settings and their
+// parsing. It drives the attributes of <attention-explorer>, the URL of
+// index.html (web/page.js), the options of the command line (web/cli.js) and
+// the attribute list on the page. Pure: no DOM, no wasm.
+
+import { EMBEDDINGS, HANDBOOK, LIMITS, defaultScale, normalizeConfig } from './example.js';
+
+/** The steps in the order they are computed. */
+export const STEPS = Object.freeze(['inputs', 'projections', 'scores', 'scaled', 'weights', 'output']);
+
+/** What `show` may list: the steps' tables and the lines view. */
+export const PARTS = Object.freeze([...STEPS, 'lines']);
+
+/** What `controls` may be: every control, the toolbar only (scale, causal, heads), or none. */
+export const CONTROLS = Object.freeze(['full', 'minimal', 'none']);
+
+/**
+ * One row per setting. `attr` names the attribute, URL parameter and
+ * command-line flag; `key` the property and config field; `kind` how its
+ * text is read; `compute` marks the settings that change the numbers
+ * (the rest change only what the element shows); `cli` the ones the command
+ * line takes; `url` the ones index.html keeps in its address.
+ */
+export const SETTINGS = Object.freeze([
+  { attr: 'tokens', key: 'tokens', kind: 'tokens', compute: true, cli: true, url: true, arg: '"<words>"',
+    help: `the tokens, separated by spaces (default "${HANDBOOK.tokens.join(' ')}"; 1 to ${LIMITS.tokens})` },
+  { attr: 'seed', key: 'seed', kind: 'int', compute: true, cli: true, url: true, min: 0, max: 0xffffffff,
+    help: `numpy seed for X, W_Q, W_K, W_V (default ${HANDBOOK.seed}; 0 to 4294967295)` },
+  { attr: 'd-model', key: 'dModel', kind: 'int', compute: true, cli: true, url: true, min: 1, max: LIMITS.dModel,
+    help: `embedding size, columns of X (default ${HANDBOOK.dModel})` },
+  { attr: 'dk', key: 'dk', kind: 'int', compute: true, cli: true, url: true, min: 1, max: LIMITS.d,
+    help: `query/key size per head (default ${HANDBOOK.dk})` },
+  { attr: 'dv', key: 'dv', kind: 'int', compute: true, cli: true, url: true, min: 1, max: LIMITS.d,
+    help: 'value size per head (default: dk)' },
+  { attr: 'heads', key: 'heads', kind: 'int', compute: true, cli: true, url: true, min: 1, max: LIMITS.heads,
+    help: `attention heads (default 1; up to ${LIMITS.heads})` },
+  { attr: 'kv-heads', key: 'kvHeads', kind: 'int', compute: true, cli: true, url: true, min: 1, max: LIMITS.heads,
+    help: 'key/value heads for grouped-query attention (default: heads)' },
+  { attr: 'causal', key: 'causal', kind: 'bool', compute: true, cli: true, url: true,
+    help: 'each token attends only to itself and earlier tokens' },
+  { attr: 'scale', key: 'scale', kind: 'number', compute: true, cli: true, url: true, arg: '<x>',
+    help: 'multiply scores by x instead of 1/sqrt(dk)' },
+  { attr: 'embeddings', key: 'embeddings', kind: 'enum', values: EMBEDDINGS, compute: true, cli: true, url: true, arg: '<kind>',
+    help: 'rows of X: "position" (row i = draw i, the handbook) or "word" (one draw per distinct word)' },
+  { attr: 'positions', key: 'positions', kind: 'bool', compute: true, cli: true, url: true,
+    help: 'add sinusoidal position encodings to X' },
+  { attr: 'step', key: 'step', kind: 'enum', values: ['all', ...STEPS], url: true,
+    help: 'step mode: show one step at a time' },
+  { attr: 'show', key: 'show', kind: 'list', values: PARTS,
+    help: 'the parts to show, separated by spaces (default all)' },
+  { attr: 'controls', key: 'controls', kind: 'enum', values: CONTROLS,
+    help: 'full, minimal (scale, causal, heads) or none' },
+]);
+
+export const SETTING = Object.freeze(Object.fromEntries(SETTINGS.map((s) => [s.attr, s])));
+
+/** Tokens from text: words separated by white space. */
+export function parseTokens(text, name = 'tokens') {
+  const tokens = text.split(/\s+/).filter(Boolean);
+  if (tokens.length === 0) throw new RangeError(`${name} needs at least one word`);
+  if (tokens.length > LIMITS.tokens) throw new RangeError(`${name} takes at most ${LIMITS.tokens} tokens, got ${tokens.length}`);
+  return tokens;
+}
+
+/** A whole number written in decimal digits (ranges are checked by normalizeConfig). */
+export function parseWhole(text, name) {
+  if (!/^\s*\d+\s*$/.test(text)) throw new RangeError(`${name} expects a whole number, got "${text}"`);
+  return Number(text);
+}
+
+/** A finite number. */
+export function parseNumber(text, name) {
+  const x = Number(text);
+  if (text.trim() === '' || !Number.isFinite(x)) throw new RangeError(`${name} expects a number, got "${text}"`);
+  return x;
+}
+
+/**
+ * The value of one setting from its text; `name` is how errors call it
+ * ("seed" for an attribute, "--seed" on the command line). For a boolean,
+ * any text but "0" and "false" is true (an attribute that is present is on).
+ */
+export function parseSetting(setting, text, name = setting.attr) {
+  switch (setting.kind) {
+    case 'tokens': return parseTokens(text, name);
+    case 'int': return parseWhole(text, name);
+    case 'number': return parseNumber(text, name);
+    case 'bool': return text !== '0' && text !== 'false';
+    case 'enum':
+      if (!setting.values.includes(text)) throw new RangeError(`${name} must be one of ${setting.values.join(', ')}; got "${text}"`);
+      return text;
+    case 'list': {
+      const items = text.split(/[\s,]+/).filter(Boolean);
+      const bad = items.find((x) => !setting.values.includes(x));
+      if (bad !== undefined) throw new RangeError(`${name} lists parts from ${setting.values.join(', ')}; got "${bad}"`);
+      return items.length === 0 ? [...setting.values] : items;
+    }
+    default: throw new TypeError(`unknown setting kind ${setting.kind}`);
+  }
+}
+
+/**
+ * Reads every setting through `read(attr)` (the text, or null when absent)
+ * and returns { config, view }: config is checked and completed by
+ * normalizeConfig, view holds step, show (a Set) and controls.
+ * Throws RangeError naming the first bad setting.
+ */
+export function readSettings(read, name = (attr) => attr) {
+  const config = {};
+  const view = { step: 'all', show: new Set(PARTS), controls: 'full' };
+  for (const setting of SETTINGS) {
+    const text = read(setting.attr);
+    if (text === null || text === undefined) continue;
+    if (setting.kind === 'number' && text.trim() === '') continue; // scale="" means the default
+    const value = parseSetting(setting, text, name(setting.attr));
+    if (setting.compute) config[setting.key] = value;
+    else view[setting.key] = setting.kind === 'list' ? new Set(value) : value;
+  }
+  return { config: normalizeConfig(config), view };
+}
+
+// ---- the scale slider -----------------------------------------------------------
+
+/**
+ * The slider runs over log2(scale / defaultScale(dk)) from -4 to 4, that is
+ * from 1/16 to 16 times 1/sqrt(d_k), in steps of an eighth of an octave
+ * (about 9 %): the same range on every drag, whatever the scale was.
+ */
+export const SCALE_SLIDER = Object.freeze({ min: -4, max: 4, step: 0.125 });
+
+/** The slider position of a scale (clamped to the range; 0 for scale <= 0). */
+export function scaleToSlider(scale, dk) {
+  if (!(scale > 0)) return SCALE_SLIDER.min;
+  const p = Math.log2(scale / defaultScale(dk));
+  return Math.min(SCALE_SLIDER.max, Math.max(SCALE_SLIDER.min, p));
+}
+
+/** The scale at a slider position, rounded to 4 significant digits; null at the default. */
+export function sliderToScale(position, dk) {
+  if (Math.abs(position) < 1e-9) return null;
+  return Number((defaultScale(dk) * 2 ** position).toPrecision(4));
+}

@@ -1,0 +1,155 @@
+// explorer-tables.js - the heatmap tables of <attention-explorer>: built once
+// per structure (tokens, sizes, heads, parts shown), then repainted in place
+// on every recompute, and the highlight of the cells a number comes from.
+
+import { heatClass, maxAbs } from './colors.js';
+import { el } from './explorer-dom.js';
+import { fixed } from './format.js';
+
+/** Shown for a logit that may not attend. */
+export const MINUS_INFINITY = '−∞';
+
+/**
+ * Builds an empty table (numbers come from paintTable) in a captioned figure.
+ * Row labels are buttons (select the token as the query) when `selectable`.
+ * One cell holds the table's tab stop: `focus` ({ i, j }, j = -1 for a row
+ * label) or the first cell.
+ * @returns {{ figure: HTMLElement, entry: object }}
+ */
+export function buildTable({ id, title, rows, cols, kind, step, editable = false, selectable = false, withSums = false, focus = null }) {
+  const nr = rows.length, nc = cols.length;
+  const table = el('table', { role: 'grid', 'data-id': id, 'aria-label': `${title}, ${nr} by ${nc}${editable ? ', editable' : ''}` });
+  // A fixed layout sizes columns from the first row instead of measuring
+  // every cell: with 32 tokens that is most of a rebuild's layout time.
+  table.style.setProperty('--cols', String(nc + (withSums ? 1 : 0)));
+  const head = el('tr', {}, el('th', { scope: 'col', class: 'corner' }));
+  for (const col of cols) head.append(el('th', { scope: 'col', text: col, title: col }));
+  if (withSums) head.append(el('th', { scope: 'col', class: 'sum', text: 'Σ row', title: 'Each row of weights sums to 1 (0 when every key is masked)' }));
+  table.append(el('thead', {}, head));
+  const body = el('tbody');
+  const at = focus ?? { i: 0, j: 0 };
+  const entry = { id, rows, cols, kind, step, table, tds: [], painted: [], sums: withSums ? [] : null, trs: [], buttons: selectable ? [] : null, lit: [] };
+  const cellTitle = editable ? 'Enter or a digit edits this number' : undefined;
+  for (let i = 0; i < nr; i++) {
+    let rowHeader;
+    if (selectable) {
+      const button = el('button', { type: 'button', class: 'token', 'data-select': i, 'data-i': i, 'data-j': -1, tabindex: at.i === i && at.j === -1 ? 0 : -1, text: rows[i], title: `Show what “${rows[i]}” attends to` });
+      entry.buttons.push(button);
+      rowHeader = el('th', { scope: 'row' }, button);
+    } else {
+      rowHeader = el('th', { scope: 'row', text: rows[i], title: rows[i] });
+    }
+    const tr = el('tr', {}, rowHeader);
+    entry.trs.push(tr);
+    for (let j = 0; j < nc; j++) {
+      const td = el('td', { role: 'gridcell', 'data-i': i, 'data-j': j, tabindex: at.i === i && at.j === j ? 0 : -1, title: cellTitle });
+      entry.tds.push(td);
+      tr.append(td);
+    }
+    if (withSums) {
+      const sum = el('td', { class: 'sum' });
+      entry.sums.push(sum);
+      tr.append(sum);
+    }
+    body.append(tr);
+  }
+  table.append(body);
+  const copy = el('details', { class: 'copy' },
+    el('summary', { text: 'Copy', 'aria-label': `Copy ${title}` }),
+    ...['numpy', 'CSV', 'Markdown'].map((format) => el('button', { type: 'button', text: format, 'data-copy': format, 'data-table': id })));
+  const figure = el('figure', { class: 'matrix', 'data-id': id },
+    el('figcaption', {}, el('span', { class: 'name', text: title }), el('span', { class: 'shape', text: ` (${nr} × ${nc})` }), copy),
+    el('div', { class: 'scroll', part: 'table' }, table));
+  return { figure, entry };
+}
+
+/**
+ * Writes numbers, colours, blocked pairs, edits and the selected row into a
+ * table built by buildTable. Only what changed is written: DOM writes are
+ * most of a repaint's cost, and colours are classes of a quantized palette
+ * so no CSS is parsed per cell.
+ * @param {{ digits: number, blocked: (i: number, j: number) => string, edited: (i: number, j: number) => boolean, selected: number, minusInfinity: boolean }} how
+ */
+export function paintTable(entry, matrix, how) {
+  const { kind, tds, sums, trs, buttons } = entry;
+  const nc = matrix.cols;
+  const scale = kind === 'seq' ? 1 : maxAbs(matrix.data);
+  for (let i = 0; i < matrix.rows; i++) {
+    let total = 0;
+    for (let j = 0; j < nc; j++) {
+      const k = i * nc + j;
+      const td = tds[k];
+      const v = matrix.data[k];
+      total += v;
+      if (td.firstElementChild) {
+        entry.painted[k] = ''; // being edited: repaint when done
+        continue;
+      }
+      const blocked = how.blocked(i, j);
+      const edited = how.edited(i, j);
+      const text = blocked && how.minusInfinity ? MINUS_INFINITY : fixed(v, how.digits);
+      const className = `${blocked && how.minusInfinity ? '' : heatClass(kind === 'seq' ? v : v / scale, kind)}${blocked ? ' masked' : ''}${edited ? ' edited' : ''}`;
+      const key = `${text}|${className}`;
+      if (entry.painted[k] === key) continue;
+      entry.painted[k] = key;
+      const node = td.firstChild;
+      if (node?.nodeType === 3 && node.nextSibling === null) node.data = text;
+      else td.textContent = text;
+      td.className = className;
+      // The spoken label is written when the cell takes focus (cellLabel):
+      // one attribute per changed cell per frame is too much during a drag.
+      if (td.hasAttribute('aria-label')) td.setAttribute('aria-label', cellLabel(entry, i, j, text, blocked, edited));
+    }
+    if (sums) {
+      const text = fixed(total, 4);
+      if (sums[i].textContent !== text) sums[i].textContent = text;
+    }
+    if (buttons) {
+      const selected = i === how.selected;
+      if (trs[i].classList.contains('selected') !== selected) {
+        trs[i].classList.toggle('selected', selected);
+        buttons[i].setAttribute('aria-pressed', String(selected));
+      } else if (!buttons[i].hasAttribute('aria-pressed')) {
+        buttons[i].setAttribute('aria-pressed', String(selected));
+      }
+    }
+  }
+}
+
+/** What a screen reader says for a cell: "row cat, column sat: 0.0806 (masked)". */
+export function cellLabel(entry, i, j, text, blocked = '', edited = false) {
+  const value = text === MINUS_INFINITY ? 'minus infinity' : text;
+  return `row ${entry.rows[i]}, column ${entry.cols[j]}: ${value}${blocked ? ` (${blocked})` : ''}${edited ? ' (edited)' : ''}`;
+}
+
+/**
+ * Marks the cells a number is computed from: `sources` are rectangles
+ * { id, rows: [from, to), cols: [from, to) } of the tables in `tables`
+ * (a Map id -> entry); tables not shown are skipped. Clears the last marks.
+ */
+export function highlight(tables, sources, target = null) {
+  for (const entry of tables.values()) {
+    for (const td of entry.lit) td.classList.remove('src', 'target');
+    entry.lit = [];
+  }
+  for (const { id, rows, cols } of sources) {
+    const entry = tables.get(id);
+    if (!entry) continue;
+    const nc = entry.cols.length;
+    for (let i = rows[0]; i < rows[1]; i++) {
+      for (let j = cols[0]; j < cols[1]; j++) {
+        const td = entry.tds[i * nc + j];
+        td.classList.add('src');
+        entry.lit.push(td);
+      }
+    }
+  }
+  if (target) {
+    const entry = tables.get(target.id);
+    const td = entry?.tds[target.i * entry.cols.length + target.j];
+    if (td) {
+      td.classList.add('target');
+      entry.lit.push(td);
+    }
+  }
+}

@@ -1,0 +1,176 @@
+// explorer-text.js - every text the explorer writes about the numbers: step
+// titles and explanations, why a pair is not allowed, the derivation of a
+// single number with the cells it is computed from, the lines view's
+// summaries and the title of an exported picture. Pure: no DOM, no wasm,
+// tested in Node (tests/explorer-text.test.js).
+
+import { defaultScale } from './example.js';
+import { fixed } from './format.js';
+
+export const STEP_TITLES = Object.freeze({
+  inputs: 'Inputs: X and the projection weights',
+  projections: 'Projections: Q, K, V',
+  scores: 'Step 1: raw scores Q Kᵀ',
+  scaled: 'Step 2: scaled scores',
+  weights: 'Step 3: attention weights',
+  output: 'Step 4: output = weights × V',
+});
+
+export const DEFAULT_EXPLANATIONS = Object.freeze({
+  inputs: 'Each token is one row of X, its embedding. By default row i is random draw i (numpy seed below), exactly as in the handbook; with embeddings “word” the same word always gets the same row. W_Q, W_K and W_V are the projections a model would learn, random here and scaled by 0.5. Click any number and type to change it.',
+  projections: 'Q = X W_Q, K = X W_K, V = X W_V. Every token gets a query (what it is looking for), a key (what it offers to others) and a value (what it passes on when attended to).',
+  scores: 'Row i, column j is the dot product of token i’s query with token j’s key: how well they match. Hover or tap a number to see the sum and the cells it comes from.',
+  scaled: 'Scores times the scale, 1/√d_k by default: without it, scores grow with d_k and the softmax saturates into a one-hot row. A pair that may not attend (causal, masked) gets −∞ here, so the softmax gives it exactly 0. Drag the scale slider: larger sharpens the weights, smaller flattens them.',
+  weights: 'Softmax of each row: every row is positive and sums to 1, the share of attention token i pays to each token j. Hatched cells are pairs that may not attend. Turn on “Mask pairs” and click cells to mask pairs yourself.',
+  output: 'Each token’s output is the weighted average of the value vectors, with its row of weights: a blend of the tokens it attends to.',
+});
+
+/** The word for each table id in labels and derivations. */
+const NAMES = { X: 'X', WQ: 'W_Q', WK: 'W_K', WV: 'W_V', Q: 'Q', K: 'K', V: 'V' };
+const MAX_TERMS = 8; // terms of a sum spelled out in a derivation
+
+/**
+ * Why query i may not attend to key j, or '' when it may.
+ * @param {{ causal: boolean }} config
+ * @param {Uint8Array|null} mask keep-mask (n, n), 1 = may attend
+ */
+export function blockedReason(config, mask, n, i, j) {
+  if (config.causal && j > i) return 'causal: a later token';
+  if (mask && mask[i * n + j] === 0) return 'masked';
+  return '';
+}
+
+/** The title of the scaled-scores step, with the scale in use. */
+export function sectionTitle(step, config, scaleIsDefault) {
+  if (step !== 'scaled') return STEP_TITLES[step];
+  const how = scaleIsDefault ? ` (÷ √${config.dk} = ${Math.sqrt(config.dk).toFixed(3)})` : '';
+  return `Step 2: scaled scores × ${config.scale.toFixed(3)}${how}`;
+}
+
+/** What the scale is, in words: "0.577 = 1/√3" or "2.000 (16 × 1/√3)". */
+export function scaleText(config, scaleIsDefault) {
+  if (scaleIsDefault) return `${config.scale.toFixed(3)} = 1/√${config.dk}`;
+  const ratio = config.scale / defaultScale(config.dk);
+  return `${config.scale.toFixed(3)} = ${ratio >= 1 ? `${Number(ratio.toPrecision(3))} ×` : `1/${Number((1 / ratio).toPrecision(3))} ×`} 1/√${config.dk}`;
+}
+
+/**
+ * The title of a saved picture: the sentence and every setting that changes
+ * which pairs attend or how sharply (causal, mask, window, scale).
+ */
+export function snapshotTitle(config, { maskedPairs = 0, scaleIsDefault = true } = {}) {
+  const parts = [`seed ${config.seed}`, `d_k ${config.dk}`];
+  if (config.heads > 1) parts.push(`${config.heads} heads`);
+  parts.push(config.causal ? 'causal' : 'not causal');
+  parts.push(maskedPairs > 0 ? `mask: ${maskedPairs} pair${maskedPairs === 1 ? '' : 's'} masked` : 'no mask');
+  parts.push(config.window ? `window ${config.window}` : 'no window');
+  parts.push(`scale ${scaleText(config, scaleIsDefault)}`);
+  return `Scaled dot-product attention: “${config.tokens.join(' ')}” (${parts.join(', ')})`;
+}
+
+/**
+ * The key query i attends to most and its weight, in words:
+ * "cat attends most to there, 0.2808".
+ */
+export function attendsMost(tokens, weights, i) {
+  let best = -1, w = -Infinity;
+  for (let j = 0; j < weights.cols; j++) {
+    const x = weights.data[i * weights.cols + j];
+    if (x > w) {
+      w = x;
+      best = j;
+    }
+  }
+  if (!(w > 0)) return `${tokens[i]} attends to nothing (every key is masked)`;
+  return `${tokens[i]} attends most to ${tokens[best]}, ${fixed(w, 4)}`;
+}
+
+const f4 = (x) => fixed(x, 4);
+const paren = (x) => (x < 0 ? `(${f4(x)})` : f4(x));
+const sum = (terms) => (terms.length > MAX_TERMS ? `${terms.slice(0, MAX_TERMS).join(' + ')} + … (${terms.length - MAX_TERMS} more terms)` : terms.join(' + '));
+
+/**
+ * The derivation of the number at (i, j) of table `id` and the cells it is
+ * computed from. Ids: X, WQ, WK, WV, Q, K, V, and "<step>-<head>" for
+ * scores, scaled, weights, output. Sources are rectangles of other tables:
+ * { id, rows: [from, to), cols: [from, to) }.
+ * @param {{ config, example, mask: Uint8Array|null, edits: Map<string, number>, inputs: object, scaleIsDefault: boolean }} ctx
+ * @returns {{ text: string, sources: { id: string, rows: number[], cols: number[] }[] }}
+ */
+export function explain(ctx, id, i, j) {
+  const { config: c, example: ex } = ctx;
+  const t = c.tokens, n = t.length;
+  const all = (rows) => [0, rows];
+  if (id === 'X' || id === 'WQ' || id === 'WK' || id === 'WV') {
+    const m = ex[id];
+    const where = id === 'X' ? `token “${t[i]}”, dimension ${j}` : `row x${i}, column ${j}`;
+    const value = `${NAMES[id]}[${where}] = ${f4(m.get(i, j))}`;
+    let text;
+    if (ctx.edits.has(`${id}:${i}:${j}`)) text = `${value}, typed in (press “Undo edits” to go back to the draw).`;
+    else if (ctx.inputs[id]) text = `${value}, from the inputs property.`;
+    else if (id === 'X' && c.embeddings === 'word') text = `${value}: the embedding of the word “${t[i]}”, np.random.randn with a seed made of ${c.seed} and the word${c.positions ? ', plus the sinusoidal position encoding of position ' + i : ''}; every “${t[i]}” gets this row.`;
+    else if (id === 'X') text = `${value}: np.random.randn with seed ${c.seed}, row ${i} of the draw${c.positions ? `, plus the sinusoidal position encoding of position ${i}` : ''}.`;
+    else text = `${value}: 0.5 × np.random.randn with seed ${c.seed}, drawn after X in the order W_Q, W_K, W_V.`;
+    return { text, sources: [] };
+  }
+  if (id === 'Q' || id === 'K' || id === 'V') {
+    const W = ex[`W${id}`];
+    const terms = Array.from({ length: c.dModel }, (_, p) => `${paren(ex.X.get(i, p))}×${paren(W.get(p, j))}`);
+    return {
+      text: `${id}[${t[i]}][${j}] = Σ_t X[${t[i]}][t] · W_${id}[t][${j}] = ${sum(terms)} = ${f4(ex[id].get(i, j))}`,
+      sources: [{ id: 'X', rows: [i, i + 1], cols: all(c.dModel) }, { id: `W${id}`, rows: all(c.dModel), cols: [j, j + 1] }],
+    };
+  }
+  const [key, hText] = id.split('-');
+  const h = Number(hText);
+  const head = ex.heads[h];
+  const g = head.kvHead;
+  const headText = c.heads > 1 ? ` (head ${h + 1})` : '';
+  const blocked = blockedReason(c, ctx.mask, n, i, j);
+  if (key === 'scores') {
+    const terms = Array.from({ length: c.dk }, (_, p) => `${paren(head.q.get(i, p))}×${paren(head.k.get(j, p))}`);
+    return {
+      text: `score(${t[i]} → ${t[j]})${headText} = q_${t[i]} · k_${t[j]} = ${sum(terms)} = ${fixed(head.scores.get(i, j), 3)}`,
+      sources: [{ id: 'Q', rows: [i, i + 1], cols: [h * c.dk, (h + 1) * c.dk] }, { id: 'K', rows: [j, j + 1], cols: [g * c.dk, (g + 1) * c.dk] }],
+    };
+  }
+  if (key === 'scaled') {
+    const score = head.scores.get(i, j);
+    const how = ctx.scaleIsDefault ? `${fixed(score, 3)} / √${c.dk} = ${fixed(score, 3)} / ${Math.sqrt(c.dk).toFixed(3)}` : `${fixed(score, 3)} × ${c.scale}`;
+    const sources = [{ id: `scores-${h}`, rows: [i, i + 1], cols: [j, j + 1] }];
+    const logit = logitOf(ctx, h, i, j);
+    if (blocked) {
+      return { text: `logit(${t[i]} → ${t[j]})${headText} = −∞: the pair may not attend (${blocked}), so the softmax gives it 0. (score × scale would be ${how} = ${fixed(score * c.scale, 3)}.)`, sources };
+    }
+    if (c.softcap) {
+      const x = head.scaled.get(i, j);
+      return { text: `logit(${t[i]} → ${t[j]})${headText} = ${c.softcap}·tanh(x / ${c.softcap}) with x = score × scale = ${how} = ${fixed(x, 3)}, so ${c.softcap}·tanh(${fixed(x / c.softcap, 4)}) = ${fixed(logit, 3)}`, sources };
+    }
+    return { text: `scaled(${t[i]} → ${t[j]})${headText} = score × scale = ${how} = ${fixed(head.scaled.get(i, j), 3)}`, sources };
+  }
+  if (key === 'weights') {
+    const sources = [{ id: `scaled-${h}`, rows: [i, i + 1], cols: all(n) }];
+    if (blocked) return { text: `weight(${t[i]} → ${t[j]})${headText} = 0: not allowed (${blocked}), its logit is −∞, so it is left out of the softmax.`, sources };
+    const zs = [];
+    for (let k = 0; k < n; k++) if (!blockedReason(c, ctx.mask, n, i, k)) zs.push(logitOf(ctx, h, i, k));
+    const zmax = Math.max(...zs);
+    const total = zs.reduce((a, z) => a + Math.exp(z - zmax), 0);
+    const z = logitOf(ctx, h, i, j);
+    const e = Math.exp(z - zmax);
+    return {
+      text: `weight(${t[i]} → ${t[j]})${headText} = exp(z − max) / Σ exp(z_k − max) = exp(${fixed(z, 3)} − ${fixed(zmax, 3)}) / ${f4(total)} = ${f4(e)} / ${f4(total)} = ${f4(head.weights.get(i, j))}`,
+      sources,
+    };
+  }
+  const terms = Array.from({ length: n }, (_, k) => `${f4(head.weights.get(i, k))}×${paren(head.v.get(k, j))}`);
+  return {
+    text: `output[${t[i]}][v${j}]${headText} = Σ_j weight(${t[i]} → j) · v_j[${j}] = ${sum(terms)} = ${f4(head.output.get(i, j))}`,
+    sources: [{ id: `weights-${h}`, rows: [i, i + 1], cols: all(n) }, { id: 'V', rows: all(n), cols: [g * c.dv + j, g * c.dv + j + 1] }],
+  };
+}
+
+/** The logit of (i, j) in head h: the core's logits row when it returns one, else the scaled score. */
+export function logitOf(ctx, h, i, j) {
+  const head = ctx.example.heads[h];
+  return (head.logits ?? head.scaled).get(i, j);
+}
