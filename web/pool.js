@@ -18,8 +18,8 @@ import { compileAttention, loadAttention } from './attention.js';
 import { Matrix, describe, toMask, toMatrix } from './matrix.js';
 
 // Work (FLOPs, 2 (dk + dv) per query-key pair) below which a call runs on
-// the calling thread: there a message round trip to a worker and back costs
-// more than the threads save (bench/pool.js measures the crossover).
+// the calling thread: there the message round trips to the workers and back
+// cost about what the threads save (bench/pool.js times a call just above).
 const SPLIT_MIN_FLOPS = 2 ** 23;
 // The smallest block of query rows a worker gets: a multiple of the fused
 // kernel's 4-row tile, and far above the decode kernel's sizes (fewer than 4
