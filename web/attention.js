@@ -17,9 +17,21 @@ const SIMD_PROBE = new Uint8Array([
   0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
 ]);
 
+// The smallest module that uses f32x4.relaxed_madd (opcode 0xfd 0x85 0x02):
+// (func (param v128 v128 v128) (result v128) local.get 0..2 f32x4.relaxed_madd).
+const RELAXED_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123, 3, 2, 1, 0,
+  10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11,
+]);
+
 /** True when this engine accepts WebAssembly SIMD128. */
 export function simdSupported() {
   return WebAssembly.validate(SIMD_PROBE);
+}
+
+/** True when this engine accepts relaxed SIMD (f32x4.relaxed_madd). */
+export function relaxedSimdSupported() {
+  return WebAssembly.validate(RELAXED_PROBE);
 }
 
 const ATTN_CAUSAL = 1;
@@ -31,24 +43,42 @@ const MAX_ARENA_BYTES = 2 ** 32 - 2 ** 24;
 // huge step call does not pin its memory inside malloc's free lists.
 const KEEP_ARENA_BYTES = 2 ** 24;
 
+// The value of attn_isa() for each build.
+const ISA_NAMES = ['scalar', 'simd128', 'relaxed-simd'];
+
 // Compiled modules by build, so a second instance skips compilation.
 const compiled = new Map();
 
-function defaultModule(simd) {
-  const key = simd ? 'simd' : 'scalar';
-  if (!compiled.has(key)) {
+function defaultModule(isa) {
+  if (!compiled.has(isa)) {
     // Literal URLs so bundlers see and copy the files.
-    const url = simd
-      ? new URL('../dist/attention-simd.wasm', import.meta.url)
-      : new URL('../dist/attention-scalar.wasm', import.meta.url);
+    const url = isa === 'relaxed-simd'
+      ? new URL('../dist/attention-relaxed.wasm', import.meta.url)
+      : isa === 'simd128'
+        ? new URL('../dist/attention-simd.wasm', import.meta.url)
+        : new URL('../dist/attention-scalar.wasm', import.meta.url);
     const promise = compileSource(url);
-    promise.catch(() => compiled.delete(key));
-    compiled.set(key, promise);
+    promise.catch(() => compiled.delete(isa));
+    compiled.set(isa, promise);
   }
-  return compiled.get(key);
+  return compiled.get(isa);
 }
 
-async function compileSource(src) {
+/**
+ * The build loadAttention picks for these options on this engine:
+ * 'relaxed-simd' when the engine has relaxed SIMD and neither `simd: false`
+ * nor `deterministic: true` is asked, else 'simd128' when it has SIMD128 and
+ * `simd` is not false, else 'scalar'.
+ * @param {{ simd?: boolean, deterministic?: boolean }} [options]
+ * @returns {'relaxed-simd' | 'simd128' | 'scalar'}
+ */
+export function chooseIsa({ simd, deterministic } = {}) {
+  if (simd === false || !simdSupported()) return 'scalar';
+  if (deterministic !== true && relaxedSimdSupported()) return 'relaxed-simd';
+  return 'simd128';
+}
+
+async function compileSource(src, fn = 'loadAttention') {
   if (src instanceof WebAssembly.Module) return src;
   if (src instanceof ArrayBuffer || ArrayBuffer.isView(src)) return WebAssembly.compile(src);
   if (typeof Response !== 'undefined' && src instanceof Response) return compileResponse(src);
@@ -59,7 +89,7 @@ async function compileSource(src) {
     const base = globalThis.location?.href ?? `file://${globalThis.process?.cwd?.() ?? ''}/`;
     url = new URL(src, base);
   } else {
-    throw new TypeError(`loadAttention: wasm must be a URL, string, BufferSource, Response or WebAssembly.Module, got ${describe(src)}`);
+    throw new TypeError(`${fn}: wasm must be a URL, string, BufferSource, Response or WebAssembly.Module, got ${describe(src)}`);
   }
   if (url.protocol === 'file:') {
     // A specifier in a variable, so browser bundlers do not try to resolve it.
@@ -81,24 +111,13 @@ async function compileResponse(response) {
 }
 
 /**
- * Loads the attention module.
- * @param {{ simd?: boolean, wasm?: URL | string | BufferSource | Response | WebAssembly.Module }} [options]
+ * Loads the attention module: the fastest build the engine validates
+ * (relaxed SIMD, else SIMD128, else scalar; see chooseIsa), or `wasm`.
+ * @param {{ simd?: boolean, deterministic?: boolean, wasm?: URL | string | BufferSource | Response | WebAssembly.Module }} [options]
  * @returns {Promise<Attention>}
  */
 export async function loadAttention(options = {}) {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`loadAttention: options must be an object, got ${describe(options)}`);
-  }
-  checkKeys(options, ['simd', 'wasm'], 'loadAttention');
-  const { simd: wantSimd, wasm } = options;
-  if (wantSimd !== undefined && typeof wantSimd !== 'boolean') {
-    throw new TypeError(`loadAttention: simd must be a boolean, got ${describe(wantSimd)}`);
-  }
-  const simd = wantSimd ?? simdSupported();
-  if (simd && wasm === undefined && !simdSupported()) {
-    throw new Error('loadAttention: simd: true was asked for, but this engine does not support WebAssembly SIMD128');
-  }
-  const module = wasm === undefined ? await defaultModule(simd) : await compileSource(wasm);
+  const module = await compileModule(options, 'loadAttention');
   const imports = {};
   for (const imp of WebAssembly.Module.imports(module)) {
     if (imp.module === 'env' && imp.name === 'emscripten_notify_memory_growth') {
@@ -110,6 +129,41 @@ export async function loadAttention(options = {}) {
   }
   const instance = await WebAssembly.instantiate(module, imports);
   return new Attention(instance);
+}
+
+/**
+ * The compiled WebAssembly.Module that loadAttention(options) instantiates
+ * (cached per build). web/pool.js compiles once and hands it to its workers.
+ * @param {{ simd?: boolean, deterministic?: boolean, wasm?: URL | string | BufferSource | Response | WebAssembly.Module }} [options]
+ * @returns {Promise<WebAssembly.Module>}
+ */
+export function compileAttention(options = {}) {
+  return compileModule(options, 'compileAttention');
+}
+
+// Checks the load options (messages name `fn`) and compiles the module.
+async function compileModule(options, fn) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
+  }
+  checkKeys(options, ['simd', 'deterministic', 'wasm'], fn);
+  const { simd: wantSimd, deterministic, wasm } = options;
+  if (wantSimd !== undefined && typeof wantSimd !== 'boolean') {
+    throw new TypeError(`${fn}: simd must be a boolean, got ${describe(wantSimd)}`);
+  }
+  if (deterministic !== undefined && typeof deterministic !== 'boolean') {
+    throw new TypeError(`${fn}: deterministic must be a boolean, got ${describe(deterministic)}`);
+  }
+  if (wantSimd === true && wasm === undefined && !simdSupported()) {
+    throw new Error(`${fn}: simd: true was asked for, but this engine does not support WebAssembly SIMD128`);
+  }
+  if (wasm !== undefined) return compileSource(wasm, fn);
+  const isa = chooseIsa({ simd: wantSimd, deterministic });
+  // A checkout built without a relaxed-SIMD toolchain has no relaxed module
+  // (build.sh says so): SIMD128 then, as on an engine without relaxed SIMD.
+  return isa === 'relaxed-simd'
+    ? defaultModule(isa).catch(() => defaultModule('simd128'))
+    : defaultModule(isa);
 }
 
 // for-in, not Object.keys: no array per call (that array cost a noticeable
@@ -168,9 +222,12 @@ export class Attention {
   #exports;
   #memory;
   #simd;
+  #isa;
   #arena = 0; // pointer into wasm memory
   #arenaBytes = 0;
   #addresses = new Array(10).fill(0);
+  #call = newCall(); // reused by sdpa(), the hot path: no object per call
+  #scratchKey = [0, 0, 0, 0, 0, 0, 0]; // nq, nk, dk, dv, heads, kvHeads of the last call, and its scratch size
   #f32 = new Float32Array(0);
   #i32 = new Int32Array(0);
   #u8 = new Uint8Array(0);
@@ -182,11 +239,23 @@ export class Attention {
     this.#exports._initialize?.();
     // Asked of the module itself, so a module passed as `wasm` reports truly.
     this.#simd = this.#exports.attn_simd_enabled() === 1;
+    // Modules built before attn_isa existed are SIMD128 or scalar.
+    this.#isa = this.#exports.attn_isa ? ISA_NAMES[this.#exports.attn_isa()] : this.#simd ? 'simd128' : 'scalar';
   }
 
-  /** True when the SIMD128 build is running. */
+  /** True when a SIMD build is running (SIMD128 or relaxed SIMD). */
   get simd() {
     return this.#simd;
+  }
+
+  /**
+   * The running build: 'relaxed-simd' (fused multiply-add where the CPU has
+   * it: results may differ in the last bits between machines), 'simd128' or
+   * 'scalar' (the same bits on every engine).
+   * @returns {'relaxed-simd' | 'simd128' | 'scalar'}
+   */
+  get isa() {
+    return this.#isa;
   }
 
   /** The instance's WebAssembly.Memory. */
@@ -273,7 +342,7 @@ export class Attention {
   }
 
   // The one way into attn_sdpa, shared by attention, sdpa, multiHeadAttention
-  // and the KV caches; `c` is checked already (see callSpec). Written for
+  // and the KV caches; `c` (made by newCall) is checked already. Written for
   // small calls: one arena check, the three structs of attention.h written
   // by offset, one copy in per input and one copy out. c.kAt / c.vAt, when
   // set, are byte addresses of K and V already in wasm memory (a cache), read
@@ -290,18 +359,24 @@ export class Attention {
     // Float offsets from the arena start, each region 16-byte aligned: the
     // structs (shape 76 bytes, options 72, steps 20), int32 per-batch
     // arrays, the tensors, scratch; the mask (bytes) last.
-    const align = (n) => Math.ceil(n / 4) * 4; // not bitwise: counts may pass 2^31
     const SHAPE = 0, OPTS = 20, STEPS = 40, I32 = 48;
     const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
     const bO = oO + align(oLen), sO = bO + align(bLen), zO = sO + align(sLen), gO = zO + align(sLen);
     const wO = gO + align(sLen), lO = wO + align(sLen), xO = lO + align(lLen);
-    // The scratch size depends on nq, nk, dk, dv only: written into a shape
-    // struct first, then asked.
     if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this call');
+    // Growth detaches the old buffer, and a detached view has length 0: far
+    // cheaper to check than the memory.buffer getter on every small call.
     else if (this.#f32.length === 0) this.#views();
     let base = this.#arena, at = base >>> 2;
     this.#writeShape(at + SHAPE, c);
-    const scratch = ex.attn_sdpa_scratch_size(base + SHAPE * 4) >>> 0;
+    // The scratch size depends on the sizes only (not on strides or
+    // options): asked of the C side once per new set of sizes.
+    const sk = this.#scratchKey;
+    if (sk[0] !== nq || sk[1] !== nk || sk[2] !== dk || sk[3] !== dv || sk[4] !== heads || sk[5] !== kvHeads) {
+      sk[6] = ex.attn_sdpa_scratch_size(base + SHAPE * 4) >>> 0;
+      sk[0] = nq; sk[1] = nk; sk[2] = dk; sk[3] = dv; sk[4] = heads; sk[5] = kvHeads;
+    }
+    const scratch = sk[6];
     if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
     const mO = xO + scratch;
     const bytes = mO * 4 + mLen;
@@ -366,6 +441,8 @@ export class Attention {
       if (c.stats) result.lse = f32.slice(at + lO, at + lO + lLen);
       return result;
     } finally {
+      // The reused call object must not keep the caller's arrays alive.
+      c.q = c.k = c.v = c.out = c.mask = c.bias = c.kvLengths = c.queryOffsets = null;
       this.#release();
     }
   }
@@ -400,12 +477,15 @@ export class Attention {
     const mask = options.mask == null ? null : flatBcast(toMask(options.mask, 'attention: mask', nq, nk), nk);
     const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, 'attention: bias', nq, nk).data, nk);
     const steps = checkBool(options.steps, 'attention: steps');
-    const c = {
-      q: Q.data, k: K.data, v: V.data, batch: 1, heads: 1, kvHeads: 1, nq, nk, dk, dv, layout: 'bhsd', mask, bias,
-      scale: checkScale(options.scale, 'attention: scale', dk), causal: checkBool(options.causal, 'attention: causal'),
-      softcap: checkSoftcap(options.softcap, 'attention: softcap'), window: checkWindow(options.window, 'attention: window'),
-      ...checkOffset(options.queryOffset, 'attention: queryOffset', 1), kvLengths: null, steps, stats: false,
-    };
+    const c = newCall();
+    c.q = Q.data; c.k = K.data; c.v = V.data;
+    c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv; c.mask = mask; c.bias = bias;
+    c.scale = checkScale(options.scale, 'attention: scale', dk);
+    c.causal = checkBool(options.causal, 'attention: causal');
+    c.softcap = checkSoftcap(options.softcap, 'attention: softcap');
+    c.window = checkWindow(options.window, 'attention: window');
+    setOffset(c, options.queryOffset, 'attention: queryOffset');
+    c.steps = steps;
     const r = this.#sdpa(c);
     if (!steps) return { output: new Matrix(nq, dv, r) };
     return {
@@ -454,18 +534,20 @@ export class Attention {
       if (!(out instanceof Float32Array)) throw new TypeError(`sdpa: out must be a Float32Array of ${oLen} values ${os}, got ${describe(out)}`);
       if (out.length < oLen) throw new RangeError(`sdpa: out has ${out.length} values, needs ${oLen} for ${os}`);
     }
-    const c = {
-      q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, layout, mask, bias,
-      scale: options.scale == null ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk),
-      causal: options.causal == null ? false : checkBool(options.causal, 'sdpa: causal'),
-      softcap: options.softcap == null ? 0 : checkSoftcap(options.softcap, 'sdpa: softcap'),
-      window: options.window == null ? null : checkWindow(options.window, 'sdpa: window'),
-      ...(options.queryOffset == null ? NO_OFFSET : checkOffset(options.queryOffset, 'sdpa: queryOffset', batch)),
-      kvLengths: options.kvLengths == null ? null : checkLengths(options.kvLengths, 'sdpa: kvLengths', batch, nk),
-      steps: options.steps == null ? false : checkBool(options.steps, 'sdpa: steps'),
-      stats: options.stats == null ? false : checkBool(options.stats, 'sdpa: stats'),
-      out: out ?? undefined,
-    };
+    const c = this.#call;
+    c.q = q; c.k = k; c.v = v; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads;
+    c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv; c.layout = layout; c.mask = mask; c.bias = bias;
+    c.scale = options.scale == null ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk);
+    c.causal = options.causal == null ? false : checkBool(options.causal, 'sdpa: causal');
+    c.softcap = options.softcap == null ? 0 : checkSoftcap(options.softcap, 'sdpa: softcap');
+    c.window = options.window == null ? null : checkWindow(options.window, 'sdpa: window');
+    c.queryOffset = 0;
+    c.queryOffsets = null;
+    if (options.queryOffset != null) setOffset(c, options.queryOffset, 'sdpa: queryOffset', batch);
+    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, 'sdpa: kvLengths', batch, nk);
+    c.steps = options.steps == null ? false : checkBool(options.steps, 'sdpa: steps');
+    c.stats = options.stats == null ? false : checkBool(options.stats, 'sdpa: stats');
+    c.out = out ?? undefined;
     return this.#sdpa(c);
   }
 
@@ -499,12 +581,15 @@ export class Attention {
     const mask = options.mask == null ? null : flatBcast(toMask(options.mask, `${name}: mask`, n, m), m);
     const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, `${name}: bias`, n, m).data, m);
     const steps = checkBool(options.steps, `${name}: steps`);
-    const c = {
-      batch: 1, heads, kvHeads, nq: n, nk: m, dk, dv, layout: 'bshd', mask, bias,
-      causal: checkBool(options.causal, `${name}: causal`), scale: checkScale(options.scale, `${name}: scale`, dk),
-      softcap: checkSoftcap(options.softcap, `${name}: softcap`), window: checkWindow(options.window, `${name}: window`),
-      ...checkOffset(options.queryOffset, `${name}: queryOffset`, 1), kvLengths: null, steps, stats: false,
-    };
+    const c = newCall();
+    c.heads = heads; c.kvHeads = kvHeads; c.nq = n; c.nk = m; c.dk = dk; c.dv = dv; c.layout = 'bshd';
+    c.mask = mask; c.bias = bias;
+    c.causal = checkBool(options.causal, `${name}: causal`);
+    c.scale = checkScale(options.scale, `${name}: scale`, dk);
+    c.softcap = checkSoftcap(options.softcap, `${name}: softcap`);
+    c.window = checkWindow(options.window, `${name}: window`);
+    setOffset(c, options.queryOffset, `${name}: queryOffset`);
+    c.steps = steps;
     // The projections are (n, heads * d): the bshd layout, read in place.
     const Q = this.matmul(X, WQ), K = this.matmul(C, WK), V = this.matmul(C, WV);
     c.q = Q.data;
@@ -784,10 +869,11 @@ export class Attention {
     c.q = Q.data;
     c.k = K.data;
     c.v = V.data;
+    const spec = { ...c }; // #sdpa lets go of the call's arrays when it returns
     const forward = this.#sdpa(c);
     const concat = new Matrix(n, heads * dv, forward.output);
     const dConcat = WO ? this.matmul(dO, transpose(WO)) : dO;
-    const g = this.#backward({ ...c, out: forward.output, dout: dConcat.data, lse: forward.lse, dbias: false });
+    const g = this.#backward({ ...spec, out: forward.output, dout: dConcat.data, lse: forward.lse, dbias: false });
     const dQ = new Matrix(n, heads * dk, g.dq), dK = new Matrix(m, kvHeads * dk, g.dk), dV = new Matrix(m, kvHeads * dv, g.dv);
     const Xt = transpose(X), Ct = options.context == null ? Xt : transpose(C);
     const result = { dx: this.matmul(dQ, transpose(WQ)), dwq: this.matmul(Xt, dQ), dwk: this.matmul(Ct, dK), dwv: this.matmul(Ct, dV) };
@@ -924,18 +1010,22 @@ export class KVCache {
       if (!(out instanceof Float32Array)) throw new TypeError(`kvCache.attend: out must be a Float32Array of ${oLen} values, got ${describe(out)}`);
       if (out.length < oLen) throw new RangeError(`kvCache.attend: out has ${out.length} values, needs ${oLen}`);
     }
-    const c = {
-      q, batch, heads, kvHeads, nq, nk, dk, dv, layout: this.layout,
-      kAt: this.#kAt, vAt: this.#vAt, kStrides: this.#strides(dk), vStrides: this.#strides(dv),
-      mask: options.mask == null ? null : checkBcast(options.mask, Uint8Array, 'kvCache.attend: mask', dims),
-      bias: options.bias == null ? null : checkBcast(options.bias, Float32Array, 'kvCache.attend: bias', dims),
-      scale: checkScale(options.scale, 'kvCache.attend: scale', dk), causal: checkBool(options.causal, 'kvCache.attend: causal'),
-      softcap: checkSoftcap(options.softcap, 'kvCache.attend: softcap'), window: checkWindow(options.window, 'kvCache.attend: window'),
-      ...(options.queryOffset == null ? { queryOffset: nk - nq, queryOffsets: null } : checkOffset(options.queryOffset, 'kvCache.attend: queryOffset', batch)),
-      kvLengths: options.kvLengths == null ? null : checkLengths(options.kvLengths, 'kvCache.attend: kvLengths', batch, nk),
-      steps: checkBool(options.steps, 'kvCache.attend: steps'), stats: checkBool(options.stats, 'kvCache.attend: stats'),
-      out: out ?? undefined,
-    };
+    const c = newCall();
+    c.q = q; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads; c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv;
+    c.layout = this.layout;
+    c.kAt = this.#kAt; c.vAt = this.#vAt; c.kStrides = this.#strides(dk); c.vStrides = this.#strides(dv);
+    c.mask = options.mask == null ? null : checkBcast(options.mask, Uint8Array, 'kvCache.attend: mask', dims);
+    c.bias = options.bias == null ? null : checkBcast(options.bias, Float32Array, 'kvCache.attend: bias', dims);
+    c.scale = checkScale(options.scale, 'kvCache.attend: scale', dk);
+    c.causal = checkBool(options.causal, 'kvCache.attend: causal');
+    c.softcap = checkSoftcap(options.softcap, 'kvCache.attend: softcap');
+    c.window = checkWindow(options.window, 'kvCache.attend: window');
+    c.queryOffset = nk - nq;
+    if (options.queryOffset != null) setOffset(c, options.queryOffset, 'kvCache.attend: queryOffset', batch);
+    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, 'kvCache.attend: kvLengths', batch, nk);
+    c.steps = checkBool(options.steps, 'kvCache.attend: steps');
+    c.stats = checkBool(options.stats, 'kvCache.attend: stats');
+    c.out = out ?? undefined;
     return this.#host.sdpa(c);
   }
 
@@ -972,8 +1062,32 @@ function isSdpaOption(key) {
   }
 }
 
+// What #sdpa takes, always made here so every call site gives it the same
+// object shape (V8 then keeps its property loads monomorphic).
+function newCall() {
+  return {
+    q: null, k: null, v: null, batch: 1, heads: 1, kvHeads: 1, nq: 0, nk: 0, dk: 0, dv: 0, layout: 'bhsd',
+    mask: null, bias: null, scale: 0, causal: false, softcap: 0, window: null, queryOffset: 0, queryOffsets: null,
+    kvLengths: null, steps: false, stats: false, out: undefined,
+    kAt: undefined, vAt: undefined, kStrides: null, vStrides: null, // a KV cache read in place
+  };
+}
+
+// c.queryOffset / c.queryOffsets from a checked queryOffset option.
+function setOffset(c, value, name, batch = 1) {
+  if (value == null) return;
+  const offset = checkOffset(value, name, batch);
+  c.queryOffset = offset.queryOffset;
+  c.queryOffsets = offset.queryOffsets;
+}
+
 const NO_OFFSET = Object.freeze({ queryOffset: 0, queryOffsets: null });
 const INT32_MAX = 2 ** 31 - 1;
+
+// n rounded up to a multiple of 4 floats (16 bytes); not bitwise: counts may pass 2^31.
+function align(n) {
+  return Math.ceil(n / 4) * 4;
+}
 
 function checkLayout(value, name) {
   if (value == null) return 'bhsd';

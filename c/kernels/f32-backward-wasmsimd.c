@@ -1,7 +1,8 @@
 /* f32-backward-wasmsimd.c - the backward pass for one (batch, query head)
  * with SIMD128. Same algorithm, formulas and summation orders as
- * f32-backward-scalar.c (read that first), so the two give the same bits;
- * how the work is laid on lanes:
+ * f32-backward-scalar.c (read that first), so the SIMD128 build gives the
+ * scalar twin's bits (the relaxed build fuses each multiply-add of the hot
+ * loops, attn__f32x4_madd); how the work is laid on lanes:
  *   - blocks are 32 keys x 64 query rows, computed key-major: the scores
  *     and dout . v of a block are 4 keys x 8 rows per step (the keys'
  *     element splatted from the packed K or V, 8 rows from the query or
@@ -21,6 +22,7 @@
 #include <wasm_simd128.h>
 
 #include "f32-exp-wasmsimd.h"
+#include "f32-madd-wasmsimd.h"
 #include "kernels.h"
 
 /* Whether every key of [j0, j1) is visible by position to every row of
@@ -61,14 +63,14 @@ __attribute__((noinline)) static void attn__bwd_kx_tile_wasmsimd(const float* kp
         const v128_t vk2 = wasm_v128_load32_splat(k_col + 2);
         const v128_t vk3 = wasm_v128_load32_splat(k_col + 3);
         k_col += 8;
-        vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vk0, vx0123));
-        vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vk0, vx4567));
-        vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vk1, vx0123));
-        vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vk1, vx4567));
-        vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vk2, vx0123));
-        vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vk2, vx4567));
-        vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vk3, vx0123));
-        vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vk3, vx4567));
+        vacc0x0123 = attn__f32x4_madd(vk0, vx0123, vacc0x0123);
+        vacc0x4567 = attn__f32x4_madd(vk0, vx4567, vacc0x4567);
+        vacc1x0123 = attn__f32x4_madd(vk1, vx0123, vacc1x0123);
+        vacc1x4567 = attn__f32x4_madd(vk1, vx4567, vacc1x4567);
+        vacc2x0123 = attn__f32x4_madd(vk2, vx0123, vacc2x0123);
+        vacc2x4567 = attn__f32x4_madd(vk2, vx4567, vacc2x4567);
+        vacc3x0123 = attn__f32x4_madd(vk3, vx0123, vacc3x0123);
+        vacc3x4567 = attn__f32x4_madd(vk3, vx4567, vacc3x4567);
       }
       float* t_row = t + j * ATTN__BWD_BR + i;
       wasm_v128_store(t_row, vacc0x0123);
@@ -115,14 +117,14 @@ __attribute__((noinline)) static void attn__bwd_wx_wasmsimd(const float* w, size
         const v128_t vw1 = wasm_v128_load32_splat(w1 + r);
         const v128_t vw2 = wasm_v128_load32_splat(w2 + r);
         const v128_t vw3 = wasm_v128_load32_splat(w3 + r);
-        vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vw0, vx0123));
-        vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vw0, vx4567));
-        vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vw1, vx0123));
-        vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vw1, vx4567));
-        vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vw2, vx0123));
-        vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vw2, vx4567));
-        vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vw3, vx0123));
-        vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vw3, vx4567));
+        vacc0x0123 = attn__f32x4_madd(vw0, vx0123, vacc0x0123);
+        vacc0x4567 = attn__f32x4_madd(vw0, vx4567, vacc0x4567);
+        vacc1x0123 = attn__f32x4_madd(vw1, vx0123, vacc1x0123);
+        vacc1x4567 = attn__f32x4_madd(vw1, vx4567, vacc1x4567);
+        vacc2x0123 = attn__f32x4_madd(vw2, vx0123, vacc2x0123);
+        vacc2x4567 = attn__f32x4_madd(vw2, vx4567, vacc2x4567);
+        vacc3x0123 = attn__f32x4_madd(vw3, vx0123, vacc3x0123);
+        vacc3x4567 = attn__f32x4_madd(vw3, vx4567, vacc3x4567);
       }
       wasm_v128_store(acc0 + c, vacc0x0123);
       wasm_v128_store(acc0 + c + 4, vacc0x4567);
@@ -152,7 +154,7 @@ __attribute__((noinline)) static void attn__bwd_wx_wasmsimd(const float* w, size
     for (; c + 4 <= d; c += 4) {
       v128_t vacc = wasm_v128_load(acc_row + c);
       for (size_t r = 0; r < nr; r++) {
-        vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(wasm_v128_load32_splat(w_row + r), wasm_v128_load(x + r * d + c)));
+        vacc = attn__f32x4_madd(wasm_v128_load32_splat(w_row + r), wasm_v128_load(x + r * d + c), vacc);
       }
       wasm_v128_store(acc_row + c, vacc);
     }
@@ -193,14 +195,14 @@ __attribute__((noinline)) static void attn__bwd_dq_wasmsimd(const float* ds, siz
         const v128_t vs2 = wasm_v128_load32_splat(ds_col + 2);
         const v128_t vs3 = wasm_v128_load32_splat(ds_col + 3);
         ds_col += ATTN__BWD_BR;
-        vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vs0, vk0123));
-        vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vs0, vk4567));
-        vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vs1, vk0123));
-        vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vs1, vk4567));
-        vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vs2, vk0123));
-        vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vs2, vk4567));
-        vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vs3, vk0123));
-        vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vs3, vk4567));
+        vacc0x0123 = attn__f32x4_madd(vs0, vk0123, vacc0x0123);
+        vacc0x4567 = attn__f32x4_madd(vs0, vk4567, vacc0x4567);
+        vacc1x0123 = attn__f32x4_madd(vs1, vk0123, vacc1x0123);
+        vacc1x4567 = attn__f32x4_madd(vs1, vk4567, vacc1x4567);
+        vacc2x0123 = attn__f32x4_madd(vs2, vk0123, vacc2x0123);
+        vacc2x4567 = attn__f32x4_madd(vs2, vk4567, vacc2x4567);
+        vacc3x0123 = attn__f32x4_madd(vs3, vk0123, vacc3x0123);
+        vacc3x4567 = attn__f32x4_madd(vs3, vk4567, vacc3x4567);
       }
       wasm_v128_store(dq0 + c, vacc0x0123);
       wasm_v128_store(dq0 + c + 4, vacc0x4567);
@@ -230,7 +232,7 @@ __attribute__((noinline)) static void attn__bwd_dq_wasmsimd(const float* ds, siz
     for (; c + 4 <= d_k; c += 4) {
       v128_t vacc = wasm_v128_load(dq_row + c);
       for (size_t j = 0; j < nb; j++) {
-        vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(wasm_v128_load32_splat(ds + j * ATTN__BWD_BR + r), wasm_v128_load(k + j * k_stride + c)));
+        vacc = attn__f32x4_madd(wasm_v128_load32_splat(ds + j * ATTN__BWD_BR + r), wasm_v128_load(k + j * k_stride + c), vacc);
       }
       wasm_v128_store(dq_row + c, vacc);
     }

@@ -14,7 +14,7 @@
  *   - when every input is finite and of moderate size, every output is
  *     finite and the fused and step paths agree to 1e-4 of the largest
  *     |V| value; every weight row sums to 1 or is all 0.
- * Then, from the bytes left, the options of attn_options on the same
+ * Then, reading the input from its end, the options of attn_options on the same
  * tensors: softcap, window, query offsets (scalar or per batch), kv_lengths,
  * a mask and a bias broadcast by strides with a short last dimension, and
  * the bshd layout by strides. There the step path's logits say which keys
@@ -299,7 +299,15 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
-  if (heads % kv_heads == 0 && r.size > 0) fuzz_options(&r, batch, heads, kv_heads, n_q, n_k, d_k, d_v, q, k, v, moderate);
+  if (heads % kv_heads == 0) {
+    /* The options read the input from its end, so short inputs (which the
+     * tensors above use up) reach them too. */
+    uint8_t* reversed = malloc(size ? size : 1);
+    for (size_t i = 0; i < size; i++) reversed[i] = data[size - 1 - i];
+    reader back = {reversed, size};
+    fuzz_options(&back, batch, heads, kv_heads, n_q, n_k, d_k, d_v, q, k, v, moderate);
+    free(reversed);
+  }
   /* The backward pass on the same inputs, with and without the forward's
    * output: a status, never a crash; bad heads write nothing; a fully
    * masked row has dq 0; moderate inputs give finite gradients that agree
