@@ -193,6 +193,13 @@ for (const simd of [true, false]) {
     assert.is(r.weights.get(1, 4), 0);
     assert.ok(r.grads.wq.data.every(Number.isFinite) && r.grads.wk.data.every(Number.isFinite));
   });
+  t('window, softcap and queryOffset reach the weights', ({ attn }) => {
+    const inputs = drawTrainingInputs(TOKENS);
+    const r = new Trainer(attn, { ...inputs, target: presetTarget('previous-token', TOKENS), window: [1, 0], softcap: 2, queryOffset: 0 }).evaluate();
+    for (let i = 0; i < 6; i++) for (let j = 0; j < 6; j++) if (j > i || j < i - 1) assert.is(r.weights.get(i, j), 0, `${i},${j}`);
+    const logitBound = Math.exp(2) / (Math.exp(2) + Math.exp(-2)); // softcap 2: two logits differ by < 4
+    assert.ok(r.weights.get(3, 2) <= logitBound + 1e-6 && r.weights.get(3, 2) >= 1 - logitBound - 1e-6);
+  });
   t('only the chosen matrices learn; bad settings are named', ({ attn }) => {
     const inputs = drawTrainingInputs(TOKENS);
     const trainer = new Trainer(attn, { ...inputs, target: presetTarget('first-token', TOKENS), learn: ['wk'] });

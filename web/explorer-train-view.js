@@ -75,7 +75,7 @@ export class TrainPanel {
   #trainer = null;
   #start = null; // { inputs } of the host when training began, for reset
   #x = null; // the host's X the trainer learns on
-  #setup = ''; // the host's causal, scale and mask the trainer learns with
+  #setup = ''; // the host's causal, scale, window, softcap, offset and mask the trainer learns with
   #tokens = [];
   #last = null; // the last evaluate() result
   #losses = [];
@@ -321,6 +321,7 @@ export class TrainPanel {
     this.#trainer = new Trainer(this.#attn, {
       x: state.X, wq: headColumns(state.WQ, 0, dk), wk: headColumns(state.WK, 0, dk), target: targetFromCells(n, this.#cells),
       learn: this.#settings.learn, causal: config.causal, scale: config.scale, mask: this.#host.mask,
+      window: config.window, softcap: config.softcap, queryOffset: config.queryOffset,
       optimizer: this.#settings.optimizer, learningRate: this.#settings.learningRate,
     });
     this.#last = this.#trainer.evaluate();
@@ -329,7 +330,7 @@ export class TrainPanel {
 
   #hostSetup() {
     const config = this.#host.config;
-    return JSON.stringify([config?.causal, config?.scale, this.#host.mask]);
+    return JSON.stringify([config?.causal, config?.scale, config?.window, config?.softcap, config?.queryOffset, this.#host.mask]);
   }
 
   // The trainer's head-1 weights into the host's W_Q and W_K.

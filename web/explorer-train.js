@@ -248,6 +248,7 @@ export class Trainer {
   #causal;
   #scale;
   #mask;
+  #positions; // { window?, softcap?, queryOffset? } as attention() takes them
   #optimizer;
   #identity;
   #history = [];
@@ -255,7 +256,8 @@ export class Trainer {
   /**
    * @param {import('./attention.js').Attention} attn
    * @param {{ x: Matrix, wq: Matrix, wk: Matrix, wv?: Matrix, target: Matrix, targetOutput?: Matrix,
-   *   learn?: string[], causal?: boolean, scale?: number, mask?: boolean[][] | null, optimizer?: string, learningRate?: number,
+   *   learn?: string[], causal?: boolean, scale?: number, mask?: boolean[][] | null,
+   *   window?: [number, number] | null, softcap?: number, queryOffset?: number, optimizer?: string, learningRate?: number,
    *   momentum?: number, beta1?: number, beta2?: number, epsilon?: number }} options
    */
   constructor(attn, options) {
@@ -276,6 +278,11 @@ export class Trainer {
     this.#causal = options.causal === true;
     this.#scale = options.scale ?? 1 / Math.sqrt(wq.cols);
     this.#mask = options.mask ?? null;
+    this.#positions = {
+      ...(options.window ? { window: options.window } : {}),
+      ...(options.softcap > 0 ? { softcap: options.softcap } : {}),
+      ...(options.queryOffset ? { queryOffset: options.queryOffset } : {}),
+    };
     this.#optimizer = new Optimizer(options);
     this.#identity = identity(n);
   }
@@ -299,7 +306,7 @@ export class Trainer {
    */
   evaluate() {
     const attn = this.#attn, x = this.#x, { wq, wk, wv } = this.#params;
-    const opts = { causal: this.#causal, scale: this.#scale, ...(this.#mask ? { mask: this.#mask } : {}) };
+    const opts = { causal: this.#causal, scale: this.#scale, ...this.#positions, ...(this.#mask ? { mask: this.#mask } : {}) };
     const q = attn.matmul(x, wq), k = attn.matmul(x, wk);
     const weights = attn.attention(q, k, this.#identity, opts).output;
     const ce = crossEntropy(weights, this.#target);
