@@ -133,6 +133,19 @@ test('play steps on animation frames until pause; reset restores the weights', a
   assert.equal(problems, []);
 });
 
+test('new sizes restart training on the new weights', async ({ env }) => {
+  const { page, problems } = await open(env);
+  await page.locator(`${E} .train button:text("Step")`).click();
+  await page.evaluate((sel) => { document.querySelector(sel).dk = 4; }, E);
+  await frame(page);
+  await page.locator(`${E} .train button:text("Step")`).click();
+  await frame(page);
+  const cols = await page.$$eval(`${E} .train-grids figure:nth-child(3) tr:first-child th`, (ths) => ths.length - 1);
+  assert.is(cols, 4);
+  assert.is(await page.evaluate((sel) => document.querySelector(sel).state.WQ.cols, E), 4);
+  assert.equal(problems, []);
+});
+
 test('hovering a dW_Q cell writes it as its sum over tokens; removing train removes the part', async ({ env }) => {
   const { page, problems } = await open(env);
   await page.locator(`${E} .train select[aria-label="target"]`).selectOption('first-token');

@@ -393,7 +393,7 @@ export class AttentionExplorer extends Base {
       this.#ui.root.insertBefore(this.#train.element, this.#ui.view);
       if (!this.#root.querySelector('style[data-train]')) this.#root.append(el('style', { text: TRAIN_STYLES, 'data-train': '' }));
     } else if (!this.#view.train && this.#train) {
-      this.#train.pause();
+      this.#train.dispose();
       this.#train.element.remove();
       this.#train = null;
     }

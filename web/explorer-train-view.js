@@ -49,6 +49,7 @@ export const TRAIN_STYLES = `
 
 const PAINT = 'paint';
 const PLAY_RATE = 60; // steps a second while playing
+const RESTART_ATTRIBUTES = ['seed', 'd-model', 'dk', 'heads', 'kv-heads'];
 const LR = Object.freeze({ min: -3, max: 0, step: 0.05 }); // log10 of the learning rate
 
 function h(doc, tag, attrs = {}, ...children) {
@@ -75,13 +76,14 @@ export class TrainPanel {
   #trainer = null;
   #start = null; // { inputs } of the host when training began, for reset
   #x = null; // the host's X the trainer learns on
-  #setup = ''; // the host's causal, scale, window, softcap, offset and mask the trainer learns with
+  #setup = ''; // the host's sizes, causal, scale, window, softcap, offset and mask the trainer learns with
   #tokens = [];
   #last = null; // the last evaluate() result
   #losses = [];
   #timer = 0;
   #painting = false;
   #applied = { target: null, optimizer: null, lr: null }; // the attribute texts last read or written
+  #observer = null;
 
   /**
    * @param {{ attn: import('./attention.js').Attention, host: HTMLElement, document?: Document }} options
@@ -92,6 +94,12 @@ export class TrainPanel {
     this.#host = host;
     this.#doc = document;
     this.#build();
+    // New sizes or a new seed: the learnt W_Q and W_K no longer fit (or are
+    // not what the learner asked for), so training starts over from the draw.
+    if (typeof MutationObserver !== 'undefined') {
+      this.#observer = new MutationObserver(() => this.reset());
+      this.#observer.observe(host, { attributes: true, attributeFilter: RESTART_ATTRIBUTES });
+    }
   }
 
   /** The part's root element, to be placed by the host. */
@@ -117,7 +125,7 @@ export class TrainPanel {
   sync() {
     const state = this.#host.state;
     if (!state) return;
-    if (this.#trainer && (state.X !== this.#x || state.WQ.rows !== this.#x.cols || this.#hostSetup() !== this.#setup)) {
+    if (this.#trainer && (state.X !== this.#x || this.#hostSetup() !== this.#setup)) {
       this.#trainer = null;
       this.#ensureTrainer();
     }
@@ -137,6 +145,7 @@ export class TrainPanel {
       this.#ensureTrainer();
     }
     this.#readAttributes();
+    if (!this.#trainer) this.#ensureTrainer(); // the loss and gradients at the current weights
     this.#paint();
   }
 
@@ -277,9 +286,10 @@ export class TrainPanel {
     this.#paint();
   }
 
-  /** Stops playing; the host calls it when it disconnects. */
+  /** Stops playing and watching the host; the host calls it when the part goes. */
   dispose() {
     this.pause();
+    this.#observer?.disconnect();
   }
 
   // ---- training ------------------------------------------------------------
@@ -330,7 +340,8 @@ export class TrainPanel {
 
   #hostSetup() {
     const config = this.#host.config;
-    return JSON.stringify([config?.causal, config?.scale, config?.window, config?.softcap, config?.queryOffset, this.#host.mask]);
+    return JSON.stringify([config?.dModel, config?.dk, config?.heads, config?.kvHeads, config?.causal, config?.scale, config?.window,
+      config?.softcap, config?.queryOffset, this.#host.mask]);
   }
 
   // The trainer's head-1 weights into the host's W_Q and W_K.
