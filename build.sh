@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# build.sh - compile c/ into two standalone WebAssembly modules:
+# build.sh - compile c/ into three standalone WebAssembly modules:
+#   dist/attention-relaxed.wasm SIMD128 kernels with relaxed SIMD (fused multiply-add)
 #   dist/attention-simd.wasm    SIMD128 kernels (c/kernels/*-wasmsimd.c)
 #   dist/attention-scalar.wasm  scalar kernels  (c/kernels/*-scalar.c)
-# ./build.sh debug builds the same two into dist/debug/ with the kernels'
+# ./build.sh debug builds the SIMD128 and scalar modules into dist/debug/ with the kernels'
 # asserts on (a failed one traps: c/debug-assert.c); tests/debug.test.js
 # runs the fixtures on them.
 # No Emscripten JS glue: web/attention.js instantiates them itself.
-# Works with Debian's emscripten 3.1.6 and with a current emsdk.
+# Works with Debian's emscripten 3.1.6 and with a current emsdk. The relaxed
+# module needs a compiler and linker that know the final relaxed-SIMD opcodes:
+# emcc 3.1.40 or newer, else clang-19 and wasm-ld-19 (Debian: clang-19 lld-19);
+# without either it is skipped with a notice and the other two still build.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -42,6 +46,7 @@ exports=(
   attn_status_string
   attn_default_scale
   attn_simd_enabled
+  attn_isa
   malloc
   free
 )
@@ -49,7 +54,7 @@ if [ "$mode" = debug ]; then exports+=(attn__debug_asserts); fi
 exported_functions=$(printf '_%s,' "${exports[@]}")
 exported_functions=${exported_functions%,}
 
-sources=(c/attention.c)
+sources=(c/attention.c c/attention-isa.c)
 if [ "$mode" = debug ]; then sources+=(c/debug-assert.c); fi
 
 # Compiling: warnings are errors here, where they are ours.
@@ -90,13 +95,71 @@ build() {
   local out=$1 isa=$2; shift 2
   local objects=()
   for src in "${sources[@]}" "$@"; do
-    local obj="$objdir/$isa-$(basename "${src%.c}").o"
-    emcc "${cflags[@]}" ${isa:+$isa} -c "$src" -o "$obj"
+    local obj="$objdir/${isa// /}-$(basename "${src%.c}").o"
+    emcc "${cflags[@]}" $isa -c "$src" -o "$obj"
     objects+=("$obj")
   done
-  emcc "${ldflags[@]}" ${isa:+$isa} "${objects[@]}" -o "$out"
+  emcc "${ldflags[@]}" $isa "${objects[@]}" -o "$out"
   printf '%-28s %7d bytes\n' "$out" "$(wc -c < "$out")" >&2  # stderr: keeps npm pack --json clean
 }
 
+# The relaxed module without Emscripten: clang compiles against Emscripten's
+# C headers (math.h, string.h, assert.h), and wasm-ld links
+# c/attention-alloc.c for malloc and free, and takes the few math functions
+# the core calls (logf) from Emscripten's libc.a: wasm-ld pulls only the
+# archive members that define an undefined symbol, and these are pure code.
+build_relaxed_llvm() {
+  local out=$1 clang=$2 wasm_ld=$3; shift 3
+  local sysroot
+  sysroot=$(emcc --cflags | tr ' ' '\n' | sed -n 's/^--sysroot=//p')
+  local objects=()
+  for src in "${sources[@]}" c/attention-alloc.c "$@"; do
+    local obj="$objdir/relaxed-llvm-$(basename "${src%.c}").o"
+    "$clang" "${cflags[@]}" "${relaxed[@]}" \
+      --target=wasm32 \
+      --sysroot="$sysroot" \
+      -mbulk-memory \
+      -c "$src" -o "$obj"             # bulk memory: memcpy and memset become memory.copy/fill
+    objects+=("$obj")
+  done
+  local exports_ld=()
+  for e in "${exports[@]}"; do exports_ld+=(--export="$e"); done
+  # Flags as the Emscripten link above: memory 2 MiB growing to 4 GiB, 256 KiB stack.
+  "$wasm_ld" \
+    --no-entry \
+    "${exports_ld[@]}" \
+    --initial-memory=2097152 \
+    --max-memory=4294967296 \
+    -z stack-size=262144 \
+    --stack-first \
+    --strip-all \
+    "${objects[@]}" \
+    "$sysroot/lib/wasm32-emscripten/libc.a" \
+    -o "$out"
+  printf '%-28s %7d bytes (clang + wasm-ld)\n' "$out" "$(wc -c < "$out")" >&2
+}
+
+# emcc knows the final relaxed-SIMD opcodes from 3.1.40 (older ones emit
+# prototype opcodes or cannot link them).
+emcc_relaxed() {
+  local version
+  version=$(emcc --version | sed -n '1s/.* \([0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*\).*/\1/p')
+  [ -n "$version" ] && printf '%s\n%s\n' 3.1.40 "$version" | sort -V -C
+}
+
+# Relaxed SIMD: relaxed_madd (f32-madd-wasmsimd.h) in every hot loop.
+relaxed=(-msimd128 -mrelaxed-simd)
+
 build "$outdir/attention-simd.wasm" -msimd128 c/kernels/*-wasmsimd.c
 build "$outdir/attention-scalar.wasm" '' c/kernels/*-scalar.c
+# The relaxed module: release only (the debug build checks the asserts of the
+# same kernels in the two deterministic modules).
+if [ "$mode" = release ]; then
+  if emcc_relaxed; then
+    build dist/attention-relaxed.wasm "${relaxed[*]}" c/kernels/*-wasmsimd.c
+  elif command -v "${ATTN_CLANG:-clang-19}" >/dev/null 2>&1 && command -v "${ATTN_WASM_LD:-wasm-ld-19}" >/dev/null 2>&1; then
+    build_relaxed_llvm dist/attention-relaxed.wasm "${ATTN_CLANG:-clang-19}" "${ATTN_WASM_LD:-wasm-ld-19}" c/kernels/*-wasmsimd.c
+  else
+    echo "build.sh: skipped dist/attention-relaxed.wasm (needs emcc >= 3.1.40, or clang-19 and wasm-ld-19: apt-get install -y clang-19 lld-19)" >&2
+  fi
+fi

@@ -1,10 +1,14 @@
 #!/usr/bin/env node
 // run.js - npm run bench: attention-wasm side by side with what people would
 // pick instead, in one Node process, single thread, float32:
-//   attention-wasm (SIMD128 and scalar builds), plain JS loops,
+//   attention-wasm (relaxed-SIMD, SIMD128 and scalar builds), plain JS loops,
 //   @tensorflow/tfjs-backend-wasm (XNNPACK, SIMD, 1 thread),
 //   onnxruntime-web (wasm, 1 thread, a MatMul/Softmax/MatMul graph built here),
-//   and a SIMD128 peak probe (bench/peak.c).
+//   and two peak probes (bench/peak.c): SIMD128 mul+add and relaxed_madd.
+// The relaxed module's "of peak" is against the relaxed probe. Node 20 runs
+// relaxed SIMD only with --experimental-wasm-relaxed-simd: without it this
+// script runs itself again with the flag. The pool against onnxruntime-web
+// with threads is bench/pool.js, run at the end (not with --only/--shape).
 // Contenders run interleaved round by round; each cell is the median of the
 // rounds. FLOPs per call: 4 * heads * nq * nk * d (causal counted in full, so
 // skipping masked blocks shows as a higher rate). Writes bench/RESULTS.md.
@@ -21,17 +25,24 @@
 // sliding window against full causal attention); --only matches their
 // labels too.
 
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 import { ensureBuilt } from '../scripts/ensure-built.js';
-import { loadAttention } from '../web/attention.js';
+import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { computeExample, normalizeConfig } from '../web/example.js';
 import { attentionModel } from './onnx-graph.js';
+import { poolBench, poolMarkdown } from './pool.js';
 import { explorerTimings } from './explorer.js';
 import { random } from './random.js';
+
+const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+if (!relaxedSimdSupported() && !process.execArgv.includes(RELAXED_FLAG)) {
+  const r = spawnSync(process.execPath, [RELAXED_FLAG, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -57,20 +68,38 @@ const ROUND_MS = quick ? 15 : 40; // time each contender gets per round
 
 ensureBuilt();
 
-// ---- the peak probe ---------------------------------------------------------
+// ---- the peak probes ---------------------------------------------------------
+const newer = (out, src) => existsSync(out) && statSync(out).mtimeMs >= statSync(src).mtimeMs;
 const peakWasm = `${root}dist/bench-peak.wasm`;
-if (!existsSync(peakWasm)) {
+if (!newer(peakWasm, `${root}bench/peak.c`)) {
   execFileSync('emcc', ['-O3', '-msimd128', '--no-entry', '-sSTANDALONE_WASM=1', '-sEXPORTED_FUNCTIONS=_peak_run',
     '-ffp-contract=off', `${root}bench/peak.c`, '-o', peakWasm], { stdio: 'inherit' });
 }
 const peakModule = await WebAssembly.instantiate(readFileSync(peakWasm), { env: { emscripten_notify_memory_growth() {} } });
 const peakRun = peakModule.instance.exports.peak_run;
+// The relaxed probe: clang and wasm-ld as build.sh uses them for the module.
+const peakRelaxedWasm = `${root}dist/bench-peak-relaxed.wasm`;
+let peakRunRelaxed = null;
+try {
+  if (!newer(peakRelaxedWasm, `${root}bench/peak.c`)) {
+    const obj = `${os.tmpdir()}/bench-peak-relaxed-${process.pid}.o`;
+    execFileSync(process.env.ATTN_CLANG ?? 'clang-19', ['--target=wasm32', '-O3', '-msimd128', '-mrelaxed-simd', '-ffp-contract=off',
+      '-c', `${root}bench/peak.c`, '-o', obj], { stdio: 'inherit' });
+    execFileSync(process.env.ATTN_WASM_LD ?? 'wasm-ld-19', ['--no-entry', '--export=peak_run', obj, '-o', peakRelaxedWasm], { stdio: 'inherit' });
+  }
+  peakRunRelaxed = (await WebAssembly.instantiate(readFileSync(peakRelaxedWasm), {})).instance.exports.peak_run;
+} catch (err) {
+  console.log(`(relaxed peak probe skipped: ${err.message.split('\n')[0]})`);
+}
 const PEAK_ITERATIONS = 200000;
 const PEAK_FLOPS = PEAK_ITERATIONS * 12 * 4 * 2;
 
 // ---- contenders ---------------------------------------------------------------
-const simd = await loadAttention({ simd: true });
+const simd = await loadAttention({ deterministic: true });
 const scalar = await loadAttention({ simd: false });
+const relaxedFile = `${root}dist/attention-relaxed.wasm`;
+const relaxed = existsSync(relaxedFile) ? await loadAttention({ wasm: readFileSync(relaxedFile) }) : null;
+if (!relaxed) console.log('(dist/attention-relaxed.wasm missing: build.sh skipped it; no relaxed rows)');
 
 const tf = await import('@tensorflow/tfjs-core');
 const tfWasm = await import('@tensorflow/tfjs-backend-wasm');
@@ -114,7 +143,8 @@ async function contenders(shape) {
   const out = new Float32Array(heads * nq * d);
   const opts = { heads, nq, nk, dk: d, dv: d, causal, out };
   const list = [
-    { name: 'attention-wasm SIMD', ours: true, run: () => simd.sdpa(q, k, v, opts) },
+    ...(relaxed ? [{ name: 'attention-wasm relaxed SIMD', ours: true, relaxed: true, run: () => relaxed.sdpa(q, k, v, opts) }] : []),
+    { name: 'attention-wasm SIMD128', ours: true, simd128: true, run: () => simd.sdpa(q, k, v, opts) },
   ];
   const work = 4 * heads * nq * nk * d;
   if (work <= 1.5e9) list.push({ name: 'attention-wasm scalar', ours: true, run: () => scalar.sdpa(q, k, v, opts) });
@@ -141,6 +171,7 @@ async function contenders(shape) {
   const feeds = { Q: new ort.Tensor('float32', q, [heads, nq, d]), K: new ort.Tensor('float32', k, [heads, nk, d]), V: new ort.Tensor('float32', v, [heads, nk, d]) };
   list.push({ name: 'onnxruntime-web (graph)', peer: true, async: true, run: () => session.run(feeds) });
   list.push({ name: 'SIMD128 peak probe', peak: true, run: () => peakRun(PEAK_ITERATIONS, 0.999, 0.001) });
+  if (peakRunRelaxed) list.push({ name: 'relaxed peak probe', peak: true, relaxed: true, run: () => peakRunRelaxed(PEAK_ITERATIONS, 0.999, 0.001) });
   const cleanup = () => {
     tq.dispose(); tk.dispose(); tv.dispose(); mask?.dispose();
     return session.release();
@@ -210,18 +241,24 @@ for (const shape of custom ? [custom] : SHAPES.filter((s) => only === null || s.
   // Rates against the peak and against the fastest peer are medians of
   // per-round ratios: the contenders of one round ran seconds apart, so the
   // machine's drift (this one is shared) mostly cancels out of each ratio.
-  const peak = list.find((c) => c.peak);
+  const peak = list.find((c) => c.peak && !c.relaxed);
+  const peakRelaxed = list.find((c) => c.peak && c.relaxed) ?? null;
   const peakGflops = PEAK_FLOPS / (median(peak.times) * 1e6);
+  const peakRelaxedGflops = peakRelaxed ? PEAK_FLOPS / (median(peakRelaxed.times) * 1e6) : null;
   const rows = list.filter((c) => !c.peak).map((c) => {
     const ms = median(c.times);
-    return { name: c.name, ours: c.ours, peer: c.peer, times: c.times, us: ms * 1000, gflops: work / (ms * 1e6) };
+    return { name: c.name, ours: c.ours, peer: c.peer, relaxed: c.relaxed, simd128: c.simd128, times: c.times, us: ms * 1000, gflops: work / (ms * 1e6) };
   });
   const fastestPeer = rows.filter((r) => r.peer).reduce((a, b) => (a.us < b.us ? a : b));
+  const simdRow = rows.find((r) => r.simd128);
   for (const r of rows) {
-    r.ofPeak = median(r.times.map((t, i) => peak.times[i] * work / PEAK_FLOPS / t));
+    // Each build against its own probe: relaxed against relaxed_madd.
+    const probe = r.relaxed && peakRelaxed ? peakRelaxed : peak;
+    r.ofPeak = median(r.times.map((t, i) => probe.times[i] * work / PEAK_FLOPS / t));
     r.vsPeer = median(r.times.map((t, i) => fastestPeer.times[i] / t));
+    r.vsSimd = median(r.times.map((t, i) => simdRow.times[i] / t));
   }
-  results.push({ shape, peakGflops, rows, fastestPeer: fastestPeer.name });
+  results.push({ shape, peakGflops, peakRelaxedGflops, rows, fastestPeer: fastestPeer.name });
   printShape(results.at(-1));
   await cleanup();
 }
@@ -322,16 +359,19 @@ try {
   console.log(`\n(explorer in Chromium skipped: ${err.message.split('\n')[0]})`);
 }
 printExplorer(explorer, browser);
+const POOL_TIMING = { rounds: ROUNDS, roundMs: quick ? 100 : 300 };
+const poolResults = await poolBench(POOL_TIMING);
 writeResults();
 
 function fmtTime(us) {
   return us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(2)} µs`;
 }
 
-function printShape({ shape, peakGflops, rows, fastestPeer }) {
-  console.log(`\n${shape.label}   (SIMD peak probe: ${peakGflops.toFixed(1)} GFLOP/s)`);
+function printShape({ shape, peakGflops, peakRelaxedGflops, rows, fastestPeer }) {
+  const relaxedProbe = peakRelaxedGflops ? `, relaxed probe: ${peakRelaxedGflops.toFixed(1)} GFLOP/s` : '';
+  console.log(`\n${shape.label}   (SIMD128 peak probe: ${peakGflops.toFixed(1)} GFLOP/s${relaxedProbe})`);
   for (const r of rows) {
-    console.log(`  ${r.name.padEnd(32)} ${fmtTime(r.us).padStart(11)}  ${r.gflops.toFixed(2).padStart(7)} GFLOP/s  ${(100 * r.ofPeak).toFixed(1).padStart(5)}% of peak  ${r.vsPeer.toFixed(2).padStart(6)}x vs ${fastestPeer}`);
+    console.log(`  ${r.name.padEnd(32)} ${fmtTime(r.us).padStart(11)}  ${r.gflops.toFixed(2).padStart(7)} GFLOP/s  ${(100 * r.ofPeak).toFixed(1).padStart(5)}% of peak  ${r.vsPeer.toFixed(2).padStart(6)}x vs ${fastestPeer}  ${r.vsSimd.toFixed(2).padStart(5)}x vs SIMD128`);
   }
 }
 
@@ -354,10 +394,11 @@ function writeResults() {
     'The machine is shared, so absolute numbers move from run to run; the ratios within one shape are what this measures.',
     '',
   ];
-  for (const { shape, peakGflops, rows } of results) {
-    lines.push(`## ${shape.label}`, '', `SIMD128 peak probe in the same rounds: ${peakGflops.toFixed(1)} GFLOP/s`, '',
-      '| contender | time per call | GFLOP/s | of peak | vs peer |', '|---|---:|---:|---:|---:|');
-    for (const r of rows) lines.push(`| ${r.name} | ${fmtTime(r.us)} | ${r.gflops.toFixed(2)} | ${(100 * r.ofPeak).toFixed(1)}% | ${r.vsPeer.toFixed(2)}x |`);
+  for (const { shape, peakGflops, peakRelaxedGflops, rows } of results) {
+    const relaxedProbe = peakRelaxedGflops ? `, relaxed_madd peak probe: ${peakRelaxedGflops.toFixed(1)} GFLOP/s` : '';
+    lines.push(`## ${shape.label}`, '', `SIMD128 peak probe in the same rounds: ${peakGflops.toFixed(1)} GFLOP/s${relaxedProbe}`, '',
+      '| contender | time per call | GFLOP/s | of peak | vs peer | vs SIMD128 |', '|---|---:|---:|---:|---:|---:|');
+    for (const r of rows) lines.push(`| ${r.name} | ${fmtTime(r.us)} | ${r.gflops.toFixed(2)} | ${(100 * r.ofPeak).toFixed(1)}% | ${r.vsPeer.toFixed(2)}x | ${r.vsSimd.toFixed(2)}x |`);
     lines.push('');
   }
   for (const { label, rows, baseline } of features) {
@@ -371,7 +412,7 @@ function writeResults() {
     const b = browser?.find((x) => x.tokens === e.tokens);
     lines.push(`| ${e.tokens} | ${fmtTime(e.computeMs * 1000)} | ${b ? `${b.ms.toFixed(2)} ms` : 'not run'} |`);
   }
-  lines.push('');
+  lines.push('', ...poolMarkdown(poolResults, POOL_TIMING));
   // The hand-written section of measurements taken once (the reasons behind
   // kernel and API choices) is kept from the previous file.
   const previous = existsSync(`${root}bench/RESULTS.md`) ? readFileSync(`${root}bench/RESULTS.md`, 'utf8') : '';

@@ -5,7 +5,10 @@ import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// The relaxed module is optional (build.sh skips it without a capable
+// toolchain); it counts only once it exists, so a stale one is rebuilt.
 const OUTPUTS = ['dist/attention-simd.wasm', 'dist/attention-scalar.wasm'];
+const OPTIONAL = ['dist/attention-relaxed.wasm'];
 
 function mtime(path) {
   try {
@@ -22,7 +25,8 @@ function sources(dir) {
 
 export function ensureBuilt() {
   const newestSource = Math.max(mtime('build.sh'), ...sources('c').map(mtime));
-  const oldestOutput = Math.min(...OUTPUTS.map(mtime));
+  const outputs = [...OUTPUTS, ...OPTIONAL.filter((p) => mtime(p) > -Infinity)];
+  const oldestOutput = Math.min(...outputs.map(mtime));
   if (oldestOutput >= newestSource) return;
   const r = spawnSync(`${root}build.sh`, { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`build.sh failed (exit ${r.status ?? r.signal}); see its message above`);

@@ -1,7 +1,9 @@
 // helpers.js - shared by the uvu test files.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
-import { NumpyRandom } from '../web/attention.js';
+import { NumpyRandom, loadAttention, relaxedSimdSupported } from '../web/attention.js';
 
 export const here = (path) => new URL(path, import.meta.url);
 export const readJSON = (path) => JSON.parse(readFileSync(here(path), 'utf8'));
@@ -12,6 +14,33 @@ export const RTOL_REFERENCE = 2e-5;
 // SIMD against scalar: both are float32 with the same algorithm and differ
 // only in summation order, a few ulp of the largest value.
 export const RTOL_SIMD_VS_SCALAR = 2e-6;
+// Relaxed SIMD against scalar: fused multiply-adds round once where the
+// scalar twin rounds twice, far below the summation-order differences above.
+export const RTOL_RELAXED_VS_SCALAR = 2e-6;
+
+/** The three builds, fastest first, as attn.isa names them. */
+export const BUILDS = ['relaxed-simd', 'simd128', 'scalar'];
+const BUILD_FILES = { 'relaxed-simd': 'attention-relaxed.wasm', simd128: 'attention-simd.wasm', scalar: 'attention-scalar.wasm' };
+
+/** An instance of one build, loaded from dist/ by file (so no fallback hides a missing module). */
+export function loadBuild(isa) {
+  return loadAttention({ wasm: readFileSync(here(`../dist/${BUILD_FILES[isa]}`)) });
+}
+
+export const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+
+/**
+ * Node 20 runs relaxed SIMD only behind a flag: a test file that runs the
+ * relaxed module calls this first, and when the engine lacks relaxed SIMD the
+ * file runs again in a child node with the flag (same stdout, same exit
+ * code) and this process exits.
+ */
+export function runWithRelaxedSimd(fileUrl) {
+  if (relaxedSimdSupported()) return;
+  if (process.execArgv.includes(RELAXED_FLAG)) throw new Error(`${RELAXED_FLAG} given, yet this engine does not validate relaxed SIMD`);
+  const r = spawnSync(process.execPath, [RELAXED_FLAG, ...process.execArgv, fileURLToPath(fileUrl)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
 
 /**
  * Throws naming the first index whose |a - b| > atol + rtol * scaleOf(b).

@@ -40,7 +40,7 @@ test.before(async (ctx) => {
 test('the tarball holds what users need and nothing else, under 512 KiB unpacked', ({ pack }) => {
   const files = pack.files.map((f) => f.path);
   assert.ok(pack.unpackedSize <= MAX_UNPACKED, `${pack.unpackedSize} bytes unpacked`);
-  for (const need of ['web/attention.js', 'web/attention.d.ts', 'web/explorer.js', 'web/explorer.d.ts', 'web/cli.js', 'dist/attention-simd.wasm', 'dist/attention-scalar.wasm', 'README.md', 'LICENSE']) {
+  for (const need of ['web/attention.js', 'web/attention.d.ts', 'web/explorer.js', 'web/explorer.d.ts', 'web/cli.js', 'dist/attention-relaxed.wasm', 'dist/attention-simd.wasm', 'dist/attention-scalar.wasm', 'README.md', 'LICENSE']) {
     assert.ok(files.includes(need), need);
   }
   for (const f of files) assert.not.match(f, /^(tests|bench|scripts|\.ci)\/|fixtures|\.test\.js$|corpus/, f);
@@ -117,7 +117,7 @@ test('an esbuild bundle of a page using the explorer shows the handbook numbers 
   const r = sh(bin('esbuild'), [`${consumer}/page/main.js`, '--bundle', '--format=esm', '--outdir=build', '--log-level=error'], { cwd: dir });
   assert.is(r.status, 0, r.stdout + r.stderr);
   // The documented esbuild recipe: the bundle looks for ../dist/*.wasm beside itself.
-  for (const f of ['attention-simd.wasm', 'attention-scalar.wasm']) copyFileSync(`${consumer}/node_modules/attention-wasm/dist/${f}`, `${dir}/dist/${f}`);
+  for (const f of ['attention-relaxed.wasm', 'attention-simd.wasm', 'attention-scalar.wasm']) copyFileSync(`${consumer}/node_modules/attention-wasm/dist/${f}`, `${dir}/dist/${f}`);
   await showsHandbook(dir);
 });
 

@@ -35,9 +35,14 @@ export declare class NumpyRandom {
   random(): number;
 }
 
+/** The instruction set of a build. */
+export type Isa = 'relaxed-simd' | 'simd128' | 'scalar';
+
 export interface LoadOptions {
-  /** Force the SIMD128 (true) or scalar (false) build. Default: SIMD when the engine supports it. */
+  /** false forces the scalar build; true insists on a SIMD build (relaxed or SIMD128). Default: the fastest the engine validates. */
   simd?: boolean;
+  /** true picks SIMD128 over relaxed SIMD: the same bits on every engine. Default false. */
+  deterministic?: boolean;
   /** Where to get the wasm when the default location does not work (bundlers, CDNs). */
   wasm?: URL | string | BufferSource | Response | WebAssembly.Module;
 }
@@ -215,8 +220,10 @@ export interface MultiHeadResult {
 /** The API over one wasm instance. */
 export declare class Attention {
   private constructor();
-  /** True when the SIMD128 build is running. */
+  /** True when a SIMD build (SIMD128 or relaxed SIMD) is running. */
   readonly simd: boolean;
+  /** The running build; 'relaxed-simd' fuses multiply-adds where the CPU can, so its last bits may differ between machines. */
+  readonly isa: Isa;
   /** The instance's memory. */
   readonly memory: WebAssembly.Memory;
   /** softmax(q k^T * scale + bias) v for one head: q (nq, dk), k (nk, dk), v (nk, dv). */
@@ -240,5 +247,14 @@ export declare class Attention {
 /** Loads and instantiates the module (compiled modules are cached per build). */
 export declare function loadAttention(options?: LoadOptions): Promise<Attention>;
 
+/** The compiled module loadAttention(options) instantiates (cached per build); the pool hands it to its workers. */
+export declare function compileAttention(options?: LoadOptions): Promise<WebAssembly.Module>;
+
 /** True when this engine validates a WebAssembly SIMD128 probe. */
 export declare function simdSupported(): boolean;
+
+/** True when this engine validates a relaxed-SIMD probe (f32x4.relaxed_madd). */
+export declare function relaxedSimdSupported(): boolean;
+
+/** The build loadAttention picks for these options on this engine. */
+export declare function chooseIsa(options?: { simd?: boolean; deterministic?: boolean }): Isa;

@@ -17,9 +17,21 @@ const SIMD_PROBE = new Uint8Array([
   0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
 ]);
 
+// The smallest module that uses f32x4.relaxed_madd (opcode 0xfd 0x85 0x02):
+// (func (param v128 v128 v128) (result v128) local.get 0..2 f32x4.relaxed_madd).
+const RELAXED_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123, 3, 2, 1, 0,
+  10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11,
+]);
+
 /** True when this engine accepts WebAssembly SIMD128. */
 export function simdSupported() {
   return WebAssembly.validate(SIMD_PROBE);
+}
+
+/** True when this engine accepts relaxed SIMD (f32x4.relaxed_madd). */
+export function relaxedSimdSupported() {
+  return WebAssembly.validate(RELAXED_PROBE);
 }
 
 const ATTN_CAUSAL = 1;
@@ -31,24 +43,42 @@ const MAX_ARENA_BYTES = 2 ** 32 - 2 ** 24;
 // huge step call does not pin its memory inside malloc's free lists.
 const KEEP_ARENA_BYTES = 2 ** 24;
 
+// The value of attn_isa() for each build.
+const ISA_NAMES = ['scalar', 'simd128', 'relaxed-simd'];
+
 // Compiled modules by build, so a second instance skips compilation.
 const compiled = new Map();
 
-function defaultModule(simd) {
-  const key = simd ? 'simd' : 'scalar';
-  if (!compiled.has(key)) {
+function defaultModule(isa) {
+  if (!compiled.has(isa)) {
     // Literal URLs so bundlers see and copy the files.
-    const url = simd
-      ? new URL('../dist/attention-simd.wasm', import.meta.url)
-      : new URL('../dist/attention-scalar.wasm', import.meta.url);
+    const url = isa === 'relaxed-simd'
+      ? new URL('../dist/attention-relaxed.wasm', import.meta.url)
+      : isa === 'simd128'
+        ? new URL('../dist/attention-simd.wasm', import.meta.url)
+        : new URL('../dist/attention-scalar.wasm', import.meta.url);
     const promise = compileSource(url);
-    promise.catch(() => compiled.delete(key));
-    compiled.set(key, promise);
+    promise.catch(() => compiled.delete(isa));
+    compiled.set(isa, promise);
   }
-  return compiled.get(key);
+  return compiled.get(isa);
 }
 
-async function compileSource(src) {
+/**
+ * The build loadAttention picks for these options on this engine:
+ * 'relaxed-simd' when the engine has relaxed SIMD and neither `simd: false`
+ * nor `deterministic: true` is asked, else 'simd128' when it has SIMD128 and
+ * `simd` is not false, else 'scalar'.
+ * @param {{ simd?: boolean, deterministic?: boolean }} [options]
+ * @returns {'relaxed-simd' | 'simd128' | 'scalar'}
+ */
+export function chooseIsa({ simd, deterministic } = {}) {
+  if (simd === false || !simdSupported()) return 'scalar';
+  if (deterministic !== true && relaxedSimdSupported()) return 'relaxed-simd';
+  return 'simd128';
+}
+
+async function compileSource(src, fn = 'loadAttention') {
   if (src instanceof WebAssembly.Module) return src;
   if (src instanceof ArrayBuffer || ArrayBuffer.isView(src)) return WebAssembly.compile(src);
   if (typeof Response !== 'undefined' && src instanceof Response) return compileResponse(src);
@@ -59,7 +89,7 @@ async function compileSource(src) {
     const base = globalThis.location?.href ?? `file://${globalThis.process?.cwd?.() ?? ''}/`;
     url = new URL(src, base);
   } else {
-    throw new TypeError(`loadAttention: wasm must be a URL, string, BufferSource, Response or WebAssembly.Module, got ${describe(src)}`);
+    throw new TypeError(`${fn}: wasm must be a URL, string, BufferSource, Response or WebAssembly.Module, got ${describe(src)}`);
   }
   if (url.protocol === 'file:') {
     // A specifier in a variable, so browser bundlers do not try to resolve it.
@@ -81,24 +111,13 @@ async function compileResponse(response) {
 }
 
 /**
- * Loads the attention module.
- * @param {{ simd?: boolean, wasm?: URL | string | BufferSource | Response | WebAssembly.Module }} [options]
+ * Loads the attention module: the fastest build the engine validates
+ * (relaxed SIMD, else SIMD128, else scalar; see chooseIsa), or `wasm`.
+ * @param {{ simd?: boolean, deterministic?: boolean, wasm?: URL | string | BufferSource | Response | WebAssembly.Module }} [options]
  * @returns {Promise<Attention>}
  */
 export async function loadAttention(options = {}) {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`loadAttention: options must be an object, got ${describe(options)}`);
-  }
-  checkKeys(options, ['simd', 'wasm'], 'loadAttention');
-  const { simd: wantSimd, wasm } = options;
-  if (wantSimd !== undefined && typeof wantSimd !== 'boolean') {
-    throw new TypeError(`loadAttention: simd must be a boolean, got ${describe(wantSimd)}`);
-  }
-  const simd = wantSimd ?? simdSupported();
-  if (simd && wasm === undefined && !simdSupported()) {
-    throw new Error('loadAttention: simd: true was asked for, but this engine does not support WebAssembly SIMD128');
-  }
-  const module = wasm === undefined ? await defaultModule(simd) : await compileSource(wasm);
+  const module = await compileModule(options, 'loadAttention');
   const imports = {};
   for (const imp of WebAssembly.Module.imports(module)) {
     if (imp.module === 'env' && imp.name === 'emscripten_notify_memory_growth') {
@@ -110,6 +129,41 @@ export async function loadAttention(options = {}) {
   }
   const instance = await WebAssembly.instantiate(module, imports);
   return new Attention(instance);
+}
+
+/**
+ * The compiled WebAssembly.Module that loadAttention(options) instantiates
+ * (cached per build). web/pool.js compiles once and hands it to its workers.
+ * @param {{ simd?: boolean, deterministic?: boolean, wasm?: URL | string | BufferSource | Response | WebAssembly.Module }} [options]
+ * @returns {Promise<WebAssembly.Module>}
+ */
+export function compileAttention(options = {}) {
+  return compileModule(options, 'compileAttention');
+}
+
+// Checks the load options (messages name `fn`) and compiles the module.
+async function compileModule(options, fn) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
+  }
+  checkKeys(options, ['simd', 'deterministic', 'wasm'], fn);
+  const { simd: wantSimd, deterministic, wasm } = options;
+  if (wantSimd !== undefined && typeof wantSimd !== 'boolean') {
+    throw new TypeError(`${fn}: simd must be a boolean, got ${describe(wantSimd)}`);
+  }
+  if (deterministic !== undefined && typeof deterministic !== 'boolean') {
+    throw new TypeError(`${fn}: deterministic must be a boolean, got ${describe(deterministic)}`);
+  }
+  if (wantSimd === true && wasm === undefined && !simdSupported()) {
+    throw new Error(`${fn}: simd: true was asked for, but this engine does not support WebAssembly SIMD128`);
+  }
+  if (wasm !== undefined) return compileSource(wasm, fn);
+  const isa = chooseIsa({ simd: wantSimd, deterministic });
+  // A checkout built without a relaxed-SIMD toolchain has no relaxed module
+  // (build.sh says so): SIMD128 then, as on an engine without relaxed SIMD.
+  return isa === 'relaxed-simd'
+    ? defaultModule(isa).catch(() => defaultModule('simd128'))
+    : defaultModule(isa);
 }
 
 // for-in, not Object.keys: no array per call (that array cost a noticeable
@@ -168,6 +222,7 @@ export class Attention {
   #exports;
   #memory;
   #simd;
+  #isa;
   #arena = 0; // pointer into wasm memory
   #arenaBytes = 0;
   #addresses = new Array(10).fill(0);
@@ -184,11 +239,23 @@ export class Attention {
     this.#exports._initialize?.();
     // Asked of the module itself, so a module passed as `wasm` reports truly.
     this.#simd = this.#exports.attn_simd_enabled() === 1;
+    // Modules built before attn_isa existed are SIMD128 or scalar.
+    this.#isa = this.#exports.attn_isa ? ISA_NAMES[this.#exports.attn_isa()] : this.#simd ? 'simd128' : 'scalar';
   }
 
-  /** True when the SIMD128 build is running. */
+  /** True when a SIMD build is running (SIMD128 or relaxed SIMD). */
   get simd() {
     return this.#simd;
+  }
+
+  /**
+   * The running build: 'relaxed-simd' (fused multiply-add where the CPU has
+   * it: results may differ in the last bits between machines), 'simd128' or
+   * 'scalar' (the same bits on every engine).
+   * @returns {'relaxed-simd' | 'simd128' | 'scalar'}
+   */
+  get isa() {
+    return this.#isa;
   }
 
   /** The instance's WebAssembly.Memory. */

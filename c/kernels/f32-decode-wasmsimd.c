@@ -15,6 +15,7 @@
 #include <wasm_simd128.h>
 
 #include "f32-exp-wasmsimd.h"
+#include "f32-madd-wasmsimd.h"
 #include "f32-tanh-wasmsimd.h"
 #include "kernels.h"
 
@@ -40,14 +41,14 @@ static void attn__logits_wasmsimd(const float* q, const float* k, size_t k_strid
     v128_t vacc0 = wasm_f32x4_splat(0.0f), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
     for (size_t p = 0; p < d_k4; p += 4) {
       const v128_t vq = wasm_v128_load(q + p);
-      vacc0 = wasm_f32x4_add(vacc0, wasm_f32x4_mul(vq, wasm_v128_load(k0 + p)));
-      vacc1 = wasm_f32x4_add(vacc1, wasm_f32x4_mul(vq, wasm_v128_load(k1 + p)));
-      vacc2 = wasm_f32x4_add(vacc2, wasm_f32x4_mul(vq, wasm_v128_load(k2 + p)));
-      vacc3 = wasm_f32x4_add(vacc3, wasm_f32x4_mul(vq, wasm_v128_load(k3 + p)));
+      vacc0 = attn__f32x4_madd(vq, wasm_v128_load(k0 + p), vacc0);
+      vacc1 = attn__f32x4_madd(vq, wasm_v128_load(k1 + p), vacc1);
+      vacc2 = attn__f32x4_madd(vq, wasm_v128_load(k2 + p), vacc2);
+      vacc3 = attn__f32x4_madd(vq, wasm_v128_load(k3 + p), vacc3);
     }
     v128_t vdot = attn__hsum4(vacc0, vacc1, vacc2, vacc3);
     for (size_t p = d_k4; p < d_k; p++) {
-      vdot = wasm_f32x4_add(vdot, wasm_f32x4_mul(wasm_f32x4_splat(q[p]), wasm_f32x4_make(k0[p], k1[p], k2[p], k3[p])));
+      vdot = attn__f32x4_madd(wasm_f32x4_splat(q[p]), wasm_f32x4_make(k0[p], k1[p], k2[p], k3[p]), vdot);
     }
     wasm_v128_store(z + j, wasm_f32x4_mul(vdot, vscale));
   }
@@ -55,7 +56,7 @@ static void attn__logits_wasmsimd(const float* q, const float* k, size_t k_strid
     const float* k_row = k + j * k_stride;  /* (d_k) */
     v128_t vacc = wasm_f32x4_splat(0.0f);
     for (size_t p = 0; p < d_k4; p += 4) {
-      vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(wasm_v128_load(q + p), wasm_v128_load(k_row + p)));
+      vacc = attn__f32x4_madd(wasm_v128_load(q + p), wasm_v128_load(k_row + p), vacc);
     }
     float dot = (wasm_f32x4_extract_lane(vacc, 0) + wasm_f32x4_extract_lane(vacc, 2)) +
                 (wasm_f32x4_extract_lane(vacc, 1) + wasm_f32x4_extract_lane(vacc, 3));
@@ -81,24 +82,24 @@ static void attn__logits2_wasmsimd(const float* qa, const float* qb, const float
       const v128_t vqa = wasm_v128_load(qa + p);
       const v128_t vqb = wasm_v128_load(qb + p);
       v128_t vk = wasm_v128_load(k0 + p);
-      va0 = wasm_f32x4_add(va0, wasm_f32x4_mul(vqa, vk));
-      vb0 = wasm_f32x4_add(vb0, wasm_f32x4_mul(vqb, vk));
+      va0 = attn__f32x4_madd(vqa, vk, va0);
+      vb0 = attn__f32x4_madd(vqb, vk, vb0);
       vk = wasm_v128_load(k1 + p);
-      va1 = wasm_f32x4_add(va1, wasm_f32x4_mul(vqa, vk));
-      vb1 = wasm_f32x4_add(vb1, wasm_f32x4_mul(vqb, vk));
+      va1 = attn__f32x4_madd(vqa, vk, va1);
+      vb1 = attn__f32x4_madd(vqb, vk, vb1);
       vk = wasm_v128_load(k2 + p);
-      va2 = wasm_f32x4_add(va2, wasm_f32x4_mul(vqa, vk));
-      vb2 = wasm_f32x4_add(vb2, wasm_f32x4_mul(vqb, vk));
+      va2 = attn__f32x4_madd(vqa, vk, va2);
+      vb2 = attn__f32x4_madd(vqb, vk, vb2);
       vk = wasm_v128_load(k3 + p);
-      va3 = wasm_f32x4_add(va3, wasm_f32x4_mul(vqa, vk));
-      vb3 = wasm_f32x4_add(vb3, wasm_f32x4_mul(vqb, vk));
+      va3 = attn__f32x4_madd(vqa, vk, va3);
+      vb3 = attn__f32x4_madd(vqb, vk, vb3);
     }
     v128_t vdota = attn__hsum4(va0, va1, va2, va3);
     v128_t vdotb = attn__hsum4(vb0, vb1, vb2, vb3);
     for (size_t p = d_k4; p < d_k; p++) {
       const v128_t vk = wasm_f32x4_make(k0[p], k1[p], k2[p], k3[p]);
-      vdota = wasm_f32x4_add(vdota, wasm_f32x4_mul(wasm_f32x4_splat(qa[p]), vk));
-      vdotb = wasm_f32x4_add(vdotb, wasm_f32x4_mul(wasm_f32x4_splat(qb[p]), vk));
+      vdota = attn__f32x4_madd(wasm_f32x4_splat(qa[p]), vk, vdota);
+      vdotb = attn__f32x4_madd(wasm_f32x4_splat(qb[p]), vk, vdotb);
     }
     wasm_v128_store(za + j, wasm_f32x4_mul(vdota, vscale));
     wasm_v128_store(zb + j, wasm_f32x4_mul(vdotb, vscale));
@@ -141,14 +142,14 @@ static void attn__weighted_sum_wasmsimd(const float* p, size_t visible, const fl
     const float* v_col = v + c;  /* (visible, 32) with row stride v_stride */
     for (size_t j = 0; j < visible; j++) {
       const v128_t vp = wasm_v128_load32_splat(p + j);
-      vacc0 = wasm_f32x4_add(vacc0, wasm_f32x4_mul(vp, wasm_v128_load(v_col)));
-      vacc1 = wasm_f32x4_add(vacc1, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 4)));
-      vacc2 = wasm_f32x4_add(vacc2, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 8)));
-      vacc3 = wasm_f32x4_add(vacc3, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 12)));
-      vacc4 = wasm_f32x4_add(vacc4, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 16)));
-      vacc5 = wasm_f32x4_add(vacc5, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 20)));
-      vacc6 = wasm_f32x4_add(vacc6, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 24)));
-      vacc7 = wasm_f32x4_add(vacc7, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 28)));
+      vacc0 = attn__f32x4_madd(vp, wasm_v128_load(v_col), vacc0);
+      vacc1 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 4), vacc1);
+      vacc2 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 8), vacc2);
+      vacc3 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 12), vacc3);
+      vacc4 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 16), vacc4);
+      vacc5 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 20), vacc5);
+      vacc6 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 24), vacc6);
+      vacc7 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 28), vacc7);
       v_col += v_stride;
     }
     wasm_v128_store(out + c, wasm_f32x4_div(vacc0, vl));
@@ -163,7 +164,7 @@ static void attn__weighted_sum_wasmsimd(const float* p, size_t visible, const fl
   for (; c + 4 <= d_v; c += 4) {
     v128_t vacc = wasm_f32x4_splat(0.0f);
     for (size_t j = 0; j < visible; j++) {
-      vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(wasm_v128_load32_splat(p + j), wasm_v128_load(v + j * v_stride + c)));
+      vacc = attn__f32x4_madd(wasm_v128_load32_splat(p + j), wasm_v128_load(v + j * v_stride + c), vacc);
     }
     wasm_v128_store(out + c, wasm_f32x4_div(vacc, vl));
   }
@@ -191,25 +192,25 @@ static void attn__weighted_sum2_wasmsimd(const float* pa, size_t visible_a, floa
       const v128_t vpa = wasm_v128_load32_splat(pa + j);
       const v128_t vpb = wasm_v128_load32_splat(pb + j);
       v128_t vv = wasm_v128_load(v_col);
-      va0 = wasm_f32x4_add(va0, wasm_f32x4_mul(vpa, vv));
-      vb0 = wasm_f32x4_add(vb0, wasm_f32x4_mul(vpb, vv));
+      va0 = attn__f32x4_madd(vpa, vv, va0);
+      vb0 = attn__f32x4_madd(vpb, vv, vb0);
       vv = wasm_v128_load(v_col + 4);
-      va1 = wasm_f32x4_add(va1, wasm_f32x4_mul(vpa, vv));
-      vb1 = wasm_f32x4_add(vb1, wasm_f32x4_mul(vpb, vv));
+      va1 = attn__f32x4_madd(vpa, vv, va1);
+      vb1 = attn__f32x4_madd(vpb, vv, vb1);
       vv = wasm_v128_load(v_col + 8);
-      va2 = wasm_f32x4_add(va2, wasm_f32x4_mul(vpa, vv));
-      vb2 = wasm_f32x4_add(vb2, wasm_f32x4_mul(vpb, vv));
+      va2 = attn__f32x4_madd(vpa, vv, va2);
+      vb2 = attn__f32x4_madd(vpb, vv, vb2);
       vv = wasm_v128_load(v_col + 12);
-      va3 = wasm_f32x4_add(va3, wasm_f32x4_mul(vpa, vv));
-      vb3 = wasm_f32x4_add(vb3, wasm_f32x4_mul(vpb, vv));
+      va3 = attn__f32x4_madd(vpa, vv, va3);
+      vb3 = attn__f32x4_madd(vpb, vv, vb3);
       v_col += v_stride;
     }
     for (; j < visible_b; j++) {
       const v128_t vpb = wasm_v128_load32_splat(pb + j);
-      vb0 = wasm_f32x4_add(vb0, wasm_f32x4_mul(vpb, wasm_v128_load(v_col)));
-      vb1 = wasm_f32x4_add(vb1, wasm_f32x4_mul(vpb, wasm_v128_load(v_col + 4)));
-      vb2 = wasm_f32x4_add(vb2, wasm_f32x4_mul(vpb, wasm_v128_load(v_col + 8)));
-      vb3 = wasm_f32x4_add(vb3, wasm_f32x4_mul(vpb, wasm_v128_load(v_col + 12)));
+      vb0 = attn__f32x4_madd(vpb, wasm_v128_load(v_col), vb0);
+      vb1 = attn__f32x4_madd(vpb, wasm_v128_load(v_col + 4), vb1);
+      vb2 = attn__f32x4_madd(vpb, wasm_v128_load(v_col + 8), vb2);
+      vb3 = attn__f32x4_madd(vpb, wasm_v128_load(v_col + 12), vb3);
       v_col += v_stride;
     }
     wasm_v128_store(out_a + c, wasm_f32x4_div(va0, vla));
@@ -252,10 +253,10 @@ static void attn__pv_acc_wasmsimd(const float* p, size_t n, const float* v, size
     const float* v_col = v + c;  /* (n, 16) with row stride v_stride */
     for (size_t j = 0; j < n; j++) {
       const v128_t vp = wasm_v128_load32_splat(p + j);
-      vacc0 = wasm_f32x4_add(vacc0, wasm_f32x4_mul(vp, wasm_v128_load(v_col)));
-      vacc1 = wasm_f32x4_add(vacc1, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 4)));
-      vacc2 = wasm_f32x4_add(vacc2, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 8)));
-      vacc3 = wasm_f32x4_add(vacc3, wasm_f32x4_mul(vp, wasm_v128_load(v_col + 12)));
+      vacc0 = attn__f32x4_madd(vp, wasm_v128_load(v_col), vacc0);
+      vacc1 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 4), vacc1);
+      vacc2 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 8), vacc2);
+      vacc3 = attn__f32x4_madd(vp, wasm_v128_load(v_col + 12), vacc3);
       v_col += v_stride;
     }
     wasm_v128_store(acc + c, vacc0);
@@ -266,7 +267,7 @@ static void attn__pv_acc_wasmsimd(const float* p, size_t n, const float* v, size
   for (; c + 4 <= d_v; c += 4) {
     v128_t vacc = wasm_v128_load(acc + c);
     for (size_t j = 0; j < n; j++) {
-      vacc = wasm_f32x4_add(vacc, wasm_f32x4_mul(wasm_v128_load32_splat(p + j), wasm_v128_load(v + j * v_stride + c)));
+      vacc = attn__f32x4_madd(wasm_v128_load32_splat(p + j), wasm_v128_load(v + j * v_stride + c), vacc);
     }
     wasm_v128_store(acc + c, vacc);
   }
@@ -291,17 +292,17 @@ static void attn__pv_acc2_wasmsimd(const float* pa, const float* pb, size_t n, c
       const v128_t vpa = wasm_v128_load32_splat(pa + j);
       const v128_t vpb = wasm_v128_load32_splat(pb + j);
       v128_t vv = wasm_v128_load(v_col);
-      va0 = wasm_f32x4_add(va0, wasm_f32x4_mul(vpa, vv));
-      vb0 = wasm_f32x4_add(vb0, wasm_f32x4_mul(vpb, vv));
+      va0 = attn__f32x4_madd(vpa, vv, va0);
+      vb0 = attn__f32x4_madd(vpb, vv, vb0);
       vv = wasm_v128_load(v_col + 4);
-      va1 = wasm_f32x4_add(va1, wasm_f32x4_mul(vpa, vv));
-      vb1 = wasm_f32x4_add(vb1, wasm_f32x4_mul(vpb, vv));
+      va1 = attn__f32x4_madd(vpa, vv, va1);
+      vb1 = attn__f32x4_madd(vpb, vv, vb1);
       vv = wasm_v128_load(v_col + 8);
-      va2 = wasm_f32x4_add(va2, wasm_f32x4_mul(vpa, vv));
-      vb2 = wasm_f32x4_add(vb2, wasm_f32x4_mul(vpb, vv));
+      va2 = attn__f32x4_madd(vpa, vv, va2);
+      vb2 = attn__f32x4_madd(vpb, vv, vb2);
       vv = wasm_v128_load(v_col + 12);
-      va3 = wasm_f32x4_add(va3, wasm_f32x4_mul(vpa, vv));
-      vb3 = wasm_f32x4_add(vb3, wasm_f32x4_mul(vpb, vv));
+      va3 = attn__f32x4_madd(vpa, vv, va3);
+      vb3 = attn__f32x4_madd(vpb, vv, vb3);
       v_col += v_stride;
     }
     wasm_v128_store(acc_a + c, va0);

@@ -1,27 +1,34 @@
 /* f32-exp-wasmsimd.h - four-lane twin of attn__expf_nonpos (f32-exp.h):
- * the same constants and the same operations in the same order, so each lane
- * gives the same bits as the scalar function. Range and error: f32-exp.h. */
+ * the same constants and the same operations in the same order, so in the
+ * SIMD128 build each lane gives the same bits as the scalar function.
+ * x - n ln2 is written x + n (-ln2): negating a constant is exact, so the
+ * bits are those of x - n ln2. In the relaxed-SIMD build every mul+add pair
+ * is one relaxed_madd (f32-madd-wasmsimd.h): fused, it skips the product's
+ * rounding, which leaves n the same or off by one at a rounding tie (both
+ * reduce t into range) and the polynomial no less accurate. Range and
+ * error: f32-exp.h. */
 #ifndef ATTN_F32_EXP_WASMSIMD_H
 #define ATTN_F32_EXP_WASMSIMD_H
 
 #include <wasm_simd128.h>
 
 #include "f32-exp.h"
+#include "f32-madd-wasmsimd.h"
 #include "kernels.h"
 
 static inline v128_t attn__expf_nonpos_wasmsimd(v128_t vx) {
   const v128_t vmagic = wasm_f32x4_splat(ATTN__EXP_MAGIC);
-  const v128_t vbiased = wasm_f32x4_add(wasm_f32x4_mul(vx, wasm_f32x4_splat(ATTN__LOG2E)), vmagic);
+  const v128_t vbiased = attn__f32x4_madd(vx, wasm_f32x4_splat(ATTN__LOG2E), vmagic);
   const v128_t vs = wasm_i32x4_shl(vbiased, 23);
   const v128_t vn = wasm_f32x4_sub(vbiased, vmagic);
-  v128_t vt = wasm_f32x4_sub(vx, wasm_f32x4_mul(vn, wasm_f32x4_splat(ATTN__LN2_HI)));
-  vt = wasm_f32x4_sub(vt, wasm_f32x4_mul(vn, wasm_f32x4_splat(ATTN__LN2_LO)));
-  v128_t vp = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_splat(ATTN__EXP_C5), vt), wasm_f32x4_splat(ATTN__EXP_C4));
-  vp = wasm_f32x4_add(wasm_f32x4_mul(vp, vt), wasm_f32x4_splat(ATTN__EXP_C3));
-  vp = wasm_f32x4_add(wasm_f32x4_mul(vp, vt), wasm_f32x4_splat(ATTN__EXP_C2));
-  vp = wasm_f32x4_add(wasm_f32x4_mul(vp, vt), wasm_f32x4_splat(ATTN__EXP_C1));
+  v128_t vt = attn__f32x4_madd(vn, wasm_f32x4_splat(-ATTN__LN2_HI), vx);
+  vt = attn__f32x4_madd(vn, wasm_f32x4_splat(-ATTN__LN2_LO), vt);
+  v128_t vp = attn__f32x4_madd(wasm_f32x4_splat(ATTN__EXP_C5), vt, wasm_f32x4_splat(ATTN__EXP_C4));
+  vp = attn__f32x4_madd(vp, vt, wasm_f32x4_splat(ATTN__EXP_C3));
+  vp = attn__f32x4_madd(vp, vt, wasm_f32x4_splat(ATTN__EXP_C2));
+  vp = attn__f32x4_madd(vp, vt, wasm_f32x4_splat(ATTN__EXP_C1));
   vt = wasm_f32x4_mul(vt, vs);
-  const v128_t vy = wasm_f32x4_add(wasm_f32x4_mul(vt, vp), vs);
+  const v128_t vy = attn__f32x4_madd(vt, vp, vs);
   /* Lanes below the cutoff hold garbage and are cleared. A NaN lane is NaN
    * through every step above, and x < cutoff is false for it, so it stays. */
   return wasm_v128_andnot(vy, wasm_f32x4_lt(vx, wasm_f32x4_splat(ATTN__EXP_CUTOFF)));

@@ -15,6 +15,7 @@
 #include <wasm_simd128.h>
 
 #include "f32-exp-wasmsimd.h"
+#include "f32-madd-wasmsimd.h"
 #include "f32-tanh-wasmsimd.h"
 #include "kernels.h"
 
@@ -44,14 +45,14 @@ static void attn__score_tile_wasmsimd(const float* qt, const float* kp, size_t d
       const v128_t vq2 = wasm_v128_load32_splat(q_col + 2);
       const v128_t vq3 = wasm_v128_load32_splat(q_col + 3);
       q_col += 4;
-      vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vq0, vk0123));
-      vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vq0, vk4567));
-      vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vq1, vk0123));
-      vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vq1, vk4567));
-      vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vq2, vk0123));
-      vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vq2, vk4567));
-      vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vq3, vk0123));
-      vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vq3, vk4567));
+      vacc0x0123 = attn__f32x4_madd(vq0, vk0123, vacc0x0123);
+      vacc0x4567 = attn__f32x4_madd(vq0, vk4567, vacc0x4567);
+      vacc1x0123 = attn__f32x4_madd(vq1, vk0123, vacc1x0123);
+      vacc1x4567 = attn__f32x4_madd(vq1, vk4567, vacc1x4567);
+      vacc2x0123 = attn__f32x4_madd(vq2, vk0123, vacc2x0123);
+      vacc2x4567 = attn__f32x4_madd(vq2, vk4567, vacc2x4567);
+      vacc3x0123 = attn__f32x4_madd(vq3, vk0123, vacc3x0123);
+      vacc3x4567 = attn__f32x4_madd(vq3, vk4567, vacc3x4567);
     }
     vacc0x0123 = wasm_f32x4_mul(vacc0x0123, vscale);
     vacc0x4567 = wasm_f32x4_mul(vacc0x4567, vscale);
@@ -110,14 +111,14 @@ static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* vp, s
       const v128_t vp1 = wasm_v128_load32_splat(p + ATTN__KB + jj);
       const v128_t vp2 = wasm_v128_load32_splat(p + 2 * ATTN__KB + jj);
       const v128_t vp3 = wasm_v128_load32_splat(p + 3 * ATTN__KB + jj);
-      vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(vp0, vv0123));
-      vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(vp0, vv4567));
-      vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(vp1, vv0123));
-      vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(vp1, vv4567));
-      vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(vp2, vv0123));
-      vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(vp2, vv4567));
-      vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(vp3, vv0123));
-      vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(vp3, vv4567));
+      vacc0x0123 = attn__f32x4_madd(vp0, vv0123, vacc0x0123);
+      vacc0x4567 = attn__f32x4_madd(vp0, vv4567, vacc0x4567);
+      vacc1x0123 = attn__f32x4_madd(vp1, vv0123, vacc1x0123);
+      vacc1x4567 = attn__f32x4_madd(vp1, vv4567, vacc1x4567);
+      vacc2x0123 = attn__f32x4_madd(vp2, vv0123, vacc2x0123);
+      vacc2x4567 = attn__f32x4_madd(vp2, vv4567, vacc2x4567);
+      vacc3x0123 = attn__f32x4_madd(vp3, vv0123, vacc3x0123);
+      vacc3x4567 = attn__f32x4_madd(vp3, vv4567, vacc3x4567);
     }
     wasm_v128_store(acc0 + c, vacc0x0123);
     wasm_v128_store(acc0 + c + 4, vacc0x4567);

@@ -1,11 +1,13 @@
 /* f32-gemm-wasmsimd.c - c (m, n) = a (m, k) b (k, n) with SIMD128.
  * Same algorithm as f32-gemm-scalar.c: each c[i][j] sums k in order 0..k-1,
- * product rounded before the add, so both give identical bits.
+ * product rounded before the add, so both give identical bits (the relaxed
+ * build fuses them, f32-madd-wasmsimd.h, and rounds once).
  * Tile: 4 rows x 8 columns (8 accumulators), then 4 rows x 4 columns, then a
  * scalar column tail that never reads b past column n. */
 #include <assert.h>
 #include <wasm_simd128.h>
 
+#include "f32-madd-wasmsimd.h"
 #include "kernels.h"
 
 static void attn__gemm_rows_wasmsimd(size_t rows, size_t n, size_t k, const float* a,
@@ -35,14 +37,14 @@ static void attn__gemm_rows_wasmsimd(size_t rows, size_t n, size_t k, const floa
       const v128_t va1 = wasm_f32x4_splat(a1[p]);
       const v128_t va2 = wasm_f32x4_splat(a2[p]);
       const v128_t va3 = wasm_f32x4_splat(a3[p]);
-      vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(va0, vb0123));
-      vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(va0, vb4567));
-      vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(va1, vb0123));
-      vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(va1, vb4567));
-      vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(va2, vb0123));
-      vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(va2, vb4567));
-      vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(va3, vb0123));
-      vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(va3, vb4567));
+      vacc0x0123 = attn__f32x4_madd(va0, vb0123, vacc0x0123);
+      vacc0x4567 = attn__f32x4_madd(va0, vb4567, vacc0x4567);
+      vacc1x0123 = attn__f32x4_madd(va1, vb0123, vacc1x0123);
+      vacc1x4567 = attn__f32x4_madd(va1, vb4567, vacc1x4567);
+      vacc2x0123 = attn__f32x4_madd(va2, vb0123, vacc2x0123);
+      vacc2x4567 = attn__f32x4_madd(va2, vb4567, vacc2x4567);
+      vacc3x0123 = attn__f32x4_madd(va3, vb0123, vacc3x0123);
+      vacc3x4567 = attn__f32x4_madd(va3, vb4567, vacc3x4567);
     }
     /* Store the aliased rows first so the real rows win. */
     wasm_v128_store(c3 + j, vacc3x0123);
@@ -58,10 +60,10 @@ static void attn__gemm_rows_wasmsimd(size_t rows, size_t n, size_t k, const floa
     v128_t vacc0 = wasm_f32x4_splat(0.0f), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
     for (size_t p = 0; p < k; p++) {
       const v128_t vb = wasm_v128_load(b + p * b_stride + j);
-      vacc0 = wasm_f32x4_add(vacc0, wasm_f32x4_mul(wasm_f32x4_splat(a0[p]), vb));
-      vacc1 = wasm_f32x4_add(vacc1, wasm_f32x4_mul(wasm_f32x4_splat(a1[p]), vb));
-      vacc2 = wasm_f32x4_add(vacc2, wasm_f32x4_mul(wasm_f32x4_splat(a2[p]), vb));
-      vacc3 = wasm_f32x4_add(vacc3, wasm_f32x4_mul(wasm_f32x4_splat(a3[p]), vb));
+      vacc0 = attn__f32x4_madd(wasm_f32x4_splat(a0[p]), vb, vacc0);
+      vacc1 = attn__f32x4_madd(wasm_f32x4_splat(a1[p]), vb, vacc1);
+      vacc2 = attn__f32x4_madd(wasm_f32x4_splat(a2[p]), vb, vacc2);
+      vacc3 = attn__f32x4_madd(wasm_f32x4_splat(a3[p]), vb, vacc3);
     }
     wasm_v128_store(c3 + j, vacc3);
     wasm_v128_store(c2 + j, vacc2);

@@ -1,0 +1,29 @@
+// A pool of two module Workers on an ordinary page (no cross-origin
+// isolation) against one instance on the page: the same bits
+// (tests/pool.test.js reads the result).
+import { loadAttention } from '../../web/attention.js';
+import { createAttentionPool } from '../../web/pool.js';
+
+const draw = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed * 78.233) * 2);
+const out = document.getElementById('result');
+try {
+  const pool = await createAttentionPool({ threads: 2 });
+  const attn = await loadAttention();
+  const same = (x, y) => x.length === y.length && x.every((a, i) => Object.is(a, y[i]));
+  const checks = {};
+  for (const [name, h, nq, nk, d, extra] of [['heads', 4, 256, 256, 64, {}], ['rows', 1, 1024, 1024, 64, {}], ['causal rows', 1, 1024, 1024, 32, { causal: true }]]) {
+    const q = draw(h * nq * d, 1), k = draw(h * nk * d, 2), v = draw(h * nk * d, 3);
+    const options = { heads: h, nq, nk, dk: d, dv: d, ...extra };
+    checks[name] = same(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options));
+  }
+  let error = null;
+  try {
+    await pool.sdpa(draw(4, 1), draw(4, 2), draw(4, 3), { nq: 2, nk: 2, dk: 2, dv: 2, scale: Infinity });
+  } catch (err) {
+    error = `${err.name}: ${err.message}`;
+  }
+  out.textContent = JSON.stringify({ isa: pool.isa, pageIsa: attn.isa, threads: pool.threads, checks, error, isolated: globalThis.crossOriginIsolated === true });
+  pool.dispose();
+} catch (err) {
+  out.textContent = JSON.stringify({ failed: `${err.name}: ${err.message}` });
+}

@@ -1,0 +1,205 @@
+// The worker pool (web/pool.js): the same bits as one instance of the same
+// module for every way it splits a call, on all three builds; the same
+// errors as the synchronous API; a dead worker is replaced; module Workers
+// in Chromium on an ordinary page. Node 20 needs a flag for relaxed SIMD:
+// without it this file runs itself again with the flag.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { loadAttention } from '../web/attention.js';
+import { createAttentionPool } from '../web/pool.js';
+import { start } from './browser.js';
+import { BUILDS, runWithRelaxedSimd } from './helpers.js';
+
+runWithRelaxedSimd(import.meta.url);
+
+// Deterministic inputs in [-2, 2].
+const draw = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed * 78.233) * 2);
+
+function sdpaCase({ name: _, batch = 1, heads = 1, kvHeads = heads, nq, nk, d, mask = false, bias = false, ...extra }) {
+  const q = draw(batch * heads * nq * d, 1), k = draw(batch * kvHeads * nk * d, 2), v = draw(batch * kvHeads * nk * d, 3);
+  const options = { batch, heads, kvHeads, nq, nk, dk: d, dv: d, ...extra };
+  if (mask) options.mask = Uint8Array.from(draw(nq * nk, 4), (x) => (x > -1.5 ? 1 : 0));
+  if (bias) options.bias = draw(nq * nk, 5);
+  return { q, k, v, options };
+}
+
+function sameBits(actual, expected, what) {
+  assert.is(actual.length, expected.length, `${what}: length`);
+  const at = expected.findIndex((x, i) => !Object.is(x, actual[i]));
+  assert.is(at, -1, `${what}: element ${at}: pool ${actual[at]}, single instance ${expected[at]}`);
+}
+
+// Shapes that take each way of splitting (work above the pool's threshold).
+const SPLITS = [
+  { name: '12 heads: head groups', heads: 12, nq: 256, nk: 256, d: 64 },
+  { name: 'one head: query blocks', nq: 1030, nk: 1024, d: 64 },
+  { name: 'GQA heads=8 kv=2, fewer groups than threads: query blocks', heads: 8, kvHeads: 2, nq: 301, nk: 300, d: 32 },
+  { name: 'batch 2 x 3 heads causal with mask and bias', batch: 2, heads: 3, nq: 300, nk: 257, d: 32, causal: true, mask: true, bias: true },
+  { name: 'causal one head: query blocks through queryOffset', nq: 1024, nk: 1024, d: 64, causal: true },
+  { name: 'causal nq < nk with queryOffset', nq: 517, nk: 900, d: 32, causal: true, queryOffset: 383 },
+  { name: 'window and softcap: query blocks', nq: 800, nk: 800, d: 64, window: [64, 16], softcap: 20 },
+  { name: 'grouped-query decoding nq=1', heads: 16, kvHeads: 4, nq: 1, nk: 8192, d: 64 },
+  { name: "layout 'bshd' (not split: one worker)", heads: 2, nq: 512, nk: 512, d: 64, layout: 'bshd' },
+];
+
+for (const isa of BUILDS) {
+  const s = suite(`pool on the ${isa} build against one instance`);
+  const loadOptions = { 'relaxed-simd': {}, simd128: { deterministic: true }, scalar: { simd: false } }[isa];
+  s.before(async (ctx) => {
+    ctx.pool = await createAttentionPool({ threads: 3, ...loadOptions });
+    ctx.attn = await loadAttention(loadOptions);
+    assert.is(ctx.pool.isa, isa);
+    assert.is(ctx.attn.isa, isa);
+  });
+  s.after(({ pool }) => pool.dispose());
+  for (const c of isa === 'scalar' ? SPLITS.slice(0, 5) : SPLITS) {
+    s(`${c.name}: same bits`, async ({ pool, attn }) => {
+      const { q, k, v, options } = sdpaCase(c);
+      sameBits(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), c.name);
+    });
+  }
+  s('out is filled and returned; stats come back as objects', async ({ pool, attn }) => {
+    const { q, k, v, options } = sdpaCase({ heads: 4, nq: 256, nk: 256, d: 64 });
+    const out = new Float32Array(4 * 256 * 64 + 3).fill(7);
+    const r = await pool.sdpa(q, k, v, { ...options, out });
+    assert.is(r, out);
+    sameBits(out.subarray(0, 4 * 256 * 64), attn.sdpa(q, k, v, options), 'out');
+    assert.equal(Array.from(out.subarray(-3)), [7, 7, 7]);
+    const stats = await pool.sdpa(q, k, v, { ...options, stats: true });
+    const want = attn.sdpa(q, k, v, { ...options, stats: true });
+    sameBits(stats.output, want.output, 'stats output');
+    sameBits(stats.lse, want.lse, 'stats lse');
+  });
+  s('multiHeadAttention: same bits, split over head groups (with wo and GQA) and small', async ({ pool, attn }) => {
+    const m = (rows, cols, seed) => ({ rows, cols, data: draw(rows * cols, seed).map((x) => x / 8) });
+    for (const [n, dModel, heads, kvHeads, dk, wo] of [[256, 256, 8, 8, 32, true], [200, 96, 6, 2, 16, false], [5, 8, 2, 1, 4, true]]) {
+      const options = { wq: m(dModel, heads * dk, 1), wk: m(dModel, kvHeads * dk, 2), wv: m(dModel, kvHeads * dk, 3), heads, kvHeads, causal: true };
+      if (wo) options.wo = m(heads * dk, dModel, 4);
+      const x = m(n, dModel, 5);
+      const r = await pool.multiHeadAttention(x, options);
+      const want = attn.multiHeadAttention(x, options);
+      assert.equal([r.output.rows, r.output.cols], [want.output.rows, want.output.cols]);
+      sameBits(r.output.data, want.output.data, `mha n=${n} heads=${heads}`);
+    }
+  });
+  s.run();
+}
+
+const errors = suite('pool errors');
+errors.before(async (ctx) => {
+  ctx.pool = await createAttentionPool({ threads: 2 });
+  ctx.attn = await loadAttention();
+});
+errors.after(({ pool }) => pool.dispose());
+
+// The error attn.sdpa (or another sync call) throws, or null.
+function syncError(fn) {
+  try {
+    fn();
+    return null;
+  } catch (err) {
+    return err;
+  }
+}
+
+errors('invalid calls reject with the TypeError or RangeError attn.sdpa throws, small or large', async ({ pool, attn }) => {
+  const big = sdpaCase({ heads: 4, nq: 512, nk: 512, d: 64 });
+  const cases = [
+    [big.q, big.k, big.v, { ...big.options, scale: Infinity }],
+    [big.q, big.k, big.v, { ...big.options, nq: 511 }],
+    [big.q, big.k, new Float64Array(big.v), big.options],
+    [big.q, big.k, big.v, { ...big.options, layout: 'xyz' }], // unknown to the pool: checked in a worker
+    [big.q, big.k, big.v, { ...big.options, window: [-2, 3] }],
+    [big.q, big.k, big.v, { ...big.options, queryOffset: new Int32Array(2) }], // checked in a worker
+    [big.q, big.k, big.v, { ...big.options, nope: 1 }],
+    [draw(6, 1), draw(6, 2), draw(6, 3), { nq: 2, nk: 2, dk: 3, dv: 3, causal: 'yes' }],
+    [draw(6, 1), draw(6, 2), draw(6, 3), null],
+  ];
+  for (const args of cases) {
+    const want = syncError(() => attn.sdpa(...args));
+    assert.ok(want instanceof TypeError || want instanceof RangeError, `case ${JSON.stringify(args[3])} must throw`);
+    try {
+      await pool.sdpa(...args);
+      assert.unreachable('should have rejected');
+    } catch (err) {
+      assert.is(err.constructor, want.constructor, want.message);
+      assert.is(err.message, want.message);
+    }
+  }
+  const x = { rows: 300, cols: 64, data: draw(300 * 64, 1) };
+  const mhaWant = syncError(() => attn.multiHeadAttention(x, { wq: x, wk: x, wv: x, heads: 3 }));
+  try {
+    await pool.multiHeadAttention(x, { wq: x, wk: x, wv: x, heads: 3 });
+    assert.unreachable('should have rejected');
+  } catch (err) {
+    assert.is(err.constructor, mhaWant.constructor);
+    assert.is(err.message, mhaWant.message);
+  }
+  // And the pool still works.
+  sameBits(await pool.sdpa(big.q, big.k, big.v, big.options), attn.sdpa(big.q, big.k, big.v, big.options), 'after errors');
+});
+
+errors('bad createAttentionPool options; a disposed pool throws', async () => {
+  for (const [options, E, re] of [[{ threads: 0 }, RangeError, /threads must be a positive integer/], [{ threads: '2' }, TypeError, /threads must be a positive integer/],
+    [{ thread: 2 }, TypeError, /unknown option "thread"/], [{ deterministic: 'yes' }, TypeError, /deterministic must be a boolean/]]) {
+    try {
+      await createAttentionPool(options);
+      assert.unreachable('should have thrown');
+    } catch (err) {
+      assert.instance(err, E);
+      assert.match(err.message, re);
+    }
+  }
+  const pool = await createAttentionPool({ threads: 1 });
+  assert.is(pool.threads, 1);
+  pool.dispose();
+  try {
+    await pool.sdpa(draw(4, 1), draw(4, 2), draw(4, 3), { nq: 2, nk: 2, dk: 2, dv: 2 });
+    assert.unreachable('should have thrown');
+  } catch (err) {
+    assert.match(err.message, /disposed/);
+  }
+});
+
+errors('a worker that dies: its call rejects with a clear Error, the pool replaces it and keeps working', async () => {
+  const pool = await createAttentionPool({ threads: 2, worker: new URL('./pages/pool-crash-worker.js', import.meta.url) });
+  const attn = await loadAttention();
+  try {
+    const deadly = sdpaCase({ heads: 4, nq: 512, nk: 512, d: 13 });
+    try {
+      await pool.sdpa(deadly.q, deadly.k, deadly.v, deadly.options);
+      assert.unreachable('should have rejected');
+    } catch (err) {
+      assert.is(err.constructor, Error);
+      assert.match(err.message, /a worker stopped during this call \(exited with code 3\); the pool has replaced it/);
+    }
+    const fine = sdpaCase({ heads: 4, nq: 512, nk: 512, d: 64 });
+    for (let i = 0; i < 3; i++) sameBits(await pool.sdpa(fine.q, fine.k, fine.v, fine.options), attn.sdpa(fine.q, fine.k, fine.v, fine.options), `call ${i} after`);
+    assert.is(pool.threads, 2);
+  } finally {
+    pool.dispose();
+  }
+});
+errors.run();
+
+const browser = suite('pool in Chromium');
+browser.before(async (ctx) => {
+  ctx.env = await start();
+});
+browser.after(async ({ env }) => env.close());
+browser('module Workers on a page without cross-origin isolation: same bits as the page instance, same errors', async ({ env }) => {
+  const { page, problems } = await env.page();
+  await page.goto(`${env.base}/tests/pages/pool.html`);
+  await page.waitForFunction(() => document.getElementById('result').textContent !== 'running', null, { timeout: 60000 });
+  const result = JSON.parse(await page.textContent('#result'));
+  assert.equal(result.failed, undefined);
+  assert.is(result.isolated, false);
+  assert.is(result.isa, 'relaxed-simd'); // Chromium has relaxed SIMD by default
+  assert.is(result.pageIsa, 'relaxed-simd');
+  assert.is(result.threads, 2);
+  assert.equal(result.checks, { heads: true, rows: true, 'causal rows': true });
+  assert.match(result.error, /^RangeError: sdpa: scale must be finite/);
+  assert.equal(problems, []);
+});
+browser.run();

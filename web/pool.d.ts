@@ -1,0 +1,27 @@
+// Types for attention-wasm/pool (web/pool.js).
+import type { Attention, Isa, LoadOptions, MatrixLike, MultiHeadOptions, MultiHeadResult, SdpaOptions } from './attention.js';
+
+export interface PoolOptions extends LoadOptions {
+  /** Workers. Default: navigator.hardwareConcurrency (browser) or os.availableParallelism() (Node). */
+  threads?: number;
+  /** Where web/pool-worker.js is, for hosts that move files. Default: beside pool.js. */
+  worker?: URL | string;
+}
+
+/** Workers, each with an instance of one compiled module. */
+export declare class AttentionPool {
+  private constructor();
+  /** Number of workers. */
+  readonly threads: number;
+  /** The build every worker (and the calling thread's instance) runs. */
+  readonly isa: Isa;
+  /** attn.sdpa on the pool: same arguments, same result (same bits with the same module), as a Promise. */
+  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Promise<ReturnType<Attention['sdpa']>>;
+  /** attn.multiHeadAttention on the pool, as a Promise; large calls are split over groups of heads. */
+  multiHeadAttention(x: MatrixLike, options: MultiHeadOptions): Promise<MultiHeadResult>;
+  /** Stops the workers; later calls throw, calls in flight reject. */
+  dispose(): void;
+}
+
+/** Starts the workers; resolves when each has its instance. */
+export declare function createAttentionPool(options?: PoolOptions): Promise<AttentionPool>;
