@@ -3,8 +3,8 @@
  * This is the only public C header of attention-wasm. The same sources build
  * a WebAssembly module with SIMD128 kernels, a scalar WebAssembly module, and
  * a native library (scalar) used by the sanitizer tests and the fuzzer.
- * attn_sdpa computes attention; attn_sdpa_backward its gradients (BACKWARD
- * PASS, at the end of this comment's sections, above its declaration).
+ * attn_sdpa computes attention; attn_sdpa_backward its gradients (the
+ * BACKWARD PASS comment near the end of this file).
  *
  * WHAT IS COMPUTED
  *
