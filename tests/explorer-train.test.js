@@ -133,6 +133,27 @@ test('play steps on animation frames until pause; reset restores the weights', a
   assert.equal(problems, []);
 });
 
+test('W_V can learn to copy the attended token\'s X: its gradient shows, its loss falls', async ({ env }) => {
+  const { page, problems } = await open(env);
+  const wv0 = await page.evaluate((sel) => Array.from(document.querySelector(sel).state.WV.data), E);
+  assert.is(await page.locator(`${E} .train-grids figure:has(figcaption:text-is("dW_V"))`).isHidden(), true);
+  await page.locator(`${E} .train label:has-text("W_V learns") input`).check();
+  const loss = () => page.locator(`${E} .train-status`).textContent().then((t) => Number(t.match(/loss ([\d.]+)/)[1]));
+  await page.locator(`${E} .train button:text("Step")`).click();
+  await frame(page);
+  const first = await loss();
+  assert.is(await page.locator(`${E} .train-grids figure:has(figcaption:text-is("dW_V"))`).isVisible(), true);
+  await page.evaluate((sel) => {
+    const step = [...document.querySelector(sel).shadowRoot.querySelectorAll('.train button')].find((b) => b.textContent === 'Step');
+    for (let s = 0; s < 150; s++) step.click();
+  }, E);
+  await frame(page);
+  assert.ok(await loss() < first / 2, `loss ${first} -> ${await loss()}`);
+  const wv1 = await page.evaluate((sel) => Array.from(document.querySelector(sel).state.WV.data), E);
+  assert.not.equal(wv1, wv0);
+  assert.equal(problems, []);
+});
+
 test('new sizes restart training on the new weights', async ({ env }) => {
   const { page, problems } = await open(env);
   await page.locator(`${E} .train button:text("Step")`).click();

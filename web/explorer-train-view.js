@@ -323,14 +323,20 @@ export class TrainPanel {
     if (this.#trainer) return this.#trainer;
     const state = this.#host.state, config = this.#host.config;
     if (!state || !config || this.#cells.every((row) => row.length === 0)) return null;
-    const n = state.tokens.length, dk = config.dk;
+    const n = state.tokens.length, dk = config.dk, dv = config.dv;
     if (!this.#start) this.#start = { inputs: this.#host.inputs };
-    // Head 1 learns: its columns of W_Q and W_K (kv head 1 of W_K).
+    // Head 1 learns: its columns of W_Q and W_K (kv head 1 of W_K and W_V).
     this.#x = state.X;
     this.#setup = this.#hostSetup();
+    const target = targetFromCells(n, this.#cells);
+    // W_V learns to copy: the output of token i should be the first d_v
+    // columns of X of the tokens its target row points at.
+    const copy = this.#settings.learn.includes('wv') && dv <= state.X.cols;
     this.#trainer = new Trainer(this.#attn, {
-      x: state.X, wq: headColumns(state.WQ, 0, dk), wk: headColumns(state.WK, 0, dk), target: targetFromCells(n, this.#cells),
-      learn: this.#settings.learn, causal: config.causal, scale: config.scale, mask: this.#host.mask,
+      x: state.X, wq: headColumns(state.WQ, 0, dk), wk: headColumns(state.WK, 0, dk), target,
+      ...(copy ? { wv: headColumns(state.WV, 0, dv), targetOutput: copyTarget(target, state.X, dv) } : {}),
+      learn: copy ? this.#settings.learn : this.#settings.learn.filter((m) => m !== 'wv'),
+      causal: config.causal, scale: config.scale, mask: this.#host.mask,
       window: config.window, softcap: config.softcap, queryOffset: config.queryOffset,
       optimizer: this.#settings.optimizer, learningRate: this.#settings.learningRate,
     });
@@ -344,13 +350,18 @@ export class TrainPanel {
       config?.softcap, config?.queryOffset, this.#host.mask]);
   }
 
-  // The trainer's head-1 weights into the host's W_Q and W_K.
+  // The trainer's head-1 weights into the host's W_Q, W_K (and W_V).
   #pushWeights() {
     const state = this.#host.state, p = this.#trainer.params;
     const wq = Matrix.from(state.WQ), wk = Matrix.from(state.WK);
     setColumns(wq, 0, p.wq);
     setColumns(wk, 0, p.wk);
-    this.#host.inputs = { ...this.#host.inputs, WQ: wq, WK: wk };
+    const next = { ...this.#host.inputs, WQ: wq, WK: wk };
+    if (p.wv && this.#settings.learn.includes('wv')) {
+      next.WV = Matrix.from(state.WV);
+      setColumns(next.WV, 0, p.wv);
+    }
+    this.#host.inputs = next;
   }
 
   // ---- DOM -----------------------------------------------------------------
@@ -398,6 +409,7 @@ export class TrainPanel {
       field('target', ui.preset), ui.wordField, field('optimizer', ui.optimizer),
       h(d, 'label', {}, h(d, 'span', { text: 'learning rate' }), ui.lr, ui.lrText),
       check('W_Q learns', true, learn('wq')), check('W_K learns', true, learn('wk')),
+      check('W_V learns to copy the target\'s X', false, learn('wv')),
       ui.step, ui.play, ui.reset);
     ui.steps = h(d, 'span', { text: '0' });
     ui.loss = h(d, 'span', { text: '-' });
@@ -415,13 +427,16 @@ export class TrainPanel {
     ui.weights = h(d, 'table');
     ui.dwq = h(d, 'table');
     ui.dwk = h(d, 'table');
+    ui.dwv = h(d, 'table');
+    ui.dwvFigure = h(d, 'figure', {}, h(d, 'figcaption', { text: 'dW_V' }), ui.dwv);
+    ui.dwvFigure.hidden = true;
     ui.derivation = h(d, 'p', { class: 'train-derivation', 'aria-live': 'polite' });
     const figure = (caption, table) => h(d, 'figure', {}, h(d, 'figcaption', { text: caption }), table);
     ui.root = h(d, 'section', { class: 'train', 'aria-label': 'Train' },
       h(d, 'h3', { text: 'Train: gradient descent on W_Q and W_K of head 1' }), controls, status, ui.plot,
       h(d, 'div', { class: 'train-grids' },
         figure('target (click or drag to paint a row)', ui.target), figure('weights now', ui.weights),
-        figure('dW_Q (hover: its sum over tokens)', ui.dwq), figure('dW_K', ui.dwk)),
+        figure('dW_Q (hover: its sum over tokens)', ui.dwq), figure('dW_K', ui.dwk), ui.dwvFigure),
       ui.derivation);
     ui.target.addEventListener('pointerdown', (e) => {
       const cell = e.target.closest?.('td[data-i]');
@@ -495,6 +510,8 @@ export class TrainPanel {
     const rowsOf = (m) => (m ? Array.from({ length: m.rows }, (_, a) => String(a)) : []);
     this.#heatmap(ui.dwq, r?.grads.wq ?? null, rowsOf(r?.grads.wq), dims(r?.grads.wq), 'gradient');
     this.#heatmap(ui.dwk, r?.grads.wk ?? null, rowsOf(r?.grads.wk), dims(r?.grads.wk), 'gradient');
+    ui.dwvFigure.hidden = !r?.grads.wv;
+    this.#heatmap(ui.dwv, r?.grads.wv ?? null, rowsOf(r?.grads.wv), dims(r?.grads.wv), 'gradient');
   }
 
   #heatmap(table, m, rowLabels, colLabels, kind) {
@@ -522,6 +539,19 @@ export class TrainPanel {
     const t = gradientTerms(this.#x, name === 'dW_Q' ? r.dq : r.dk, a, c, { name, tokens: this.#tokens });
     this.#ui.derivation.textContent = t.text;
   }
+}
+
+// (n, dv): row i = sum_j target[i][j] x[j][0..dv), what W_V learns to give.
+function copyTarget(target, x, dv) {
+  const y = new Matrix(target.rows, dv);
+  for (let i = 0; i < target.rows; i++) {
+    for (let j = 0; j < target.cols; j++) {
+      const t = target.data[i * target.cols + j];
+      if (t === 0) continue;
+      for (let c = 0; c < dv; c++) y.data[i * dv + c] += t * x.data[j * x.cols + c];
+    }
+  }
+  return y;
 }
 
 function setColumns(m, start, part) {
