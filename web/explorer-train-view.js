@@ -433,7 +433,7 @@ export class TrainPanel {
     ui.derivation = h(d, 'p', { class: 'train-derivation', 'aria-live': 'polite' });
     const figure = (caption, table) => h(d, 'figure', {}, h(d, 'figcaption', { text: caption }), table);
     ui.root = h(d, 'section', { class: 'train', 'aria-label': 'Train' },
-      h(d, 'h3', { text: 'Train: gradient descent on W_Q and W_K of head 1' }), controls, status, ui.plot,
+      h(d, 'h3', { text: 'Train: gradient descent on the weights of head 1' }), controls, status, ui.plot,
       h(d, 'div', { class: 'train-grids' },
         figure('target (click or drag to paint a row)', ui.target), figure('weights now', ui.weights),
         figure('dW_Q (hover: its sum over tokens)', ui.dwq), figure('dW_K', ui.dwk), ui.dwvFigure),
