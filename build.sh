@@ -40,6 +40,7 @@ mkdir -p "$outdir"
 
 exports=(
   attn_sdpa
+  attn_sdpa_kpanels
   attn_sdpa_scratch_size
   attn_matmul
   attn_softmax

@@ -79,3 +79,56 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
     if (rw->lse != NULL) rw->lse[r] = m + logf(l);
   }
 }
+
+/* The panel kernel (attn__decode_panels_args): the heads of one query over
+ * K in panels of 4 keys, V in rows. The same steps as above, with the
+ * SIMD twin's sums:
+ *   q . k_j: one sum over p = 0, 1, ..., d_k - 1 in order (key j's lane);
+ *   l:       four partial sums over (j - lo) mod 4, combined (l0 + l1) + (l2 + l3);
+ *   sum_j p_j v_j: in order j = lo, lo + 1, ... for each column. */
+void attn__f32_decode_panels_scalar(const attn__decode_panels_args* args) {
+  assert(args != NULL && args->scratch != NULL && args->kp != NULL);
+  const attn__rows* rw = &args->rows;
+  const size_t d_k = rw->d_k, d_v = rw->d_v;
+  size_t lo, hi;
+  attn__key_range(rw, 0, &lo, &hi);
+  const size_t n = hi - lo;
+  const float* v = args->v + lo * args->v_stride;  /* (n, d_v) */
+  float* z = args->scratch;                        /* (n) logits, then exp */
+  for (size_t r = 0; r < rw->n_q; r++) {
+    const float* q_row = rw->q + r * rw->q_stride;  /* (d_k) */
+    float* out_row = rw->out + r * rw->out_stride;  /* (d_v) */
+    const float* bias_row = rw->bias != NULL ? rw->bias + r * rw->bias_stride + lo : NULL;    /* (n) */
+    const uint8_t* mask_row = rw->mask != NULL ? rw->mask + r * rw->mask_stride + lo : NULL;  /* (n) */
+    float m = -INFINITY;
+    for (size_t j = 0; j < n; j++) {
+      const size_t key = lo + j;
+      const float* panel = args->kp + (key / ATTN__KP) * d_k * ATTN__KP + key % ATTN__KP;  /* (d_k) every 4th */
+      float dot = 0.0f;
+      for (size_t p = 0; p < d_k; p++) dot = dot + q_row[p] * panel[p * ATTN__KP];
+      float zj = dot * rw->scale;
+      if (rw->softcap > 0.0f) zj = attn__softcapf(zj, rw->softcap);
+      if (bias_row != NULL) zj = zj + bias_row[j];
+      if (mask_row != NULL && mask_row[j] == 0) zj = -INFINITY;
+      z[j] = zj;
+      m = attn__max_nan(m, zj);
+    }
+    if (m == -INFINITY) {  /* no allowed key */
+      for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
+      if (rw->lse != NULL) rw->lse[r] = -INFINITY;
+      continue;
+    }
+    float l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (size_t j = 0; j < n; j++) {
+      z[j] = attn__expf_nonpos(z[j] - m);
+      l4[j % 4] = l4[j % 4] + z[j];
+    }
+    const float l = (l4[0] + l4[1]) + (l4[2] + l4[3]);
+    for (size_t c = 0; c < d_v; c++) {
+      float acc = 0.0f;
+      for (size_t j = 0; j < n; j++) acc = acc + z[j] * v[j * args->v_stride + c];
+      out_row[c] = acc / l;
+    }
+    if (rw->lse != NULL) rw->lse[r] = m + logf(l);
+  }
+}

@@ -441,3 +441,147 @@ void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
     }
   }
 }
+
+/* ---- The panel kernel: the heads of one query over K panels of 4 keys ----
+ * Same steps and sums as attn__f32_decode_panels_scalar (read that first).
+ * Heads go in chunks of up to 3 that share every load of K and V; a chunk
+ * of g heads is one specialisation of the helpers below (g is a constant
+ * after inlining, so the accumulator arrays live in registers):
+ *   logits: 3 panels (12 keys) x g heads accumulate in 3g vectors, key j's
+ *           sum in lane j % 4, over p in order, so no horizontal sums;
+ *   P V:    12 columns x g heads in 3g vectors, keys in order per column.
+ * At most 9 accumulators, 3 loads and a product live at once: V8 keeps
+ * them in the 16 vector registers of x64 without spilling. */
+#define ATTN__ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* z_r[t] = (q_r . k_{j0 + t}) * scale for the g rows and keys j0 <= j < j1
+ * (j0, j1 multiples of 4); kp is the panel of key j0. */
+ATTN__ALWAYS_INLINE void attn__panel_logits_g(const float* q, size_t q_stride, const float* kp, size_t n_keys,
+                                               size_t d_k, float scale, float* z, size_t z_stride, const size_t g) {
+  const v128_t vscale = wasm_f32x4_splat(scale);
+  const size_t panel = d_k * ATTN__KP;  /* floats per panel */
+  size_t t = 0;
+  for (; t + 12 <= n_keys; t += 12) {
+    const float* k0 = kp + (t / ATTN__KP) * panel;  /* (3, d_k, 4) keys t .. t+11 */
+    const float* k1 = k0 + panel;
+    const float* k2 = k1 + panel;
+    v128_t vacc[3][3];
+    for (size_t r = 0; r < g; r++) vacc[r][0] = vacc[r][1] = vacc[r][2] = wasm_f32x4_splat(0.0f);
+    for (size_t p = 0; p < d_k; p++) {
+      const v128_t vk0 = wasm_v128_load(k0 + p * ATTN__KP);
+      const v128_t vk1 = wasm_v128_load(k1 + p * ATTN__KP);
+      const v128_t vk2 = wasm_v128_load(k2 + p * ATTN__KP);
+      for (size_t r = 0; r < g; r++) {
+        const v128_t vq = wasm_v128_load32_splat(q + r * q_stride + p);
+        vacc[r][0] = attn__f32x4_madd(vq, vk0, vacc[r][0]);
+        vacc[r][1] = attn__f32x4_madd(vq, vk1, vacc[r][1]);
+        vacc[r][2] = attn__f32x4_madd(vq, vk2, vacc[r][2]);
+      }
+    }
+    for (size_t r = 0; r < g; r++) {
+      wasm_v128_store(z + r * z_stride + t, wasm_f32x4_mul(vacc[r][0], vscale));
+      wasm_v128_store(z + r * z_stride + t + 4, wasm_f32x4_mul(vacc[r][1], vscale));
+      wasm_v128_store(z + r * z_stride + t + 8, wasm_f32x4_mul(vacc[r][2], vscale));
+    }
+  }
+  for (; t < n_keys; t += 4) {
+    const float* k0 = kp + (t / ATTN__KP) * panel;  /* (d_k, 4) keys t .. t+3 */
+    v128_t vacc[3];
+    for (size_t r = 0; r < g; r++) vacc[r] = wasm_f32x4_splat(0.0f);
+    for (size_t p = 0; p < d_k; p++) {
+      const v128_t vk0 = wasm_v128_load(k0 + p * ATTN__KP);
+      for (size_t r = 0; r < g; r++) vacc[r] = attn__f32x4_madd(wasm_v128_load32_splat(q + r * q_stride + p), vk0, vacc[r]);
+    }
+    for (size_t r = 0; r < g; r++) wasm_v128_store(z + r * z_stride + t, wasm_f32x4_mul(vacc[r], vscale));
+  }
+}
+
+/* out_r (d_v) = (sum_j p_r[j] v_j) / l_r for the g rows over keys j < n, in
+ * key order per column; v rows v_stride apart. */
+ATTN__ALWAYS_INLINE void attn__panel_pv_g(const float* p, size_t z_stride, size_t n, const float* v, size_t v_stride,
+                                           size_t d_v, const float* l, float* out, size_t out_stride, const size_t g) {
+  v128_t vl[3];
+  for (size_t r = 0; r < g; r++) vl[r] = wasm_f32x4_splat(l[r]);
+  size_t c = 0;
+  for (; c + 12 <= d_v; c += 12) {
+    v128_t vacc[3][3];
+    for (size_t r = 0; r < g; r++) vacc[r][0] = vacc[r][1] = vacc[r][2] = wasm_f32x4_splat(0.0f);
+    const float* v_col = v + c;  /* (n, 12) with row stride v_stride */
+    for (size_t j = 0; j < n; j++) {
+      const v128_t vv0 = wasm_v128_load(v_col);
+      const v128_t vv1 = wasm_v128_load(v_col + 4);
+      const v128_t vv2 = wasm_v128_load(v_col + 8);
+      for (size_t r = 0; r < g; r++) {
+        const v128_t vp = wasm_v128_load32_splat(p + r * z_stride + j);
+        vacc[r][0] = attn__f32x4_madd(vp, vv0, vacc[r][0]);
+        vacc[r][1] = attn__f32x4_madd(vp, vv1, vacc[r][1]);
+        vacc[r][2] = attn__f32x4_madd(vp, vv2, vacc[r][2]);
+      }
+      v_col += v_stride;
+    }
+    for (size_t r = 0; r < g; r++) {
+      float* o = out + r * out_stride + c;
+      wasm_v128_store(o, wasm_f32x4_div(vacc[r][0], vl[r]));
+      wasm_v128_store(o + 4, wasm_f32x4_div(vacc[r][1], vl[r]));
+      wasm_v128_store(o + 8, wasm_f32x4_div(vacc[r][2], vl[r]));
+    }
+  }
+  for (; c + 4 <= d_v; c += 4) {
+    v128_t vacc[3];
+    for (size_t r = 0; r < g; r++) vacc[r] = wasm_f32x4_splat(0.0f);
+    const float* v_col = v + c;  /* (n, 4) */
+    for (size_t j = 0; j < n; j++) {
+      const v128_t vv = wasm_v128_load(v_col);
+      for (size_t r = 0; r < g; r++) vacc[r] = attn__f32x4_madd(wasm_v128_load32_splat(p + r * z_stride + j), vv, vacc[r]);
+      v_col += v_stride;
+    }
+    for (size_t r = 0; r < g; r++) wasm_v128_store(out + r * out_stride + c, wasm_f32x4_div(vacc[r], vl[r]));
+  }
+  for (; c < d_v; c++) {
+    for (size_t r = 0; r < g; r++) {
+      float acc = 0.0f;
+      for (size_t j = 0; j < n; j++) acc = acc + p[r * z_stride + j] * v[j * v_stride + c];
+      out[r * out_stride + c] = acc / l[r];
+    }
+  }
+}
+
+/* One chunk of g heads, rows r0 .. r0 + g - 1 of rw, over keys [lo, hi). */
+ATTN__ALWAYS_INLINE void attn__panel_chunk_g(const attn__decode_panels_args* args, size_t r0, size_t lo, size_t hi,
+                                              const size_t g) {
+  const attn__rows* rw = &args->rows;
+  const size_t z_stride = attn__decode_panels_z_stride(rw->n_k);
+  const size_t lo4 = lo / ATTN__KP * ATTN__KP, off = lo - lo4, n = hi - lo;
+  float* z = args->scratch;          /* (g, z_stride) logits from key lo4, then weights */
+  float* l = z + 3 * z_stride;       /* (g) sums */
+  float* m = l + 3;                  /* (g) maxima */
+  attn__panel_logits_g(rw->q + r0 * rw->q_stride, rw->q_stride, args->kp + lo4 * rw->d_k, attn__round_up(hi, 4) - lo4,
+                       rw->d_k, rw->scale, z, z_stride, g);
+  int any = 0;
+  for (size_t r = 0; r < g; r++) {
+    l[r] = attn__weights_wasmsimd(rw, r0 + r, lo, n, z + r * z_stride + off, &m[r]);
+    any |= l[r] != 0.0f;
+  }
+  if (any) {
+    attn__panel_pv_g(z + off, z_stride, n, args->v + lo * args->v_stride, args->v_stride, rw->d_v, l,
+                     rw->out + r0 * rw->out_stride, rw->out_stride, g);
+  }
+  for (size_t r = 0; r < g; r++) {
+    float* out = rw->out + (r0 + r) * rw->out_stride;  /* (d_v) */
+    if (l[r] == 0.0f) {  /* no allowed key: 0, even where V holds Infinity */
+      for (size_t c = 0; c < rw->d_v; c++) out[c] = 0.0f;
+    }
+    if (rw->lse != NULL) rw->lse[r0 + r] = l[r] == 0.0f ? -INFINITY : m[r] + logf(l[r]);
+  }
+}
+
+void attn__f32_decode_panels_wasmsimd(const attn__decode_panels_args* args) {
+  assert(args != NULL && args->scratch != NULL && args->kp != NULL);
+  const attn__rows* rw = &args->rows;
+  size_t lo, hi;
+  attn__key_range(rw, 0, &lo, &hi);
+  size_t r = 0;
+  for (; r + 3 <= rw->n_q; r += 3) attn__panel_chunk_g(args, r, lo, hi, 3);
+  if (rw->n_q - r == 2) attn__panel_chunk_g(args, r, lo, hi, 2);
+  if (rw->n_q - r == 1) attn__panel_chunk_g(args, r, lo, hi, 1);
+}
