@@ -747,12 +747,12 @@ export class KVCache {
   append(k, v) {
     this.#live('append');
     const { batch, kvHeads, dk, dv, capacity } = this;
-    const shape = (d) => (this.layout === 'bshd' ? `(batch, t, kvHeads, ${d === dk ? 'dk' : 'dv'}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${d === dk ? 'dk' : 'dv'}) = (${batch}, ${kvHeads}, t, ${d})`);
-    if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk)}, got ${describe(k)}`);
-    if (!(v instanceof Float32Array)) throw new TypeError(`kvCache.append: v must be a Float32Array ${shape(dv)}, got ${describe(v)}`);
+    const shape = (d, label) => (this.layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
+    if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
+    if (!(v instanceof Float32Array)) throw new TypeError(`kvCache.append: v must be a Float32Array ${shape(dv, 'dv')}, got ${describe(v)}`);
     const t = k.length / (batch * kvHeads * dk);
-    if (!Number.isInteger(t) || t < 1) throw new RangeError(`kvCache.append: k has ${k.length} values, not a positive multiple of batch * kvHeads * dk = ${batch * kvHeads * dk} for ${shape(dk)}`);
-    if (v.length !== t * batch * kvHeads * dv) throw new RangeError(`kvCache.append: v has ${v.length} values, expected ${t * batch * kvHeads * dv} for ${shape(dv)} with t = ${t} (from k)`);
+    if (!Number.isInteger(t) || t < 1) throw new RangeError(`kvCache.append: k has ${k.length} values, not a positive multiple of batch * kvHeads * dk = ${batch * kvHeads * dk} for ${shape(dk, 'dk')}`);
+    if (v.length !== t * batch * kvHeads * dv) throw new RangeError(`kvCache.append: v has ${v.length} values, expected ${t * batch * kvHeads * dv} for ${shape(dv, 'dv')} with t = ${t} (from k)`);
     if (this.#length + t > capacity) {
       throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${this.#length}); the cache is unchanged`);
     }
