@@ -40,7 +40,6 @@ mkdir -p "$outdir"
 
 exports=(
   attn_sdpa
-  attn_sdpa_kpanels
   attn_sdpa_scratch_size
   attn_matmul
   attn_softmax

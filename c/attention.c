@@ -67,10 +67,9 @@ _Static_assert(sizeof(attn_steps) == 20, "attn_steps layout is fixed for web/att
  *   kp    (d_k, n_k rounded up to 8)     packed K panels (fused) or K^T (step path);
  *   vp    (d_v rounded up to 8, n_k)     V in panels of 8 columns (fused);
  *   tile  attn__flash_tile_floats        the fused kernel's tiles;
- *   rows  max(heads / kv_heads, 3) x (n_k rounded up to 4, + 6)
- *                                        grouped-query decoding (rows or K panels):
- *                                        a row of logits, a sum and a max per head
- *                                        of a kv head.
+ *   rows  (heads / kv_heads) x (n_k rounded up to 4, + 2)
+ *                                        grouped-query decoding: a row of logits,
+ *                                        a sum and a max per head of a kv head.
  * The decode kernel of single heads (two rows of logits) uses kp and vp.
  * 0 when the sizes are invalid or the count overflows. */
 typedef struct attn__scratch {
@@ -84,9 +83,9 @@ static int attn__scratch_layout(const attn_shape* shape, attn__scratch* at) {
   if (!attn__count((size_t)d_k, attn__round_up((size_t)n_k, ATTN__PAD), 1, 1, &kp)) return 0;
   if (!attn__count((size_t)n_k, attn__round_up((size_t)d_v, ATTN__PAD), 1, 1, &vp)) return 0;
   const size_t tile = attn__flash_tile_floats((size_t)d_k, (size_t)d_v);
-  if (shape->heads > 0 && shape->kv_heads > 0 && shape->heads % shape->kv_heads == 0) {
-    const size_t group = (size_t)(shape->heads / shape->kv_heads);
-    if (!attn__count(group < 3 ? 3 : group, attn__decode_panels_z_stride((size_t)n_k) + 2, 1, 1, &rows)) return 0;
+  if (shape->heads > 0 && shape->kv_heads > 0 && shape->heads % shape->kv_heads == 0 &&
+      !attn__count((size_t)(shape->heads / shape->kv_heads), attn__round_up((size_t)n_k, 4) + 2, 1, 1, &rows)) {
+    return 0;
   }
   at->kp = 0;
   at->vp = kp;
@@ -118,7 +117,6 @@ static int attn__use_decode(size_t n_q, size_t n_k, size_t d_k) {
  * wasm-opt cannot inline them into attn_sdpa (kernels.h says why). */
 static void (*volatile attn__flash_kernel)(const attn__flash_args*) = ATTN__KERNEL(flash);
 static void (*volatile attn__decode_kernel)(const attn__decode_args*) = ATTN__KERNEL(decode);
-static void (*volatile attn__decode_panels_kernel)(const attn__decode_panels_args*) = ATTN__KERNEL(decode_panels);
 
 /* Strides of a tensor (batch, heads, n, d): as given, or contiguous when all
  * three are 0. */
@@ -149,13 +147,6 @@ static size_t attn__bcast_cols(const attn_bcast* m, size_t n_k) {
 attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
                       float* out, const attn_options* options, const attn_steps* steps,
                       float* scratch, size_t scratch_floats) {
-  return attn_sdpa_kpanels(shape, q, k, v, out, options, steps, NULL, scratch, scratch_floats);
-}
-
-attn_status attn_sdpa_kpanels(const attn_shape* shape, const float* q, const float* k, const float* v,
-                              float* out, const attn_options* options, const attn_steps* steps,
-                              const attn_kpanels* kpanels, float* scratch, size_t scratch_floats) {
-  if (kpanels != NULL && kpanels->data == NULL) return ATTN_ERR_NULL;
   if (shape == NULL || options == NULL || q == NULL || k == NULL || v == NULL || out == NULL) {
     return ATTN_ERR_NULL;
   }
@@ -228,30 +219,6 @@ attn_status attn_sdpa_kpanels(const attn_shape* shape, const float* q, const flo
       if (!with_steps && !decode && n_keys > 0) {
         ATTN__KERNEL(pack_k)(k_head, ks.row_stride, n_keys, dk, kp);
         ATTN__KERNEL(pack_v)(v_head, vs.row_stride, n_keys, dv, vp);
-      }
-      if (decode && nq == 1 && kpanels != NULL) {
-        /* Decoding from a KV cache: every head of the group over K panels. */
-        const size_t h0 = g * group;  /* the group's first query head */
-        attn__decode_panels_args args = {
-            .rows = rows, .kp = kpanels->data + b * kpanels->batch_stride + g * kpanels->head_stride,
-            .v = v_head, .v_stride = vs.row_stride, .scratch = group_rows,
-        };
-        args.rows.n_q = group;
-        args.rows.q = q + b * qs.batch_stride + h0 * qs.head_stride;
-        args.rows.q_stride = qs.head_stride;
-        args.rows.out = out + b * os.batch_stride + h0 * os.head_stride;
-        args.rows.out_stride = os.head_stride;
-        if (op.mask != NULL) {
-          args.rows.mask = op.mask + b * op.mask_layout.batch_stride + h0 * op.mask_layout.head_stride;
-          args.rows.mask_stride = op.mask_layout.head_stride;
-        }
-        if (op.bias != NULL) {
-          args.rows.bias = op.bias + b * op.bias_layout.batch_stride + h0 * op.bias_layout.head_stride;
-          args.rows.bias_stride = op.bias_layout.head_stride;
-        }
-        if (st.lse != NULL) args.rows.lse = st.lse + b * heads + h0;
-        attn__decode_panels_kernel(&args);
-        continue;
       }
       if (decode && nq == 1 && group > 1) {
         /* Grouped-query decoding: with one query row per head, the decode

@@ -41,8 +41,9 @@
  *   never NaN (as PyTorch >= 2.5 and ONNX do). NaN in Q, K or V reaches
  *   the output rows that read it: a NaN in row i of Q makes output row i
  *   NaN. Keys skipped by position (causal frontier, window, kv_lengths, a
- *   mask's or bias's missing columns) are never read, on every path, so NaN
- *   or Infinity there reaches no output. A key masked by a keep-mask 0 or a
+ *   mask's or bias's missing columns) take no part in the output on any
+ *   path (the step path still shows their scores), so NaN or Infinity in
+ *   their K or V reaches no output. A key masked by a keep-mask 0 or a
  *   -Infinity bias is read with weight 0, and 0 * NaN and 0 * Infinity are
  *   NaN: NaN or Infinity in V at such a key makes the row's output NaN (as
  *   in ONNX and PyTorch), unless the row has no allowed key at all (then 0).
@@ -218,7 +219,7 @@ int32_t attn_simd_enabled(void);
 /* The default scale 1 / sqrt(d_k), rounded to float32. 0 when d_k < 1. */
 float attn_default_scale(int32_t d_k);
 
-/* Floats of scratch that attn_sdpa (and attn_sdpa_kpanels) needs for this shape (sizes only; strides
+/* Floats of scratch that attn_sdpa needs for this shape (sizes only; strides
  * do not matter): the packed K and V of one kv head, a few small tiles and a
  * row of n_k logits per query head of a kv head (grouped-query decoding).
  * Returns 0 when the sizes are invalid or the count overflows. */
@@ -230,29 +231,6 @@ size_t attn_sdpa_scratch_size(const attn_shape* shape);
 attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
                       float* out, const attn_options* options, const attn_steps* steps,
                       float* scratch, size_t scratch_floats);
-
-/* K of a KV cache kept a second time in panels of 4 keys (keys in lanes),
- * the layout one-token decoding reads fastest: for kv head g of batch entry
- * b, element p of key j is at
- *   data[b * batch_stride + g * head_stride + ((j / 4) * d_k + p) * 4 + j % 4].
- * A head holds at least n_k rounded up to 4 keys; lanes past n_k may hold
- * anything (they are read, never used). */
-typedef struct attn_kpanels {
-  const float* data;
-  size_t batch_stride;
-  size_t head_stride;
-} attn_kpanels;
-
-/* attn_sdpa with the same K also given in panels (kpanels may be NULL: then
- * it is attn_sdpa). With one query row and no step buffers (decoding a
- * token) the panels are read instead of k: all query heads of a kv head
- * share every load of K and V, and the scores of 4 keys accumulate in one
- * vector. Every other call reads k. Results agree with attn_sdpa to
- * rounding (the dot products sum in another order); the SIMD and scalar
- * builds give the same bits, lse included. */
-attn_status attn_sdpa_kpanels(const attn_shape* shape, const float* q, const float* k, const float* v,
-                              float* out, const attn_options* options, const attn_steps* steps,
-                              const attn_kpanels* kpanels, float* scratch, size_t scratch_floats);
 
 /* c (m, n) = a (m, k) b (k, n), all row-major and contiguous. c must not
  * overlap a or b. */

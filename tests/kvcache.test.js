@@ -139,20 +139,21 @@ for (const simd of [true, false]) {
   s.run();
 }
 
-// One-token decoding from a cache reads K in panels of 4 keys (attn_sdpa_kpanels):
-// both builds must give the same bits (attention.h), and sdpa's result to rounding.
-const panels = suite('kvCache one-token decode over K panels');
+// One-token decoding from a cache takes the decode kernel with the group's
+// heads as its rows: both builds must give the same bits (attention.h), and
+// sdpa's result over a copy of K and V to rounding.
+const panels = suite('kvCache one-token decode');
 panels.before(async (ctx) => {
   ctx.simd = await loadAttention({ simd: true });
   ctx.scalar = await loadAttention({ simd: false });
 });
 
-panels('SIMD and scalar builds give the same bits; sdpa the same to rounding; every option, group sizes 1-7', ({ simd, scalar }) => {
+panels('SIMD and scalar builds give the same bits, sdpa the same to rounding: every option, group sizes 1-7', ({ simd, scalar }) => {
   const rng = new NumpyRandom(77);
   const cases = [];
-  // [batch, kvHeads, group, nk, dk, dv]: group 1-7 (chunks of 3 in the SIMD
-  // kernel), 12/16-column and 4-column loops and scalar tails of dv, dk not a
-  // multiple of 4, nk around the 4-key panel and 12-key step.
+  // [batch, kvHeads, group, nk, dk, dv]: group 1-7 (one head, pairs, and the
+  // blocked group path from 3 heads), the 32/16-column and 4-column loops and
+  // scalar tails of dv, dk not a multiple of 4, nk around the 4-key step.
   for (const shape of [[1, 1, 1, 1, 3, 1], [1, 2, 2, 5, 5, 5], [2, 1, 3, 13, 8, 12], [1, 4, 3, 37, 64, 64],
     [1, 1, 4, 12, 7, 17], [2, 2, 5, 24, 16, 67], [1, 1, 6, 4, 4, 4], [1, 1, 7, 11, 9, 28]]) {
     for (const opts of ['none', 'window', 'mask', 'bias', 'softcap', 'lengths', 'all']) cases.push([shape, opts]);
@@ -170,7 +171,7 @@ panels('SIMD and scalar builds give the same bits; sdpa the same to rounding; ev
     const run = (attn) => {
       const cache = attn.kvCache({ batch, kvHeads, dk, dv, capacity: nk + 5 });
       try {
-        // Appended in two parts, so a panel is filled across two calls.
+        // Appended in two parts.
         const t = Math.ceil(nk / 2);
         cache.append(tokens(k, batch, kvHeads, nk, dk, 0, t, false), tokens(v, batch, kvHeads, nk, dv, 0, t, false));
         if (t < nk) cache.append(tokens(k, batch, kvHeads, nk, dk, t, nk, false), tokens(v, batch, kvHeads, nk, dv, t, nk, false));

@@ -27,7 +27,7 @@ for (const name of ['attention-simd.wasm', 'attention-scalar.wasm']) {
     const module = await WebAssembly.compile(readFileSync(path(name)));
     for (const imp of WebAssembly.Module.imports(module)) assert.equal([imp.module, imp.name], ['env', 'emscripten_notify_memory_growth']);
     const exports = WebAssembly.Module.exports(module).map((e) => e.name);
-    for (const want of ['memory', 'attn_sdpa', 'attn_sdpa_kpanels', 'attn_sdpa_scratch_size', 'attn_matmul', 'attn_softmax', 'attn_status_string', 'attn_simd_enabled', 'malloc', 'free']) {
+    for (const want of ['memory', 'attn_sdpa', 'attn_sdpa_scratch_size', 'attn_matmul', 'attn_softmax', 'attn_status_string', 'attn_simd_enabled', 'malloc', 'free']) {
       assert.ok(exports.includes(want), want);
     }
   });

@@ -346,8 +346,7 @@ export class Attention {
   // small calls: one arena check, the three structs of attention.h written
   // by offset, one copy in per input and one copy out. c.kAt / c.vAt, when
   // set, are byte addresses of K and V already in wasm memory (a cache), read
-  // in place with c.kStrides / c.vStrides, with the cache's K panels at
-  // c.kpAt (attn_sdpa_kpanels; one-token decoding reads those).
+  // in place with c.kStrides / c.vStrides.
   #sdpa(c) {
     const ex = this.#live();
     const { batch, heads, kvHeads, nq, nk, dk, dv } = c;
@@ -358,9 +357,9 @@ export class Attention {
     const sLen = c.steps ? batch * heads * nq * nk : 0, lLen = c.stats ? batch * heads * nq : 0;
     const iLen = (c.queryOffsets ? batch : 0) + (c.kvLengths ? batch : 0);
     // Float offsets from the arena start, each region 16-byte aligned: the
-    // structs (shape 76 bytes, options 72, steps 20, kpanels 12), int32 per-batch
+    // structs (shape 76 bytes, options 72, steps 20), int32 per-batch
     // arrays, the tensors, scratch; the mask (bytes) last.
-    const SHAPE = 0, OPTS = 20, STEPS = 40, KP = 45, I32 = 48;
+    const SHAPE = 0, OPTS = 20, STEPS = 40, I32 = 48;
     const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
     const bO = oO + align(oLen), sO = bO + align(bLen), zO = sO + align(sLen), gO = zO + align(sLen);
     const wO = gO + align(sLen), lO = wO + align(sLen), xO = lO + align(lLen);
@@ -392,10 +391,6 @@ export class Attention {
       if (inPlace) {
         writeStrides(i32, at + SHAPE + 10, c.kStrides);
         writeStrides(i32, at + SHAPE + 13, c.vStrides);
-        // attn_kpanels
-        i32[at + KP] = c.kpAt;
-        i32[at + KP + 1] = c.kpStrides[0];
-        i32[at + KP + 2] = c.kpStrides[1];
       }
       // attn_options
       const o = at + OPTS;
@@ -428,12 +423,10 @@ export class Attention {
       }
       if (c.bias) copyIn(f32, c.bias.data, at + bO);
       if (c.mask) this.#u8.set(c.mask.data, base + mO * 4);
-      const status = inPlace
-        ? ex.attn_sdpa_kpanels(base + SHAPE * 4, base + qO * 4, c.kAt, c.vAt, base + oO * 4, base + OPTS * 4, base + STEPS * 4, base + KP * 4, base + xO * 4, scratch)
-        : ex.attn_sdpa(
-          base + SHAPE * 4, base + qO * 4, base + kO * 4, base + vO * 4, base + oO * 4,
-          base + OPTS * 4, base + STEPS * 4, base + xO * 4, scratch,
-        );
+      const status = ex.attn_sdpa(
+        base + SHAPE * 4, base + qO * 4, inPlace ? c.kAt : base + kO * 4, inPlace ? c.vAt : base + vO * 4, base + oO * 4,
+        base + OPTS * 4, base + STEPS * 4, base + xO * 4, scratch,
+      );
       if (status !== 0) this.#check(status, 'attention');
       const output = c.out ?? new Float32Array(oLen);
       copyOut(f32, at + oO, output, oLen); // attn_sdpa does not allocate: the view is current
@@ -630,20 +623,15 @@ export class Attention {
     const dv = checkCount(options.dv, 'kvCache: dv', dk);
     const capacity = checkCount(options.capacity, 'kvCache: capacity');
     const layout = checkLayout(options.layout, 'kvCache: layout');
-    // K is held twice: in rows (keys(), prefill and the step path read them)
-    // and in panels of 4 keys (one-token decoding reads those, attn_kpanels).
     const kBytes = batch * kvHeads * capacity * dk * 4, vBytes = batch * kvHeads * capacity * dv * 4;
-    const kpBytes = batch * kvHeads * Math.ceil(capacity / 4) * 4 * dk * 4;
-    if (kBytes + vBytes + kpBytes > MAX_ARENA_BYTES) {
-      throw new RangeError(`kvCache: a capacity of ${capacity} needs ${formatBytes(kBytes + vBytes + kpBytes)} of wasm memory; wasm32 holds at most 4 GiB`);
+    if (kBytes + vBytes > MAX_ARENA_BYTES) {
+      throw new RangeError(`kvCache: a capacity of ${capacity} needs ${formatBytes(kBytes + vBytes)} of wasm memory; wasm32 holds at most 4 GiB`);
     }
     const kAt = ex.malloc(kBytes) >>> 0;
     const vAt = kAt === 0 ? 0 : ex.malloc(vBytes) >>> 0;
-    const kpAt = vAt === 0 ? 0 : ex.malloc(kpBytes) >>> 0;
-    if (kpAt === 0) {
+    if (vAt === 0) {
       if (kAt !== 0) ex.free(kAt);
-      if (vAt !== 0) ex.free(vAt);
-      throw new RangeError(`kvCache: a capacity of ${capacity} needs ${formatBytes(kBytes + vBytes + kpBytes)} of wasm memory, and the memory could not grow that far`);
+      throw new RangeError(`kvCache: a capacity of ${capacity} needs ${formatBytes(kBytes + vBytes)} of wasm memory, and the memory could not grow that far`);
     }
     const host = {
       live: () => this.#live(),
@@ -654,7 +642,7 @@ export class Attention {
       sdpa: (c) => this.#sdpa(c),
       free: (ptr) => this.#exports?.free(ptr),
     };
-    return new KVCache(host, { batch, kvHeads, dk, dv, capacity, layout, kAt, vAt, kpAt });
+    return new KVCache(host, { batch, kvHeads, dk, dv, capacity, layout, kAt, vAt });
   }
 
   /** a (m, k) times b (k, n), float32. */
@@ -699,16 +687,14 @@ export class KVCache {
   #host;
   #kAt; // byte addresses of the K and V buffers
   #vAt;
-  #kpAt; // byte address of K in panels of 4 keys (attn_kpanels), (batch, kvHeads, capacity / 4, dk, 4)
   #length = 0;
   #disposed = false;
 
   /** @internal use Attention#kvCache() */
-  constructor(host, { batch, kvHeads, dk, dv, capacity, layout, kAt, vAt, kpAt }) {
+  constructor(host, { batch, kvHeads, dk, dv, capacity, layout, kAt, vAt }) {
     this.#host = host;
     this.#kAt = kAt;
     this.#vAt = vAt;
-    this.#kpAt = kpAt;
     /** @readonly */ this.batch = batch;
     /** @readonly */ this.kvHeads = kvHeads;
     /** @readonly */ this.dk = dk;
@@ -725,12 +711,6 @@ export class KVCache {
   #live(fn) {
     if (this.#disposed) throw new Error(`kvCache.${fn}: this cache was disposed`);
     this.#host.live();
-  }
-
-  // Strides (batch, head) of the K panels, in elements.
-  #panelStrides() {
-    const head = Math.ceil(this.capacity / 4) * 4 * this.dk;
-    return [this.kvHeads * head, head];
   }
 
   // Strides (batch, head, row) of the K (d = dk) or V (d = dv) buffer, in elements.
@@ -759,7 +739,6 @@ export class KVCache {
     const f32 = this.#host.f32();
     this.#copy(f32, k, this.#kAt >>> 2, dk, t, true);
     this.#copy(f32, v, this.#vAt >>> 2, dv, t, true);
-    this.#pack(f32, k, t);
     this.#length += t;
   }
 
@@ -780,24 +759,6 @@ export class KVCache {
         const mem = at + bh * capacity * d + (into ? this.#length * d : 0);
         if (into) f32.set(flat.subarray(bh * run, (bh + 1) * run), mem);
         else flat.set(f32.subarray(mem, mem + run), bh * run);
-      }
-    }
-  }
-
-  // Writes t new tokens of the flat k into the panels: element p of key j of
-  // kv head (b, g) at ((j >> 2) * dk + p) * 4 + (j & 3) from the head's start.
-  #pack(f32, k, t) {
-    const { batch, kvHeads, dk, capacity } = this;
-    const headFloats = Math.ceil(capacity / 4) * 4 * dk, bshd = this.layout === 'bshd';
-    for (let b = 0; b < batch; b++) {
-      for (let g = 0; g < kvHeads; g++) {
-        const head = (this.#kpAt >>> 2) + (b * kvHeads + g) * headFloats;
-        for (let i = 0; i < t; i++) {
-          const j = this.#length + i;
-          const src = bshd ? ((b * t + i) * kvHeads + g) * dk : ((b * kvHeads + g) * t + i) * dk;
-          const dst = head + (j >> 2) * dk * 4 + (j & 3);
-          for (let p = 0; p < dk; p++) f32[dst + p * 4] = k[src + p];
-        }
       }
     }
   }
@@ -847,7 +808,6 @@ export class KVCache {
     c.q = q; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads; c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv;
     c.layout = this.layout;
     c.kAt = this.#kAt; c.vAt = this.#vAt; c.kStrides = this.#strides(dk); c.vStrides = this.#strides(dv);
-    c.kpAt = this.#kpAt; c.kpStrides = this.#panelStrides();
     c.mask = options.mask == null ? null : checkBcast(options.mask, Uint8Array, 'kvCache.attend: mask', dims);
     c.bias = options.bias == null ? null : checkBcast(options.bias, Float32Array, 'kvCache.attend: bias', dims);
     c.scale = checkScale(options.scale, 'kvCache.attend: scale', dk);
@@ -878,7 +838,6 @@ export class KVCache {
     this.#disposed = true;
     this.#host.free(this.#kAt);
     this.#host.free(this.#vAt);
-    this.#host.free(this.#kpAt);
     this.#length = 0;
   }
 }

@@ -8,8 +8,7 @@
  * What the two builds share bit for bit (attention.h states the same):
  *   - exp, tanh (softcap), gemm, the packing and every logit: the same
  *     operations in the same order;
- *   - the decode kernels (rows and K panels), lse included: their twins sum
- *     in the same order;
+ *   - the decode kernel, lse included: its twins sum in the same order;
  * and where they differ by rounding only:
  *   - the fused kernel's row sums l (four lanes, then combined);
  *   - softmax's row sum in the step path (four lanes, then combined).
@@ -123,34 +122,6 @@ typedef struct attn__decode_args {
                             index 0 for its key range */
 } attn__decode_args;
 
-/* K of a KV cache kept in panels of 4 keys (keys in lanes): key j, element
- * p at kp[((j / 4) * d_k + p) * 4 + j % 4]; the panels of one kv head are
- * consecutive. Lanes past the held keys may hold anything: their logits are
- * never used. */
-#define ATTN__KP 4
-
-/* The decode kernel over K panels: the n_q rows are the heads of one query
- * that share this K and V (grouped-query decoding from a KV cache), all with
- * query index 0's key range. Every query head of the kv head shares each
- * load of K and V, and the scores of 4 keys accumulate in the lanes of one
- * vector (no horizontal sums). */
-typedef struct attn__decode_panels_args {
-  attn__rows rows;
-  const float* kp;       /* (n_k rounded up to 4 / 4, d_k, 4) K panels of this kv head */
-  const float* v;        /* (n_k, d_v) values, rows v_stride apart */
-  size_t v_stride;
-  float* scratch;        /* attn__decode_panels_scratch_floats(n_q, n_k) floats */
-} attn__decode_panels_args;
-
-/* Scratch of the panel kernel: per row (at least 3, a chunk of the SIMD
- * twin), logits from key lo rounded down to 4 (up to 3 keys before the range
- * and 3 of padding after it), a sum and a max. Also covers the decode
- * kernel's grouped-query rows (attn__decode_scratch_floats). */
-static inline size_t attn__decode_panels_z_stride(size_t n_k) { return attn__round_up(n_k, 4) + 4; }
-static inline size_t attn__decode_panels_scratch_floats(size_t n_q, size_t n_k) {
-  return (n_q < 3 ? 3 : n_q) * (attn__decode_panels_z_stride(n_k) + 2);
-}
-
 /* Scratch of the decode kernel: a row of logits for each of n_q rows (at
  * least 2), and a sum and a max per row. */
 static inline size_t attn__decode_scratch_floats(size_t n_q, size_t n_k) {
@@ -174,8 +145,6 @@ void attn__f32_flash_scalar(const attn__flash_args* args);
 void attn__f32_flash_wasmsimd(const attn__flash_args* args);
 void attn__f32_decode_scalar(const attn__decode_args* args);
 void attn__f32_decode_wasmsimd(const attn__decode_args* args);
-void attn__f32_decode_panels_scalar(const attn__decode_panels_args* args);
-void attn__f32_decode_panels_wasmsimd(const attn__decode_panels_args* args);
 
 /* vp (v_stride / 8, n_k, 8) = v (n_k, d_v, rows v_row_stride apart) in
  * panels of 8 columns, the layout of attn__flash_args.vp; columns past d_v

@@ -315,61 +315,6 @@ static void test_masked_row_with_infinite_values(void) {
   free(scratch);
 }
 
-/* attn_sdpa_kpanels (a KV cache's one-token decode over K panels) against
- * attn_sdpa on the same K: every group size of the SIMD twin's chunks, a
- * window starting inside a panel, softcap and lse. Buffers are allocated to
- * the exact size, so the sanitizer sees any read past the panels or scratch. */
-static void test_kpanels(void) {
-  const int32_t batch = 2, kv_heads = 2, d_k = 5, d_v = 7;
-  const int32_t sizes[] = {1, 3, 4, 5, 13, 29};
-  for (int32_t group = 1; group <= 5; group++) {
-    for (size_t a = 0; a < sizeof sizes / sizeof *sizes; a++) {
-      const int32_t n_k = sizes[a], heads = group * kv_heads, n_k4 = (n_k + 3) / 4 * 4;
-      attn_shape sh = flat_shape(batch, heads, kv_heads, 1, n_k, d_k, d_v);
-      const size_t nq_floats = (size_t)batch * heads * d_k, nk_floats = (size_t)batch * kv_heads * n_k * d_k;
-      float* q = malloc(nq_floats * sizeof(float));
-      float* k = malloc(nk_floats * sizeof(float));
-      float* v = malloc((size_t)batch * kv_heads * n_k * d_v * sizeof(float));
-      float* kp = calloc((size_t)batch * kv_heads * n_k4 * d_k, sizeof(float));
-      float* o1 = malloc((size_t)batch * heads * d_v * sizeof(float));
-      float* o2 = malloc((size_t)batch * heads * d_v * sizeof(float));
-      float lse1[64], lse2[64];
-      for (size_t i = 0; i < nq_floats; i++) q[i] = sinf(0.37f * (float)i);
-      for (size_t i = 0; i < nk_floats; i++) k[i] = cosf(0.11f * (float)i + (float)group);
-      for (size_t i = 0; i < (size_t)batch * kv_heads * n_k * d_v; i++) v[i] = sinf(0.23f * (float)i);
-      for (int32_t bg = 0; bg < batch * kv_heads; bg++) {
-        for (int32_t j = 0; j < n_k; j++) {
-          for (int32_t p = 0; p < d_k; p++) {
-            kp[(size_t)bg * n_k4 * d_k + ((size_t)(j / 4) * d_k + p) * 4 + j % 4] = k[((size_t)bg * n_k + j) * d_k + p];
-          }
-        }
-      }
-      const attn_kpanels panels = {kp, (size_t)kv_heads * n_k4 * d_k, (size_t)n_k4 * d_k};
-      attn_options o = {0};
-      o.scale = 0.5f, o.softcap = a % 2 ? 2.0f : 0.0f, o.query_offset = n_k - 1;
-      if (a % 3 == 2) o.flags = ATTN_WINDOW, o.window_left = n_k - 3 > 0 ? n_k - 3 : 0, o.window_right = 0;
-      attn_steps st1 = {0}, st2 = {0};
-      st1.lse = lse1, st2.lse = lse2;
-      const size_t n = attn_sdpa_scratch_size(&sh);
-      float* scratch = malloc(n * sizeof(float));
-      const attn_status s1 = attn_sdpa_kpanels(&sh, q, k, v, o1, &o, &st1, &panels, scratch, n);
-      const attn_status s2 = attn_sdpa(&sh, q, k, v, o2, &o, &st2, scratch, n);
-      float err = 0.0f;
-      for (size_t i = 0; i < (size_t)batch * heads * d_v; i++) err = fmaxf(err, fabsf(o1[i] - o2[i]));
-      for (int32_t i = 0; i < batch * heads; i++) err = fmaxf(err, fabsf(lse1[i] - lse2[i]));
-      char name[96];
-      snprintf(name, sizeof name, "kpanels group %d n_k %d: agrees with attn_sdpa", (int)group, (int)n_k);
-      check(s1 == ATTN_OK && s2 == ATTN_OK && err <= 1e-5f, name);
-      free(scratch), free(q), free(k), free(v), free(kp), free(o1), free(o2);
-    }
-  }
-  const attn_kpanels none = {NULL, 0, 0};
-  attn_shape sh = flat_shape(1, 1, 1, 1, 2, 2, 2);
-  attn_options o = {0};
-  float buf[64], scratch[256];
-  check(attn_sdpa_kpanels(&sh, buf, buf, buf, buf + 32, &o, NULL, &none, scratch, 256) == ATTN_ERR_NULL, "kpanels with NULL data");
-}
-
 int main(void) {
   test_masked_row_with_infinite_values();
   test_exp();
@@ -378,7 +323,6 @@ int main(void) {
   test_errors();
   test_softmax_edges();
   test_nan_row();
-  test_kpanels();
   const int sizes[] = {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64, 65, 129};
   for (size_t a = 0; a < sizeof sizes / sizeof *sizes; a++) {
     shape s = {1, 1, 1, sizes[a], sizes[(a * 7 + 3) % 14], 1 + sizes[a] % 13, 1 + sizes[(a + 5) % 14] % 11, (int)(a % 2), (int)(a % 3 == 0), (int)(a % 4 == 1), 1.0f};
