@@ -135,11 +135,11 @@ export interface SdpaResult {
 }
 
 export interface KVCacheOptions {
-  batch?: number;
-  kvHeads?: number;
+  batch?: number | null;
+  kvHeads?: number | null;
   dk: number;
   /** Default: dk. */
-  dv?: number;
+  dv?: number | null;
   /** Tokens it can hold. */
   capacity: number;
   /** 'bhsd' (default) or 'bshd', for append(), keys(), values(), attend()'s q and output. */
@@ -148,9 +148,9 @@ export interface KVCacheOptions {
 
 export interface AttendOptions extends PositionOptions {
   /** Query heads; default kvHeads; a multiple of kvHeads. */
-  heads?: number;
+  heads?: number | null;
   /** Query rows; default q.length / (batch * heads * dk). */
-  nq?: number;
+  nq?: number | null;
   causal?: boolean | null;
   mask?: Uint8Array | Broadcast<Uint8Array> | null;
   bias?: Float32Array | Broadcast<Float32Array> | null;

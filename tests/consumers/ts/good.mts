@@ -33,5 +33,6 @@ attn.multiHeadAttention([[1, 2]], {
   wq: [[1], [0]], wk: [[1], [0]], wv: [[0], [1]], heads: 1,
   kvHeads: null, wo: null, context: null, causal: null, mask: null, bias: null, scale: null, steps: null,
 });
-attn.kvCache({ dk: 2, capacity: 4, layout: null }).dispose();
+attn.kvCache({ batch: null, kvHeads: null, dk: 2, dv: null, capacity: 4, layout: null }).dispose();
+cache.attend(new Float32Array(2), { heads: null, nq: null });
 cache.dispose();
