@@ -24,7 +24,7 @@ import { LinesView } from './explorer-lines.js';
 import { CONTROLS, PARTS, SCALE_SLIDER, SETTING, SETTINGS, STEPS, readSettings, scaleToSlider, sliderToScale } from './explorer-settings.js';
 import { STYLES } from './explorer-styles.js';
 import { buildTable, cellLabel, highlight, paintTable } from './explorer-tables.js';
-import { DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, explain, scaleText, sectionTitle } from './explorer-text.js';
+import { COMPACT_WEIGHTS_EXPLANATION, DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, explain, leadTitle, scaleText, sectionTitle } from './explorer-text.js';
 import { EMBEDDINGS, HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './example.js';
 import { DIGITS, fixed, toCSV, toMarkdown, toNumpy } from './format.js';
 import { Matrix, toMatrix } from './matrix.js';
@@ -306,6 +306,7 @@ export class AttentionExplorer extends Base {
     ui.dk = number('dk');
     ui.dv = number('dv');
     ui.heads = number('heads');
+    ui.heads.classList.add('tiny');
     ui.kvHeads = number('kv-heads');
     ui.scale = el('input', { type: 'range', min: SCALE_SLIDER.min, max: SCALE_SLIDER.max, step: SCALE_SLIDER.step, 'aria-label': 'scale' });
     ui.scale.addEventListener('input', () => {
@@ -314,7 +315,7 @@ export class AttentionExplorer extends Base {
       else this.setAttribute('scale', String(scale));
     });
     ui.scaleText = el('output', { class: 'scale-text' });
-    ui.scaleReset = el('button', { type: 'button', text: '1/√dₖ', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
+    ui.scaleReset = el('button', { type: 'button', class: 'full-only', text: '1/√dₖ', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
     ui.causal = el('input', { type: 'checkbox' });
     ui.causal.addEventListener('change', () => this.toggleAttribute('causal', ui.causal.checked));
     ui.headPick = el('select', { 'aria-label': 'head shown in the tables' });
@@ -455,7 +456,7 @@ export class AttentionExplorer extends Base {
   #render() {
     this.#syncControls();
     const c = this.#config, view = this.#view;
-    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, view.step, [...view.show]]);
+    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, view.step, [...view.show], view.controls]);
     if (structure === this.#structure) {
       this.#repaint();
       return;
@@ -574,9 +575,10 @@ export class AttentionExplorer extends Base {
   }
 
   #section(step, children, { lead = false } = {}) {
-    const title = lead && !this.#view.show.has('weights') ? 'Who attends to whom' : sectionTitle(step, this.#config, this.#scaleIsDefault);
+    const title = lead ? leadTitle(this.#view.show, this.#config, this.#scaleIsDefault) : sectionTitle(step, this.#config, this.#scaleIsDefault);
     const slot = el('slot', { name: `explain-${step}` });
-    slot.textContent = this.#explanations[step];
+    const compact = step === 'weights' && this.#view.controls !== 'full' && this.#explanations.weights === DEFAULT_EXPLANATIONS.weights;
+    slot.textContent = compact ? COMPACT_WEIGHTS_EXPLANATION : this.#explanations[step];
     return el('section', { class: `step step-${step}${lead ? ' lead' : ''}`, 'data-step': step, 'aria-label': title, part: lead ? 'attention' : `step-${step}` },
       el('h2', { text: title }),
       el('p', { class: 'explanation' }, slot),
@@ -623,12 +625,21 @@ export class AttentionExplorer extends Base {
     ui.popover.style.width = `${width}px`;
     let left = r.right - root.left + 8;
     let top = r.top - root.top;
-    if (left + width > root.width) {
+    const under = left + width > root.width;
+    if (under) {
       left = Math.max(8, Math.min(r.left - root.left, root.width - width - 8));
       top = r.bottom - root.top + 6;
     }
     ui.popover.style.left = `${left}px`;
     ui.popover.style.top = `${top}px`;
+    // It never ends below the window: under a cell it moves above it, beside
+    // a cell it moves up (its bottom stays level with the cell's or lower).
+    const height = ui.popover.offsetHeight;
+    const bottom = window.innerHeight - 8 - root.top;
+    if (top + height > bottom) {
+      top = under ? r.top - root.top - 6 - height : Math.max(r.bottom - root.top - height, bottom - height);
+      ui.popover.style.top = `${top}px`;
+    }
   }
 
   #targetOf(node) {

@@ -67,6 +67,7 @@ export const STYLES = `
 input, button, summary, select { font: inherit; color: var(--attn-fg); }
 input[type="text"] { font-family: var(--attn-mono); }
 input[type="number"] { width: 6em; }
+input.tiny { width: 4.5em; }
 input.short { width: 7em; }
 input[type="text"], input[type="number"], select { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 4px; padding: 3px 6px; }
 input[type="range"] { width: 12em; max-width: 40vw; accent-color: var(--attn-accent); }
@@ -91,7 +92,8 @@ h2 { font-size: 1.1em; margin: 18px 0 4px; }
 ${Array.from({ length: LIMITS.heads }, (_, h) => `.view[data-head="${h}"] .matrices.heads > figure.matrix:not([data-head="${h}"])`).join(',\n')} { display: none; }
 .field.head-pick[hidden] { display: none; }
 .matrices { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; min-width: 0; }
-figure.matrix { margin: 0; min-width: 0; max-width: 100%; }
+/* As wide as its table (or its box), so the Copy button sits by the table it copies. */
+figure.matrix { margin: 0; min-width: 0; max-width: 100%; width: fit-content; }
 /* Heads off screen skip style, layout and paint while a drag repaints the
    rest; the first head always lays out, so the row it shares with the lines
    view is sized by real content. */
@@ -149,7 +151,9 @@ td:hover { filter: brightness(0.93); }
   @keyframes attn-fade { from { opacity: 0; transform: translateY(4px); } to { opacity: 1; transform: none; } }
 }
 @media (max-width: 520px) {
-  :host { --attn-cell-width: 4.2em; --attn-label-width: 4.6em; font-size: 14px; }
+  /* A cell holds seven monospace characters ("-0.4659", 4.2em) and a little padding. */
+  :host { --attn-cell-width: 4.7em; --attn-label-width: 4.4em; font-size: 14px; }
+  td { padding: 2px 3px; }
   .scale-text { min-width: 0; }
   input[type="range"] { width: 9em; }
 }
