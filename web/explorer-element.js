@@ -550,10 +550,14 @@ export class AttentionExplorer extends Base {
   #repaint() {
     const edited = (id) => (EDITABLE.has(id) && this.#edits.size > 0 ? (i, j) => this.#edits.has(`${id}:${i}:${j}`) : () => false);
     const never = () => '';
+    // Everything the blocked, edited and selected marks depend on besides the numbers.
+    const c = this.#config;
+    const key = JSON.stringify([c.causal, c.window, c.queryOffset, this.#selected, this.#mask ? this.#mask.join('') : '', [...this.#edits.keys()]]);
     for (const entry of this.#tables.values()) {
       const { id, step } = entry;
       const blocks = step === 'weights' || step === 'scaled';
       paintTable(entry, this.#matrixOf(id), {
+        key,
         digits: DIGITS[step ?? id] ?? 4,
         blocked: blocks ? this.#blocked : never,
         edited: edited(id),
@@ -764,7 +768,10 @@ export class AttentionExplorer extends Base {
         }
         this.#focus = { id, i, j };
         const entry = this.#tables.get(id);
-        if (entry) entry.painted[i * entry.cols.length + j] = '';
+        if (entry) {
+          entry.painted[i * entry.cols.length + j] = '';
+          entry.data = null;
+        }
         this.#repaint();
         this.#focusable(this.#focus)?.focus();
         if (changed) this.#schedule();
