@@ -156,4 +156,47 @@ test('a table\'s Copy button sits by the table, not at the far edge of the page'
   await context.close();
 });
 
+test('a drag leaves off-screen tables for later: they show the current numbers when they come on screen and when the drag ends', async ({ env }) => {
+  const { page, context, problems } = await env.page({ viewport: { width: 1366, height: 900 }, reducedMotion: 'reduce' });
+  await page.goto(`${env.base}/?tokens=${Array.from({ length: 32 }, (_, i) => `t${i}`).join('+')}&heads=2`);
+  await settled(page);
+  // Which cells of the scaled scores and of head 2's weights differ from the element's state.
+  const wrong = () => page.evaluate(async (sel) => {
+    const { fixed } = await import('/web/format.js');
+    const el = document.querySelector(sel);
+    const out = [];
+    for (const [id, m, digits] of [['scaled-0', el.state.scaled[0], 3], ['weights-1', el.state.weights[1], 4]]) {
+      const tds = el.shadowRoot.querySelectorAll(`table[data-id="${id}"] td[data-i]`);
+      tds.forEach((td, k) => { if (td.textContent !== fixed(m.data[k], digits)) out.push(`${id}[${k}] ${td.textContent} != ${fixed(m.data[k], digits)}`); });
+    }
+    return out;
+  }, E);
+  const drag = (positions) => page.evaluate(async ({ sel, positions }) => {
+    const slider = document.querySelector(sel).shadowRoot.querySelector('input[type="range"]');
+    for (const p of positions) {
+      await new Promise((r) => requestAnimationFrame(r));
+      slider.value = String(p);
+      slider.dispatchEvent(new Event('input', { bubbles: true }));
+    }
+  }, { sel: E, positions });
+  await drag([0.5, 1, 1.5, 2]);
+  // Still dragging (no change event, no pause): bring the scaled scores on screen.
+  await page.evaluate((sel) => {
+    const box = document.querySelector(sel).shadowRoot.querySelector('section.step-scaled');
+    window.scrollTo(0, box.getBoundingClientRect().top + scrollY);
+    document.querySelector(sel).shadowRoot.querySelector('input[type="range"]').dispatchEvent(new Event('input', { bubbles: true }));
+  }, E);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const onScreen = (await wrong()).filter((w) => w.startsWith('scaled'));
+  assert.equal(onScreen, [], 'a table that came on screen during the drag shows the current numbers');
+  await drag([-1, -2]);
+  await page.$eval(E, (el) => el.shadowRoot.querySelector('input[type="range"]').dispatchEvent(new Event('change', { bubbles: true })));
+  assert.equal(await wrong(), [], 'after the drag every table shows the current numbers');
+  await drag([3]);
+  await page.waitForTimeout(400);
+  assert.equal(await wrong(), [], 'a pause ends a drag too');
+  assert.equal(problems, []);
+  await context.close();
+});
+
 test.run();

@@ -32,6 +32,8 @@ import { Matrix, toMatrix } from './matrix.js';
 export { STEPS, DEFAULT_EXPLANATIONS };
 
 const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);
+// A pause this long in slider input ends a drag.
+const DRAG_PAUSE_MS = 200;
 
 // One wasm instance serves every explorer on the page: calls are synchronous
 // and results are copies, so they cannot interfere.
@@ -87,6 +89,9 @@ export class AttentionExplorer extends Base {
   #lines = null; // LinesView when the lines part is shown
   #overflow = null; // ResizeObserver marking tables wider than their box
   #headPicked = null; // the head the picker shows (-1: all), null until the reader picks one
+  #paintKey = ''; // what the marks of the last repaint depended on (see #repaint)
+  #skipped = new Set(); // containers the browser skips rendering (off screen)
+  #dragTimer = 0; // nonzero while the scale slider is dragged
 
   constructor() {
     super();
@@ -193,6 +198,7 @@ export class AttentionExplorer extends Base {
   disconnectedCallback() {
     this.#stopPlaying();
     this.#overflow?.disconnect();
+    this.#dragEnd();
   }
 
   attributeChangedCallback() {
@@ -313,7 +319,9 @@ export class AttentionExplorer extends Base {
       const scale = sliderToScale(Number(ui.scale.value), this.#config?.dk ?? HANDBOOK.dk);
       if (scale === null) this.removeAttribute('scale');
       else this.setAttribute('scale', String(scale));
+      this.#dragStep();
     });
+    ui.scale.addEventListener('change', () => this.#dragEnd());
     ui.scaleText = el('output', { class: 'scale-text' });
     ui.scaleReset = el('button', { type: 'button', class: 'full-only', text: '1/√dₖ', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
     ui.causal = el('input', { type: 'checkbox' });
@@ -520,6 +528,7 @@ export class AttentionExplorer extends Base {
     if (animate) for (const s of sections) s.classList.add('enter');
     this.#ui.view.replaceChildren(...sections);
     this.#watchOverflow();
+    this.#watchSkipped();
     this.#repaint();
     if (hadFocus && this.#focus) this.#focusable(this.#focus)?.focus({ preventScroll: true });
   }
@@ -548,22 +557,14 @@ export class AttentionExplorer extends Base {
   // current state into the view built by #render, then refreshes the
   // popover so it always shows the current value.
   #repaint() {
-    const edited = (id) => (EDITABLE.has(id) && this.#edits.size > 0 ? (i, j) => this.#edits.has(`${id}:${i}:${j}`) : () => false);
-    const never = () => '';
     // Everything the blocked, edited and selected marks depend on besides the numbers.
     const c = this.#config;
-    const key = JSON.stringify([c.causal, c.window, c.queryOffset, this.#selected, this.#mask ? this.#mask.join('') : '', [...this.#edits.keys()]]);
+    this.#paintKey = JSON.stringify([c.causal, c.window, c.queryOffset, this.#selected, this.#mask ? this.#mask.join('') : '', [...this.#edits.keys()]]);
     for (const entry of this.#tables.values()) {
-      const { id, step } = entry;
-      const blocks = step === 'weights' || step === 'scaled';
-      paintTable(entry, this.#matrixOf(id), {
-        key,
-        digits: DIGITS[step ?? id] ?? 4,
-        blocked: blocks ? this.#blocked : never,
-        edited: edited(id),
-        selected: this.#selected,
-        minusInfinity: step === 'scaled',
-      });
+      // While the slider is dragged, a table the browser skips (off screen)
+      // waits: it is painted when it comes on screen or the drag ends.
+      entry.stale = Boolean(entry.skipped && this.#dragTimer);
+      if (!entry.stale) this.#paintEntry(entry);
     }
     const scaled = this.#ui.view.querySelector('section.step-scaled');
     if (scaled) {
@@ -576,6 +577,51 @@ export class AttentionExplorer extends Base {
     }
     this.#lines?.update(this.#example.heads.map((h) => h.weights));
     if (this.#inspected) this.#inspect(this.#inspected, { quiet: true });
+  }
+
+  #paintEntry(entry) {
+    const { id, step } = entry;
+    const blocks = step === 'weights' || step === 'scaled';
+    const edited = EDITABLE.has(id) && this.#edits.size > 0 ? (i, j) => this.#edits.has(`${id}:${i}:${j}`) : () => false;
+    entry.stale = false;
+    paintTable(entry, this.#matrixOf(id), {
+      key: this.#paintKey,
+      digits: DIGITS[step ?? id] ?? 4,
+      blocked: blocks ? this.#blocked : () => '',
+      edited,
+      selected: this.#selected,
+      minusInfinity: step === 'scaled',
+    });
+  }
+
+  // The containers with content-visibility: auto (the steps below the lead,
+  // heads after the first) tell when the browser skips them; the tables
+  // inside are marked so a drag can leave them for later.
+  #watchSkipped() {
+    this.#skipped.clear();
+    for (const box of this.#ui.view.querySelectorAll('section.step:not(.lead), .matrices.heads > figure.matrix + figure.matrix')) {
+      box.addEventListener('contentvisibilityautostatechange', (e) => {
+        if (e.skipped) this.#skipped.add(box);
+        else this.#skipped.delete(box);
+        for (const entry of this.#tables.values()) {
+          entry.skipped = [...this.#skipped].some((b) => b.contains(entry.table));
+          if (!entry.skipped && entry.stale) this.#paintEntry(entry);
+        }
+      });
+    }
+  }
+
+  // A drag is a run of slider input events; it ends on change (pointer
+  // released, or a key) or after a pause, and then the waiting tables are painted.
+  #dragStep() {
+    clearTimeout(this.#dragTimer);
+    this.#dragTimer = setTimeout(() => this.#dragEnd(), DRAG_PAUSE_MS);
+  }
+
+  #dragEnd() {
+    clearTimeout(this.#dragTimer);
+    this.#dragTimer = 0;
+    for (const entry of this.#tables.values()) if (entry.stale) this.#paintEntry(entry);
   }
 
   #section(step, children, { lead = false } = {}) {
