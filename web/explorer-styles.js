@@ -17,7 +17,8 @@ export const STYLES = `
   --attn-select: #bf3989;
   --attn-focus: #1b1f24;
   --attn-source: #bf3989;
-  --attn-masked: repeating-linear-gradient(45deg, #8c959f 0 3px, #d0d7de 3px 6px);
+  /* Thin stripes on a pale ground: the 0.0000 on a masked cell stays readable. */
+  --attn-masked: repeating-linear-gradient(45deg, #b6bec7 0 2px, #eef1f4 2px 7px);
   --attn-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   --attn-mono: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   --attn-cell-width: 4.6em;
@@ -43,7 +44,7 @@ export const STYLES = `
     --attn-select: #ff9bce;
     --attn-focus: #ffffff;
     --attn-source: #ff9bce;
-    --attn-masked: repeating-linear-gradient(45deg, #57606a 0 3px, #30363d 3px 6px);
+    --attn-masked: repeating-linear-gradient(45deg, #484f58 0 2px, #161b22 2px 7px);
     ${HEAD_COLORS.dark.map((c, h) => `--attn-head-${h}: ${c};`).join('\n    ')}
   }
 }
