@@ -11,6 +11,7 @@ import { attendsMost } from './explorer-text.js';
 const PAD = 14; // px above the first token
 const CHAR = 8; // px per character of a 13 px monospace label, rounded up
 const MAX_LABEL = 12; // characters of a token shown
+const PHONE_WIDTH = 350; // px of a 390 px phone's column the view fits unscaled when it can
 
 const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
 
@@ -45,8 +46,9 @@ export function lineStyle(w) {
 export function linesLayout(tokens) {
   const n = tokens.length;
   const row = n <= 8 ? 32 : n <= 16 ? 26 : 22; // px per token
-  const span = 230; // px between the two columns of tokens
   const label = 12 + CHAR * Math.max(3, ...tokens.map((t) => Math.min(t.length, MAX_LABEL)));
+  // px between the two columns of tokens: narrower for long labels, down to 150.
+  const span = Math.max(150, Math.min(230, PHONE_WIDTH - 2 * label));
   const width = 2 * label + span;
   const height = PAD * 2 + n * row;
   const y = (i) => PAD + i * row + row / 2;
