@@ -156,6 +156,22 @@ test('a table\'s Copy button sits by the table, not at the far edge of the page'
   await context.close();
 });
 
+test('at 390 px a cell reached by the arrow keys is never behind the sticky toolbar', async ({ env }) => {
+  const { page, context } = await env.page({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  await page.goto(`${env.base}/?tokens=${Array.from({ length: 16 }, (_, i) => `t${i}`).join('+')}`);
+  await settled(page);
+  await page.$eval(E, (el) => el.shadowRoot.querySelector('table[data-id="scores-0"] td[data-i="15"][data-j="0"]').focus());
+  for (let k = 0; k < 15; k++) {
+    await page.keyboard.press('ArrowUp');
+    const gap = await page.$eval(E, (el) => {
+      const cell = el.shadowRoot.activeElement.getBoundingClientRect();
+      return cell.top - el.shadowRoot.querySelector('.toolbar').getBoundingClientRect().bottom;
+    });
+    assert.ok(gap >= 0, `row ${14 - k}: the focused cell's top is ${-gap} px under the toolbar`);
+  }
+  await context.close();
+});
+
 test('a drag leaves off-screen tables for later: they show the current numbers when they come on screen and when the drag ends', async ({ env }) => {
   const { page, context, problems } = await env.page({ viewport: { width: 1366, height: 900 }, reducedMotion: 'reduce' });
   await page.goto(`${env.base}/?tokens=${Array.from({ length: 32 }, (_, i) => `t${i}`).join('+')}&heads=2`);

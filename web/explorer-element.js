@@ -387,6 +387,13 @@ export class AttentionExplorer extends Base {
     });
     ui.root = el('div', { class: 'root' }, ui.toolbar, ui.settings, ui.message, ui.copyArea, ui.view, ui.popover);
     this.#root.append(el('style', { text: STYLES }), ui.root);
+    // A cell that takes focus scrolls clear of the sticky toolbar (its scroll
+    // margin is the toolbar's height), never behind it.
+    if (typeof ResizeObserver !== 'undefined') {
+      new ResizeObserver(([entry]) => {
+        ui.root.style.setProperty('--attn-toolbar-height', `${Math.ceil(entry.borderBoxSize?.[0]?.blockSize ?? entry.contentRect.height)}px`);
+      }).observe(ui.toolbar);
+    }
   }
 
   #showMessage(text) {
