@@ -99,7 +99,13 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
     // Warm-up round (JIT, worker instances' memory), not counted.
     for (const c of list) await c.round(roundMs / 3);
     const times = list.map(() => []);
-    for (let r = 0; r < rounds; r++) for (const [i, c] of list.entries()) times[i].push(await c.round(roundMs));
+    // Each round starts at the next contender, so no one always runs first.
+    for (let r = 0; r < rounds; r++) {
+      for (let j = 0; j < list.length; j++) {
+        const i = (r + j) % list.length;
+        times[i].push(await list[i].round(roundMs));
+      }
+    }
     const singleTimes = times[0];
     const ortIndexes = list.map((c, i) => (c.peer ? i : -1)).filter((i) => i >= 0);
     // The faster onnxruntime configuration of each round.
