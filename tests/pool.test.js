@@ -73,7 +73,7 @@ for (const isa of BUILDS) {
   });
   s('multiHeadAttention: same bits, split over head groups (with wo and GQA) and small', async ({ pool, attn }) => {
     const m = (rows, cols, seed) => ({ rows, cols, data: draw(rows * cols, seed).map((x) => x / 8) });
-    for (const [n, dModel, heads, kvHeads, dk, wo] of [[256, 256, 8, 8, 32, true], [200, 96, 6, 2, 16, false], [5, 8, 2, 1, 4, true]]) {
+    for (const [n, dModel, heads, kvHeads, dk, wo] of [[256, 256, 8, 8, 32, true], [400, 96, 6, 2, 16, false], [5, 8, 2, 1, 4, true]]) {
       const options = { wq: m(dModel, heads * dk, 1), wk: m(dModel, kvHeads * dk, 2), wv: m(dModel, kvHeads * dk, 3), heads, kvHeads, causal: true };
       if (wo) options.wo = m(heads * dk, dModel, 4);
       const x = m(n, dModel, 5);

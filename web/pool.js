@@ -18,9 +18,11 @@ import { compileAttention, loadAttention } from './attention.js';
 import { Matrix, describe, toMask, toMatrix } from './matrix.js';
 
 // Work (FLOPs, 2 (dk + dv) per query-key pair) below which a call runs on
-// the calling thread: there the message round trips to the workers and back
-// cost about what the threads save (bench/pool.js times a call just above).
-const SPLIT_MIN_FLOPS = 2 ** 23;
+// the calling thread (about 1 ms of one core): a sleeping worker wakes in
+// tens of microseconds on an idle machine but in milliseconds on a busy one,
+// and below this the threads could not win that back (bench/pool.js times a
+// call just above it).
+const SPLIT_MIN_FLOPS = 2 ** 25;
 // The smallest block of query rows a worker gets: a multiple of the fused
 // kernel's 4-row tile, and far above the decode kernel's sizes (fewer than 4
 // rows, or n_q n_k d_k <= 2048), so every block takes the fused kernel as
