@@ -63,30 +63,42 @@ _Static_assert(sizeof(attn_options) == 72 && offsetof(attn_options, bias) == 28 
 _Static_assert(sizeof(attn_steps) == 20, "attn_steps layout is fixed for web/attention.js");
 #endif
 
-size_t attn_sdpa_scratch_size(const attn_shape* shape) {
-  if (shape == NULL) return 0;
+/* The scratch of attn_sdpa, as float offsets from its start:
+ *   kp    (d_k, n_k rounded up to 8)     packed K panels (fused) or K^T (step path);
+ *   vp    (d_v rounded up to 8, n_k)     V in panels of 8 columns (fused);
+ *   tile  attn__flash_tile_floats        the fused kernel's tiles;
+ *   rows  (heads / kv_heads) x (n_k rounded up to 4, + 2)
+ *                                        grouped-query decoding: a row of logits,
+ *                                        a sum and a max per head of a kv head.
+ * The decode kernel of single heads (two rows of logits) uses kp and vp.
+ * 0 when the sizes are invalid or the count overflows. */
+typedef struct attn__scratch {
+  size_t kp, vp, tile, rows, total;
+} attn__scratch;
+
+static int attn__scratch_layout(const attn_shape* shape, attn__scratch* at) {
   const int32_t n_k = shape->n_k, d_k = shape->d_k, d_v = shape->d_v;
   if (shape->n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1) return 0;
-  /* (d_k, n_k rounded up to 8) packed K or K^T, (n_k, d_v rounded up to 8)
-   * packed V, and the fused kernel's tiles. The decode kernel's two rows of
-   * logits (2 n_k rounded up to 4) fit in the first two. */
-  size_t kt, v, total;
-  if (!attn__count((size_t)d_k, attn__round_up((size_t)n_k, ATTN__PAD), 1, 1, &kt)) return 0;
-  if (!attn__count((size_t)n_k, attn__round_up((size_t)d_v, ATTN__PAD), 1, 1, &v)) return 0;
-  total = kt + v;
-  if (total < kt) return 0;
+  size_t kp, vp, rows = 0;
+  if (!attn__count((size_t)d_k, attn__round_up((size_t)n_k, ATTN__PAD), 1, 1, &kp)) return 0;
+  if (!attn__count((size_t)n_k, attn__round_up((size_t)d_v, ATTN__PAD), 1, 1, &vp)) return 0;
   const size_t tile = attn__flash_tile_floats((size_t)d_k, (size_t)d_v);
-  if (total + tile < total || total + tile > SIZE_MAX / sizeof(float)) return 0;
-  total += tile;
-  /* Grouped-query decoding takes the heads of a kv head as rows: its logits
-   * rows, beyond what the regions above hold, come after them. */
-  if (shape->heads > 0 && shape->kv_heads > 0 && shape->heads % shape->kv_heads == 0) {
-    size_t rows;
-    if (!attn__count((size_t)(shape->heads / shape->kv_heads), attn__round_up((size_t)n_k, 4) + 2, 1, 1, &rows)) return 0;
-    if (total + rows < total || total + rows > SIZE_MAX / sizeof(float)) return 0;
-    total += rows;
+  if (shape->heads > 0 && shape->kv_heads > 0 && shape->heads % shape->kv_heads == 0 &&
+      !attn__count((size_t)(shape->heads / shape->kv_heads), attn__round_up((size_t)n_k, 4) + 2, 1, 1, &rows)) {
+    return 0;
   }
-  return total;
+  at->kp = 0;
+  at->vp = kp;
+  if (__builtin_add_overflow(at->vp, vp, &at->tile) || __builtin_add_overflow(at->tile, tile, &at->rows) ||
+      __builtin_add_overflow(at->rows, rows, &at->total) || at->total > SIZE_MAX / sizeof(float)) {
+    return 0;
+  }
+  return 1;
+}
+
+size_t attn_sdpa_scratch_size(const attn_shape* shape) {
+  attn__scratch at;
+  return shape != NULL && attn__scratch_layout(shape, &at) ? at.total : 0;
 }
 
 /* Which kernel takes the output path. The decode kernel reads K and V
@@ -175,16 +187,16 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
       !attn__count(batch, heads, nq, nk, &count)) {
     return ATTN_ERR_OVERFLOW;
   }
-  const size_t need = attn_sdpa_scratch_size(&sh);
-  if (need == 0) return ATTN_ERR_OVERFLOW;
-  if (scratch == NULL || scratch_floats < need) return ATTN_ERR_SCRATCH;
+  attn__scratch at;
+  if (!attn__scratch_layout(&sh, &at)) return ATTN_ERR_OVERFLOW;
+  if (scratch == NULL || scratch_floats < at.total) return ATTN_ERR_SCRATCH;
 
   const size_t group = heads / kv_heads;  /* query heads per kv head */
   const size_t v_stride = attn__round_up(dv, ATTN__PAD);
-  float* kp = scratch;                                 /* (d_k, n_k rounded up to 8) K panels or K^T */
-  float* vp = kp + dk * attn__round_up(nk, ATTN__PAD);  /* (v_stride / 8, n_k, 8) V panels */
-  float* tile = vp + nk * v_stride;                    /* attn__flash_tile_floats(d_k, d_v) */
-  float* group_rows = tile + attn__flash_tile_floats(dk, dv);  /* decode scratch of a group's heads */
+  float* kp = scratch + at.kp;            /* (d_k, n_k rounded up to 8) K panels or K^T */
+  float* vp = scratch + at.vp;            /* (v_stride / 8, n_k, 8) V panels */
+  float* tile = scratch + at.tile;        /* attn__flash_tile_floats(d_k, d_v) */
+  float* group_rows = scratch + at.rows;  /* decode scratch of a group's heads */
   const int decode = !with_steps && attn__use_decode(nq, nk, dk);
   /* Keys past the mask's or bias's last column are not allowed. */
   size_t cols = nk;

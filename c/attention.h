@@ -82,10 +82,11 @@
  *   the C library (the same code in both builds).
  *   Against a float64 reference the outputs agree to about 1e-6 times the
  *   largest magnitude at the sizes tested; the tests use 2e-5.
- *   The SIMD and scalar builds sum in different orders in the fused kernel
- *   and the step path, so they agree there to rounding; the decode kernel
- *   gives the same bits in both builds. The output path and the step path
- *   agree to rounding.
+ *   The SIMD and scalar builds compute every logit, exp and tanh with the
+ *   same bits; they sum in different orders in the fused kernel and the
+ *   step path's softmax, so they agree there to rounding; the decode kernel
+ *   (fewer than 4 query rows) gives the same bits in both builds, lse
+ *   included. The output path and the step path agree to rounding.
  *
  * SIMD
  *
@@ -212,9 +213,10 @@ int32_t attn_simd_enabled(void);
 /* The default scale 1 / sqrt(d_k), rounded to float32. 0 when d_k < 1. */
 float attn_default_scale(int32_t d_k);
 
-/* Floats of scratch that attn_sdpa needs for this shape: the packed K and V
- * of one kv head plus a few small tiles. Returns 0 when the sizes are invalid
- * or the count overflows. */
+/* Floats of scratch that attn_sdpa needs for this shape (sizes only; strides
+ * do not matter): the packed K and V of one kv head, a few small tiles and a
+ * row of n_k logits per query head of a kv head (grouped-query decoding).
+ * Returns 0 when the sizes are invalid or the count overflows. */
 size_t attn_sdpa_scratch_size(const attn_shape* shape);
 
 /* Scaled dot-product attention, shapes and semantics above. shape, q, k, v,

@@ -19,10 +19,16 @@ import { assertClose } from './helpers.js';
 
 // float32 rows drawn from the same float64 draws are bit-identical; a sum of
 // float32 with an exact sinusoid is within one float32 rounding of it.
+// The title of a saved SVG: its 16 px lines joined (it wraps to the picture's width).
+const svgTitle = (svg) => [...svg.matchAll(/font-size="16" fill="#000">([^<]*)</g)].map((m) => m[1]).join(' ');
 const ATOL_F32_ROUNDING = 1e-6;
 // A derivation rebuilds a softmax in float64 from the float32 logits: four
 // decimals are what it prints, so it agrees with the kernel to 5e-5.
 const ATOL_PRINTED = 5e-5;
+// The core's tanh (c/kernels/f32-tanh.h) against Math.tanh: float32 with a
+// polynomial exp, a few ulp; 1e-5 relative leaves room and still catches a
+// logit that skipped the cap (off by far more).
+const RTOL_TANH = 1e-5;
 
 const reader = (attrs) => (name) => (name in attrs ? attrs[name] : null);
 
@@ -72,6 +78,21 @@ for (const [attrs, message] of [
     assert.throws(() => readSettings(reader(attrs)), (err) => err instanceof RangeError && message.test(err.message));
   });
 }
+
+settings('window, softcap and query-offset: parsed from the attribute, checked by normalizeConfig', () => {
+  const read = (attrs) => readSettings(reader(attrs)).config;
+  assert.equal(read({ window: '2' }).window, [2, 2]);
+  assert.equal(read({ window: '3 0' }).window, [3, 0]);
+  assert.is(read({ window: '-1 -1' }).window, null, 'unbounded on both sides is no window');
+  assert.is(read({ window: '' }).window, null);
+  assert.is(read({ 'query-offset': '-2' }).queryOffset, -2);
+  assert.is(read({ softcap: '5' }).softcap, 5);
+  assert.is(read({}).softcap, 0);
+  assert.throws(() => read({ window: '2 x' }), /^window expects "left right"/);
+  assert.throws(() => read({ window: '-2' }), /^window must be \[left, right\], integers from -1/);
+  assert.throws(() => read({ softcap: '-1' }), /^softcap must be a finite number >= 0/);
+  assert.throws(() => read({ 'query-offset': '1.5' }), /^query-offset expects a whole number/);
+});
 
 settings('parseSetting names the flag the caller uses (the CLI says --seed)', () => {
   const seed = SETTINGS.find((s) => s.attr === 'seed');
@@ -201,6 +222,32 @@ texts('causal and masked pairs: −∞ logits, weight 0, and why', ({ attn }) =>
   assert.is(ctx.example.heads[0].weights.get(2, 0), 0);
 });
 
+texts('a window and a query offset block keys by position; a softcapped logit is c·tanh(x/c)', ({ attn }) => {
+  const c = normalizeConfig({ window: [1, 0], queryOffset: 1, causal: true });
+  // Query i sits at position i + 1: it sees keys i .. i + 1 (1 back, causal).
+  assert.is(blockedReason(c, null, 4, 0, 0), '');
+  assert.is(blockedReason(c, null, 4, 0, 1), '');
+  assert.is(blockedReason(c, null, 4, 2, 1), 'outside the window');
+  assert.is(blockedReason(c, null, 4, 0, 2), 'causal: a later token');
+  assert.is(blockedReason(c, null, 4, 3, 2), 'outside the window');
+  assert.is(blockedReason(normalizeConfig({ window: [-1, 1] }), null, 4, 0, 2), 'outside the window', 'unbounded back, 1 ahead');
+  const ctx = context(attn, { softcap: 2, window: [1, 1] });
+  const head = ctx.example.heads[0];
+  for (let i = 0; i < 4; i++) {
+    for (let j = 0; j < 4; j++) {
+      const logit = head.logits.get(i, j);
+      if (Math.abs(i - j) > 1) {
+        assert.is(logit, -Infinity, `(${i}, ${j}) outside the window`);
+        assert.match(explain(ctx, 'scaled-0', i, j).text, /−∞: the pair may not attend \(outside the window\)/);
+        continue;
+      }
+      assertClose([logit], [2 * Math.tanh(head.scaled.get(i, j) / 2)], { rtol: RTOL_TANH, relativeTo: 'value', what: `logit (${i}, ${j})` });
+      assert.match(explain(ctx, 'scaled-0', i, j).text, /= c·tanh\(x \/ c\) with c = 2 and x = score × scale = /);
+    }
+  }
+  assert.match(snapshotTitle(ctx.config), /no mask, window 1 back, 1 ahead, scale 0\.577 = 1\/√3, softcap 2\)$/);
+});
+
 texts('attendsMost names the strongest key; a picture’s title states causal, mask, window and scale', ({ attn }) => {
   const ctx = context(attn);
   assert.is(attendsMost(ctx.config.tokens, ctx.example.heads[0].weights, 1), 'cat attends most to cat, 0.3769');
@@ -221,7 +268,7 @@ texts('the exported picture hatches disallowed pairs, writes −∞ logits and d
   // 6 causal pairs, hatched in the logits and in the weights.
   assert.is((svg.match(/class="blocked"/g) ?? []).length, 12);
   assert.is((svg.match(/>−∞</g) ?? []).length, 6);
-  assert.match(svg, /causal, no mask, no window, scale 0\.577/);
+  assert.match(svgTitle(svg), /causal, no mask, no window, scale 0\.577/);
   assert.ok((svg.match(/<line /g) ?? []).length >= 10, 'lines of the lines view');
 });
 

@@ -11,6 +11,8 @@ import * as assert from 'uvu/assert';
 import { serve } from '../scripts/serve.js';
 import { OUTPUT, start } from './browser.js';
 
+// The title of a saved SVG: its 16 px lines joined (it wraps to the picture's width).
+const svgTitle = (svg) => [...svg.matchAll(/font-size="16" fill="#000">([^<]*)</g)].map((m) => m[1]).join(' ');
 const require = createRequire(import.meta.url);
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const E = 'attention-explorer';
@@ -145,6 +147,9 @@ test('on a touch screen a tap inspects; masking is a separate mode', async ({ en
   assert.match(p.text, /^weight\(sat → cat\) = /);
   assert.ok(await page.evaluate((sel) => document.querySelector(sel).state.weights.get(2, 1) > 0, E), 'not masked');
   assert.not.match(page.url(), /mask=/);
+  // A tap beside the tables closes it.
+  await page.tap(`${E} section.lead h2`);
+  assert.ok((await popover(page)).hidden, 'closed by a tap elsewhere');
   await page.tap(`${E} button:has-text("Mask pairs")`);
   await page.tap(cell);
   await page.waitForFunction((sel) => document.querySelector(sel).state.weights.get(2, 1) === 0, E);
@@ -199,8 +204,37 @@ test('disallowed pairs: −∞ logits and hatched weights, in the page and the e
   const hatched = await page.$$eval(`${E} table[data-id="weights-0"] td.masked`, (tds) => tds.length);
   assert.is(hatched, 7);
   const svg = await page.$eval(E, (el) => el.toSVG());
-  assert.match(svg, /causal, mask: 1 pair masked, no window, scale 0\.577/);
+  assert.match(svgTitle(svg), /causal, mask: 1 pair masked, no window, scale 0\.577/);
   assert.is((svg.match(/>−∞</g) ?? []).length, 7);
+  assert.equal(problems, []);
+  await page.context().close();
+});
+
+test('window, softcap and query-offset attributes: −∞ outside the window, the logits row, c·tanh(x/c) in the popover', async ({ env }) => {
+  const { page, problems } = await env.page();
+  await page.goto(`${env.base}/?window=1&softcap=2&query-offset=0`);
+  await settled(page);
+  const scaled = await page.$$eval(`${E} table[data-id="scaled-0"] tbody tr`, (rows) => rows.map((r) => [...r.querySelectorAll('td[data-i]')].map((td) => td.textContent)));
+  assert.equal(scaled.map((row) => row.map((x) => x === '−∞')), [
+    [false, false, true, true], [false, false, false, true], [true, false, false, false], [true, true, false, false]]);
+  const state = await page.evaluate((sel) => {
+    const el = document.querySelector(sel);
+    return { logits: el.state.logits.toArray(), scaled: el.state.scaled.toArray(), title: el.shadowRoot.querySelector('section.step-scaled h2').textContent };
+  }, E);
+  assert.is(state.logits[0][3], -Infinity, 'outside the window');
+  assert.ok(Math.abs(state.logits[1][1] - 2 * Math.tanh(state.scaled[1][1] / 2)) < 1e-5);
+  assert.match(state.title, /^Step 2: logits = 2·tanh\(score × 0\.577 \/ 2\)$/);
+  await page.hover(`${E} table[data-id="scaled-0"] td[data-i="1"][data-j="1"]`);
+  assert.match((await popover(page)).text, /c·tanh\(x \/ c\) with c = 2/);
+  const svg = await page.$eval(E, (el) => el.toSVG());
+  assert.match(svgTitle(svg), /window 1 back, 1 ahead/);
+  assert.match(svgTitle(svg), /softcap 2\)$/);
+  // The settings fields show the attributes; changing a field changes the attribute.
+  await page.click(`${E} details.settings summary`);
+  await page.fill(`${E} input[placeholder="left right"]`, '0 -1');
+  await page.press(`${E} input[placeholder="left right"]`, 'Enter');
+  await page.waitForFunction((sel) => document.querySelector(sel).getAttribute('window') === '0 -1', E);
+  await page.waitForFunction((sel) => document.querySelector(sel).state.weights.get(1, 0) === 0, E);
   assert.equal(problems, []);
   await page.context().close();
 });
@@ -214,7 +248,7 @@ test('embeddings="word": a repeated word gets equal rows of X, and equal rows of
   assert.not.equal(rows[0], rows[1]);
   const weights = await page.evaluate((sel) => document.querySelector(sel).state.weights.toArray(), E);
   assert.equal(weights[0], weights[3]);
-  assert.is(await page.$eval(E, (el) => el.shadowRoot.querySelector('select').value), 'word');
+  assert.is(await page.$eval(E, (el) => el.shadowRoot.querySelector('details.settings select').value), 'word');
   assert.equal(problems, []);
   await page.context().close();
 });
@@ -271,16 +305,24 @@ for (const width of [1366, 720]) {
 
 // Every table is inside the explorer's width, or its scroll box is (and scrolls).
 async function checkTablesFit(page, expected) {
-  const report = await page.$eval(E, (el) => {
-    const host = el.getBoundingClientRect();
-    return [...el.shadowRoot.querySelectorAll('figure.matrix')].map((f) => {
+  const report = await page.$eval(E, async (el) => {
+    const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const out = [];
+    // Each table is looked at on screen, as a reader sees it (off screen, sections skip rendering).
+    for (const f of el.shadowRoot.querySelectorAll('figure.matrix')) {
+      f.scrollIntoView({ block: 'center' });
+      await frames();
+      const host = el.getBoundingClientRect();
       const box = f.querySelector('.scroll');
       const r = f.querySelector('table').getBoundingClientRect();
       const b = box.getBoundingClientRect();
       const inside = r.left >= host.left - 1 && r.right <= host.right + 1;
-      const scrolls = box.scrollWidth > box.clientWidth && getComputedStyle(box).overflowX === 'auto' && b.right <= host.right + 1;
-      return { id: f.dataset.id, ok: inside || scrolls };
-    });
+      // A table that scrolls says so: its caption reads "scroll →" and its cut edge fades.
+      const scrolls = box.scrollWidth > box.clientWidth && getComputedStyle(box).overflowX === 'auto' && b.right <= host.right + 1 &&
+        f.classList.contains('overflowing') && getComputedStyle(f.querySelector('figcaption .shape'), '::after').content.includes('scroll');
+      out.push({ id: f.dataset.id, ok: inside || scrolls });
+    }
+    return out;
   });
   assert.is(report.length, expected, 'tables');
   assert.equal(report.filter((r) => !r.ok), []);
@@ -292,7 +334,8 @@ test('the compact embed fits a 720 px column in at most 900 px; controls="minima
   await page.goto(`${env.base}/tests/pages/compact.html`);
   await settled(page, '#one');
   await settled(page, '#two');
-  for (const id of ['#one', '#two']) {
+  await settled(page, '#four');
+  for (const id of ['#one', '#two', '#four']) {
     const info = await page.$eval(id, (el) => {
       const visible = (sel) => [...el.shadowRoot.querySelectorAll(sel)].filter((n) => n.getClientRects().length > 0).length;
       return {
@@ -308,6 +351,14 @@ test('the compact embed fits a 720 px column in at most 900 px; controls="minima
     assert.equal(info.sections, ['weights'], `${id}: only the attention section`);
     assert.equal([info.slider, info.causal, info.heads, info.tokens, info.settings], [1, 1, 1, 0, 0], `${id}: minimal controls`);
   }
+  // Four heads: the tables open on head 1 behind a picker; "all heads" shows the four.
+  const shown = () => page.$eval('#four', (el) => [...el.shadowRoot.querySelectorAll('figure.matrix')].filter((f) => f.getClientRects().length > 0).map((f) => f.dataset.head));
+  assert.equal(await shown(), ['0']);
+  await page.selectOption('#four >> select[aria-label="head shown in the tables"]', 'head 3');
+  assert.equal(await shown(), ['2']);
+  await page.selectOption('#four >> select[aria-label="head shown in the tables"]', 'all heads');
+  assert.equal(await shown(), ['0', '1', '2', '3']);
+  assert.is(await page.$eval('#one', (el) => el.shadowRoot.querySelector('.field.head-pick').getClientRects().length), 0, 'no picker for one head');
   assert.equal(await page.evaluate(() => window.__violations), []);
   assert.equal(problems, []);
   await page.context().close();

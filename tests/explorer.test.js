@@ -42,12 +42,14 @@ test.after(async ({ env }) => env?.close());
 
 test('index.html shows the handbook numbers under the strict CSP, with no errors', async ({ env }) => {
   const { page, problems } = await env.page();
+  await page.addInitScript(() => {
+    window.__violations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(`${e.violatedDirective}: ${e.blockedURI}`));
+  });
   const response = await page.goto(`${env.base}/`);
   assert.match(response.headers()['content-security-policy'], /script-src 'self' 'wasm-unsafe-eval'/);
-  await page.evaluate(() => {
-    window.__violations = [];
-  });
   await settled(page);
+  assert.equal(await page.evaluate(() => window.__violations), [], 'no Content-Security-Policy violations');
   for (const [step, rows] of Object.entries(expected)) {
     const got = await cellTexts(page, `${step}-0`);
     assert.equal(got, rows.map((r) => r.cells), step);

@@ -134,6 +134,18 @@ for (const simd of [true, false]) {
       const r = attn.sdpa(inputs.q, inputs.k, inputs.v, optionsOf(c, inputs, { steps: true, stats: true }));
       assertClose(r.output, c.output, { rtol: RTOL_REFERENCE, what: `${build} ${c.name} steps output` });
       assertLse(r.lse, c.lse, `${build} ${c.name} steps lse`);
+      // The logits against numpy's (small cases): -Infinity exactly where
+      // numpy has it, the rest within the reference tolerance.
+      if (c.logits) {
+        let maxAbs = 1;
+        for (const x of c.logits) if (x !== null && Math.abs(x) > maxAbs) maxAbs = Math.abs(x);
+        c.logits.forEach((e, idx) => {
+          const a = r.logits[idx];
+          if (e === null ? a !== -Infinity : !(Math.abs(a - e) <= RTOL_REFERENCE * maxAbs)) {
+            throw new Error(`${build} ${c.name} logits[${idx}]: got ${a}, numpy ${e ?? -Infinity}`);
+          }
+        });
+      }
       // weights = exp(logits - lse): the logits are what entered the softmax.
       for (let row = 0; row < c.batch * c.heads * c.nq; row++) {
         for (let j = 0; j < c.nk; j++) {

@@ -226,6 +226,8 @@ export class Attention {
   #arena = 0; // pointer into wasm memory
   #arenaBytes = 0;
   #addresses = new Array(10).fill(0);
+  #call = newCall(); // reused by sdpa(), the hot path: no object per call
+  #scratchKey = [0, 0, 0, 0, 0, 0, 0]; // nq, nk, dk, dv, heads, kvHeads of the last call, and its scratch size
   #f32 = new Float32Array(0);
   #i32 = new Int32Array(0);
   #u8 = new Uint8Array(0);
@@ -340,7 +342,7 @@ export class Attention {
   }
 
   // The one way into attn_sdpa, shared by attention, sdpa, multiHeadAttention
-  // and the KV caches; `c` is checked already (see callSpec). Written for
+  // and the KV caches; `c` (made by newCall) is checked already. Written for
   // small calls: one arena check, the three structs of attention.h written
   // by offset, one copy in per input and one copy out. c.kAt / c.vAt, when
   // set, are byte addresses of K and V already in wasm memory (a cache), read
@@ -357,18 +359,24 @@ export class Attention {
     // Float offsets from the arena start, each region 16-byte aligned: the
     // structs (shape 76 bytes, options 72, steps 20), int32 per-batch
     // arrays, the tensors, scratch; the mask (bytes) last.
-    const align = (n) => Math.ceil(n / 4) * 4; // not bitwise: counts may pass 2^31
     const SHAPE = 0, OPTS = 20, STEPS = 40, I32 = 48;
     const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
     const bO = oO + align(oLen), sO = bO + align(bLen), zO = sO + align(sLen), gO = zO + align(sLen);
     const wO = gO + align(sLen), lO = wO + align(sLen), xO = lO + align(lLen);
-    // The scratch size depends on nq, nk, dk, dv only: written into a shape
-    // struct first, then asked.
     if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this call');
+    // Growth detaches the old buffer, and a detached view has length 0: far
+    // cheaper to check than the memory.buffer getter on every small call.
     else if (this.#f32.length === 0) this.#views();
     let base = this.#arena, at = base >>> 2;
     this.#writeShape(at + SHAPE, c);
-    const scratch = ex.attn_sdpa_scratch_size(base + SHAPE * 4) >>> 0;
+    // The scratch size depends on the sizes only (not on strides or
+    // options): asked of the C side once per new set of sizes.
+    const sk = this.#scratchKey;
+    if (sk[0] !== nq || sk[1] !== nk || sk[2] !== dk || sk[3] !== dv || sk[4] !== heads || sk[5] !== kvHeads) {
+      sk[6] = ex.attn_sdpa_scratch_size(base + SHAPE * 4) >>> 0;
+      sk[0] = nq; sk[1] = nk; sk[2] = dk; sk[3] = dv; sk[4] = heads; sk[5] = kvHeads;
+    }
+    const scratch = sk[6];
     if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
     const mO = xO + scratch;
     const bytes = mO * 4 + mLen;
@@ -433,6 +441,8 @@ export class Attention {
       if (c.stats) result.lse = f32.slice(at + lO, at + lO + lLen);
       return result;
     } finally {
+      // The reused call object must not keep the caller's arrays alive.
+      c.q = c.k = c.v = c.out = c.mask = c.bias = c.kvLengths = c.queryOffsets = null;
       this.#release();
     }
   }
@@ -467,12 +477,15 @@ export class Attention {
     const mask = options.mask == null ? null : flatBcast(toMask(options.mask, 'attention: mask', nq, nk), nk);
     const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, 'attention: bias', nq, nk).data, nk);
     const steps = checkBool(options.steps, 'attention: steps');
-    const c = {
-      q: Q.data, k: K.data, v: V.data, batch: 1, heads: 1, kvHeads: 1, nq, nk, dk, dv, layout: 'bhsd', mask, bias,
-      scale: checkScale(options.scale, 'attention: scale', dk), causal: checkBool(options.causal, 'attention: causal'),
-      softcap: checkSoftcap(options.softcap, 'attention: softcap'), window: checkWindow(options.window, 'attention: window'),
-      ...checkOffset(options.queryOffset, 'attention: queryOffset', 1), kvLengths: null, steps, stats: false,
-    };
+    const c = newCall();
+    c.q = Q.data; c.k = K.data; c.v = V.data;
+    c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv; c.mask = mask; c.bias = bias;
+    c.scale = checkScale(options.scale, 'attention: scale', dk);
+    c.causal = checkBool(options.causal, 'attention: causal');
+    c.softcap = checkSoftcap(options.softcap, 'attention: softcap');
+    c.window = checkWindow(options.window, 'attention: window');
+    setOffset(c, options.queryOffset, 'attention: queryOffset');
+    c.steps = steps;
     const r = this.#sdpa(c);
     if (!steps) return { output: new Matrix(nq, dv, r) };
     return {
@@ -521,18 +534,20 @@ export class Attention {
       if (!(out instanceof Float32Array)) throw new TypeError(`sdpa: out must be a Float32Array of ${oLen} values ${os}, got ${describe(out)}`);
       if (out.length < oLen) throw new RangeError(`sdpa: out has ${out.length} values, needs ${oLen} for ${os}`);
     }
-    const c = {
-      q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, layout, mask, bias,
-      scale: options.scale == null ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk),
-      causal: options.causal == null ? false : checkBool(options.causal, 'sdpa: causal'),
-      softcap: options.softcap == null ? 0 : checkSoftcap(options.softcap, 'sdpa: softcap'),
-      window: options.window == null ? null : checkWindow(options.window, 'sdpa: window'),
-      ...(options.queryOffset == null ? NO_OFFSET : checkOffset(options.queryOffset, 'sdpa: queryOffset', batch)),
-      kvLengths: options.kvLengths == null ? null : checkLengths(options.kvLengths, 'sdpa: kvLengths', batch, nk),
-      steps: options.steps == null ? false : checkBool(options.steps, 'sdpa: steps'),
-      stats: options.stats == null ? false : checkBool(options.stats, 'sdpa: stats'),
-      out: out ?? undefined,
-    };
+    const c = this.#call;
+    c.q = q; c.k = k; c.v = v; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads;
+    c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv; c.layout = layout; c.mask = mask; c.bias = bias;
+    c.scale = options.scale == null ? 1 / Math.sqrt(dk) : checkScale(options.scale, 'sdpa: scale', dk);
+    c.causal = options.causal == null ? false : checkBool(options.causal, 'sdpa: causal');
+    c.softcap = options.softcap == null ? 0 : checkSoftcap(options.softcap, 'sdpa: softcap');
+    c.window = options.window == null ? null : checkWindow(options.window, 'sdpa: window');
+    c.queryOffset = 0;
+    c.queryOffsets = null;
+    if (options.queryOffset != null) setOffset(c, options.queryOffset, 'sdpa: queryOffset', batch);
+    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, 'sdpa: kvLengths', batch, nk);
+    c.steps = options.steps == null ? false : checkBool(options.steps, 'sdpa: steps');
+    c.stats = options.stats == null ? false : checkBool(options.stats, 'sdpa: stats');
+    c.out = out ?? undefined;
     return this.#sdpa(c);
   }
 
@@ -566,12 +581,15 @@ export class Attention {
     const mask = options.mask == null ? null : flatBcast(toMask(options.mask, `${name}: mask`, n, m), m);
     const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, `${name}: bias`, n, m).data, m);
     const steps = checkBool(options.steps, `${name}: steps`);
-    const c = {
-      batch: 1, heads, kvHeads, nq: n, nk: m, dk, dv, layout: 'bshd', mask, bias,
-      causal: checkBool(options.causal, `${name}: causal`), scale: checkScale(options.scale, `${name}: scale`, dk),
-      softcap: checkSoftcap(options.softcap, `${name}: softcap`), window: checkWindow(options.window, `${name}: window`),
-      ...checkOffset(options.queryOffset, `${name}: queryOffset`, 1), kvLengths: null, steps, stats: false,
-    };
+    const c = newCall();
+    c.heads = heads; c.kvHeads = kvHeads; c.nq = n; c.nk = m; c.dk = dk; c.dv = dv; c.layout = 'bshd';
+    c.mask = mask; c.bias = bias;
+    c.causal = checkBool(options.causal, `${name}: causal`);
+    c.scale = checkScale(options.scale, `${name}: scale`, dk);
+    c.softcap = checkSoftcap(options.softcap, `${name}: softcap`);
+    c.window = checkWindow(options.window, `${name}: window`);
+    setOffset(c, options.queryOffset, `${name}: queryOffset`);
+    c.steps = steps;
     // The projections are (n, heads * d): the bshd layout, read in place.
     const Q = this.matmul(X, WQ), K = this.matmul(C, WK), V = this.matmul(C, WV);
     c.q = Q.data;
@@ -785,18 +803,22 @@ export class KVCache {
       if (!(out instanceof Float32Array)) throw new TypeError(`kvCache.attend: out must be a Float32Array of ${oLen} values, got ${describe(out)}`);
       if (out.length < oLen) throw new RangeError(`kvCache.attend: out has ${out.length} values, needs ${oLen}`);
     }
-    const c = {
-      q, batch, heads, kvHeads, nq, nk, dk, dv, layout: this.layout,
-      kAt: this.#kAt, vAt: this.#vAt, kStrides: this.#strides(dk), vStrides: this.#strides(dv),
-      mask: options.mask == null ? null : checkBcast(options.mask, Uint8Array, 'kvCache.attend: mask', dims),
-      bias: options.bias == null ? null : checkBcast(options.bias, Float32Array, 'kvCache.attend: bias', dims),
-      scale: checkScale(options.scale, 'kvCache.attend: scale', dk), causal: checkBool(options.causal, 'kvCache.attend: causal'),
-      softcap: checkSoftcap(options.softcap, 'kvCache.attend: softcap'), window: checkWindow(options.window, 'kvCache.attend: window'),
-      ...(options.queryOffset == null ? { queryOffset: nk - nq, queryOffsets: null } : checkOffset(options.queryOffset, 'kvCache.attend: queryOffset', batch)),
-      kvLengths: options.kvLengths == null ? null : checkLengths(options.kvLengths, 'kvCache.attend: kvLengths', batch, nk),
-      steps: checkBool(options.steps, 'kvCache.attend: steps'), stats: checkBool(options.stats, 'kvCache.attend: stats'),
-      out: out ?? undefined,
-    };
+    const c = newCall();
+    c.q = q; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads; c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv;
+    c.layout = this.layout;
+    c.kAt = this.#kAt; c.vAt = this.#vAt; c.kStrides = this.#strides(dk); c.vStrides = this.#strides(dv);
+    c.mask = options.mask == null ? null : checkBcast(options.mask, Uint8Array, 'kvCache.attend: mask', dims);
+    c.bias = options.bias == null ? null : checkBcast(options.bias, Float32Array, 'kvCache.attend: bias', dims);
+    c.scale = checkScale(options.scale, 'kvCache.attend: scale', dk);
+    c.causal = checkBool(options.causal, 'kvCache.attend: causal');
+    c.softcap = checkSoftcap(options.softcap, 'kvCache.attend: softcap');
+    c.window = checkWindow(options.window, 'kvCache.attend: window');
+    c.queryOffset = nk - nq;
+    if (options.queryOffset != null) setOffset(c, options.queryOffset, 'kvCache.attend: queryOffset', batch);
+    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, 'kvCache.attend: kvLengths', batch, nk);
+    c.steps = checkBool(options.steps, 'kvCache.attend: steps');
+    c.stats = checkBool(options.stats, 'kvCache.attend: stats');
+    c.out = out ?? undefined;
     return this.#host.sdpa(c);
   }
 
@@ -833,8 +855,32 @@ function isSdpaOption(key) {
   }
 }
 
+// What #sdpa takes, always made here so every call site gives it the same
+// object shape (V8 then keeps its property loads monomorphic).
+function newCall() {
+  return {
+    q: null, k: null, v: null, batch: 1, heads: 1, kvHeads: 1, nq: 0, nk: 0, dk: 0, dv: 0, layout: 'bhsd',
+    mask: null, bias: null, scale: 0, causal: false, softcap: 0, window: null, queryOffset: 0, queryOffsets: null,
+    kvLengths: null, steps: false, stats: false, out: undefined,
+    kAt: undefined, vAt: undefined, kStrides: null, vStrides: null, // a KV cache read in place
+  };
+}
+
+// c.queryOffset / c.queryOffsets from a checked queryOffset option.
+function setOffset(c, value, name, batch = 1) {
+  if (value == null) return;
+  const offset = checkOffset(value, name, batch);
+  c.queryOffset = offset.queryOffset;
+  c.queryOffsets = offset.queryOffsets;
+}
+
 const NO_OFFSET = Object.freeze({ queryOffset: 0, queryOffsets: null });
 const INT32_MAX = 2 ** 31 - 1;
+
+// n rounded up to a multiple of 4 floats (16 bytes); not bitwise: counts may pass 2^31.
+function align(n) {
+  return Math.ceil(n / 4) * 4;
+}
 
 function checkLayout(value, name) {
   if (value == null) return 'bhsd';

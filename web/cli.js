@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { loadAttention } from './attention.js';
 import { HANDBOOK, computeExample, defaultScale, normalizeConfig } from './example.js';
 import { SETTINGS, parseSetting } from './explorer-settings.js';
+import { windowText } from './explorer-text.js';
 import { DIGITS, textTable } from './format.js';
 
 const FLAGS = SETTINGS.filter((s) => s.cli);
@@ -75,7 +76,8 @@ async function main(argv) {
   out.push(isHandbook ? "The handbook's worked example: scaled dot-product attention" : 'Scaled dot-product attention');
   out.push(`tokens: ${t.join(' ')} (n = ${t.length})   seed ${config.seed}   d_model ${config.dModel}   d_k ${config.dk}   d_v ${config.dv}` +
     `${config.heads > 1 ? `   heads ${config.heads}` : ''}${config.kvHeads !== config.heads ? `   kv-heads ${config.kvHeads}` : ''}` +
-    `${config.causal ? '   causal' : ''}`);
+    `${config.causal ? '   causal' : ''}${config.window ? `   ${windowText(config.window)}` : ''}` +
+    `${config.queryOffset ? `   query offset ${config.queryOffset}` : ''}${config.softcap > 0 ? `   softcap ${config.softcap}` : ''}`);
   const { dModel, heads, kvHeads, dk, dv } = config;
   out.push(`numpy seed ${config.seed}: X = randn(${t.length}, ${dModel}), then W_Q = randn(${dModel}, ${heads * dk}) * 0.5, ` +
     `W_K = randn(${dModel}, ${kvHeads * dk}) * 0.5, W_V = randn(${dModel}, ${kvHeads * dv}) * 0.5`);
@@ -87,7 +89,12 @@ async function main(argv) {
   ex.heads.forEach((head, h) => {
     if (config.heads > 1) out.push('', `=== Head ${h + 1} of ${config.heads}${config.kvHeads !== config.heads ? ` (kv head ${head.kvHead + 1})` : ''} ===`);
     out.push('', `Step 1, raw scores QK^T (${DIGITS.scores} decimals)`, '', indent(textTable(head.scores, t, t, DIGITS.scores)));
-    out.push('', `Step 2, scaled scores ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.scaled, t, t, DIGITS.scaled)));
+    if (config.softcap > 0 || config.window || config.queryOffset) {
+      const how = `${config.softcap > 0 ? `${config.softcap} * tanh(scaled / ${config.softcap})` : 'scaled'}, -Inf where not allowed`;
+      out.push('', `Step 2, logits ${how}; scaled = scores ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.logits, t, t, DIGITS.scaled)));
+    } else {
+      out.push('', `Step 2, scaled scores ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.scaled, t, t, DIGITS.scaled)));
+    }
     out.push('', `Step 3, attention weights softmax(scaled${config.causal ? ' + causal mask' : ''}), each row sums to 1 (${DIGITS.weights} decimals)`, '',
       indent(textTable(head.weights, t, t, DIGITS.weights)));
     const vCols = Array.from({ length: config.dv }, (_, c) => `v${c}`);

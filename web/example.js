@@ -16,6 +16,9 @@ export const HANDBOOK = Object.freeze({
   causal: false,
   embeddings: 'position',
   positions: false,
+  window: null,
+  softcap: 0,
+  queryOffset: 0,
 });
 
 /** Where the rows of X come from: row i = draw i, or one draw per distinct word. */
@@ -27,7 +30,7 @@ export function defaultScale(dk) {
 }
 
 /** The limits the explorer and command line accept. */
-export const LIMITS = Object.freeze({ tokens: 64, dModel: 512, d: 256, heads: 16 });
+export const LIMITS = Object.freeze({ tokens: 64, dModel: 512, d: 256, heads: 16, window: 1 << 20 });
 
 /**
  * Checks and completes a configuration; throws RangeError/TypeError naming
@@ -58,6 +61,17 @@ export function normalizeConfig(config = {}) {
   if (typeof c.causal !== 'boolean') throw new TypeError('causal must be true or false');
   if (!EMBEDDINGS.includes(c.embeddings)) throw new RangeError(`embeddings must be one of ${EMBEDDINGS.join(', ')}, got ${String(c.embeddings)}`);
   if (typeof c.positions !== 'boolean') throw new TypeError('positions must be true or false');
+  if (c.window !== null) {
+    const w = c.window;
+    if (!Array.isArray(w) || w.length !== 2 || w.some((x) => !Number.isInteger(x) || x < -1 || x > LIMITS.window)) {
+      throw new RangeError(`window must be [left, right], integers from -1 (unbounded) to ${LIMITS.window}, got ${JSON.stringify(w)}`);
+    }
+    c.window = w[0] === -1 && w[1] === -1 ? null : [w[0], w[1]];
+  }
+  if (typeof c.softcap !== 'number' || !Number.isFinite(c.softcap) || c.softcap < 0) {
+    throw new RangeError(`softcap must be a finite number >= 0 (0: none), got ${String(c.softcap)}`);
+  }
+  int('query-offset', c.queryOffset, -LIMITS.window, LIMITS.window);
   if (c.scale === undefined || c.scale === null) {
     c.scale = defaultScale(c.dk);
   } else if (typeof c.scale !== 'number' || !Number.isFinite(c.scale)) {
@@ -156,9 +170,12 @@ export function computeExample(attn, config, inputs = {}, mask) {
     const k = headColumns(K, g, config.dk);
     const v = headColumns(V, g, config.dv);
     const options = { steps: true, causal: config.causal, scale: config.scale };
+    if (config.window) options.window = config.window;
+    if (config.softcap > 0) options.softcap = config.softcap;
+    if (config.queryOffset !== 0) options.queryOffset = config.queryOffset;
     if (mask) options.mask = { rows: n, cols: n, data: mask };
     const r = attn.attention(q, k, v, options);
-    heads.push({ kvHead: g, q, k, v, scores: r.scores, scaled: r.scaled, weights: r.weights, output: r.output });
+    heads.push({ kvHead: g, q, k, v, scores: r.scores, scaled: r.scaled, logits: r.logits, weights: r.weights, output: r.output });
   }
   return { tokens: config.tokens, X, WQ, WK, WV, Q, K, V, heads };
 }

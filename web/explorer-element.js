@@ -9,6 +9,12 @@
 // popover with a number's derivation (explorer-text.js). Saving goes through
 // explorer-export.js. User text only enters the DOM through textContent or
 // attribute values.
+//
+// A new view of the numbers (the lines view is the model) is a module of its
+// own with a class holding an `element`, `build(...)` for a new structure and
+// `update(...)` for new numbers: #render builds it when its part is in `show`
+// (PARTS in explorer-settings.js), #repaint updates it, snapshotView
+// (explorer-export.js) draws it for PNG/SVG.
 
 import { loadAttention } from './attention.js';
 import { el } from './explorer-dom.js';
@@ -79,6 +85,8 @@ export class AttentionExplorer extends Base {
   #structure = ''; // what the built view shows; see #render
   #tables = new Map(); // id -> the entry of one built table
   #lines = null; // LinesView when the lines part is shown
+  #overflow = null; // ResizeObserver marking tables wider than their box
+  #headPicked = null; // the head the picker shows (-1: all), null until the reader picks one
 
   constructor() {
     super();
@@ -184,6 +192,7 @@ export class AttentionExplorer extends Base {
 
   disconnectedCallback() {
     this.#stopPlaying();
+    this.#overflow?.disconnect();
   }
 
   attributeChangedCallback() {
@@ -238,7 +247,8 @@ export class AttentionExplorer extends Base {
     try {
       for (const key of EDITABLE) {
         const base = this.#inputs[key] ? toMatrix(this.#inputs[key], `inputs.${key}`, ...shapes[key]) : this.#drawn.inputs[key];
-        inputs[key] = this.#edits.size === 0 ? base : new Matrix(base.rows, base.cols, base.data.slice());
+        // A copy: state hands these out, and the cached draws must stay as drawn.
+        inputs[key] = new Matrix(base.rows, base.cols, base.data.slice());
       }
     } catch (err) {
       this.#showMessage(err.message);
@@ -307,8 +317,27 @@ export class AttentionExplorer extends Base {
     ui.scaleReset = el('button', { type: 'button', text: '1/√dₖ', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
     ui.causal = el('input', { type: 'checkbox' });
     ui.causal.addEventListener('change', () => this.toggleAttribute('causal', ui.causal.checked));
+    ui.headPick = el('select', { 'aria-label': 'head shown in the tables' });
+    ui.headPick.addEventListener('change', () => {
+      this.#headPicked = Number(ui.headPick.value);
+      this.#syncHeadPick();
+    });
+    ui.headPickField = field('show', ui.headPick, 'head-pick');
     ui.masking = el('button', { type: 'button', class: 'full-only', 'aria-pressed': 'false', text: 'Mask pairs', title: 'When on, clicking a weight masks or unmasks that pair; when off, it explains the number',
       onclick: () => { this.masking = !this.#masking; } });
+    // A text setting: the attribute follows the field; an empty field removes it.
+    const textSetting = (attr, props) => {
+      const input = el('input', { spellcheck: 'false', autocomplete: 'off', ...props });
+      input.addEventListener('change', () => {
+        const value = input.value.trim();
+        if (value === '') this.removeAttribute(attr);
+        else this.setAttribute(attr, value);
+      });
+      return input;
+    };
+    ui.window = textSetting('window', { type: 'text', class: 'short', placeholder: 'left right', title: SETTING.window.help });
+    ui.softcap = textSetting('softcap', { type: 'number', min: 0, step: 'any', placeholder: 'none', title: SETTING.softcap.help });
+    ui.queryOffset = textSetting('query-offset', { type: 'number', step: 1, title: SETTING['query-offset'].help });
     ui.embeddings = el('select', {}, ...EMBEDDINGS.map((e) => el('option', { value: e, text: e })));
     ui.embeddings.addEventListener('change', () => this.setAttribute('embeddings', ui.embeddings.value));
     ui.positions = el('input', { type: 'checkbox' });
@@ -327,13 +356,14 @@ export class AttentionExplorer extends Base {
       field('Tokens', ui.tokens, 'tokens full-only'),
       el('span', { class: 'field scale' }, el('label', { class: 'field' }, el('span', { text: 'scale' }), ui.scale), ui.scaleText, ui.scaleReset),
       el('label', { class: 'field check' }, ui.causal, el('span', { text: 'causal' })),
-      field('heads', ui.heads, 'heads'),
+      field('heads', ui.heads, 'heads'), ui.headPickField,
       ui.masking, ui.stepNav);
     ui.settings = el('details', { class: 'settings full-only', part: 'settings' },
       el('summary', { text: 'Settings, steps and export' }),
       el('div', { class: 'row' },
         field('seed', ui.seed), field('d_model', ui.dModel), field('d_k', ui.dk), field('d_v', ui.dv), field('kv-heads', ui.kvHeads),
         field('embeddings', ui.embeddings), el('label', { class: 'field check' }, ui.positions, el('span', { text: 'positions' }))),
+      el('div', { class: 'row' }, field('window', ui.window), field('softcap', ui.softcap), field('query offset', ui.queryOffset)),
       el('div', { class: 'row' }, ui.resetMask, ui.resetEdits, ui.mode, el('span', { class: 'spacer' }), ui.savePNG, ui.saveSVG));
     ui.message = el('p', { class: 'message', role: 'alert', hidden: true });
     ui.view = el('div', { class: 'view', part: 'view' });
@@ -376,6 +406,9 @@ export class AttentionExplorer extends Base {
     ui.kvHeads.max = String(c.heads);
     ui.causal.checked = c.causal;
     ui.embeddings.value = c.embeddings;
+    set(ui.window, c.window ? `${c.window[0]} ${c.window[1]}` : '');
+    set(ui.softcap, c.softcap > 0 ? c.softcap : '');
+    set(ui.queryOffset, c.queryOffset);
     ui.positions.checked = c.positions;
     const isDefault = this.#scaleIsDefault;
     // The slider's range is fixed: only its thumb follows the scale.
@@ -394,6 +427,24 @@ export class AttentionExplorer extends Base {
     ui.next.disabled = this.#view.step === STEPS[STEPS.length - 1];
     ui.root.dataset.controls = this.#view.controls;
     this.#syncMasking();
+    this.#syncHeadPick();
+  }
+
+  // With several heads the tables show every head, or one picked head. A
+  // compact embed (controls minimal or none) with more than two heads opens
+  // on head 1 so it stays short; the lines view always draws every head.
+  #syncHeadPick() {
+    const ui = this.#ui, heads = this.#config.heads;
+    ui.headPickField.hidden = heads === 1;
+    if (ui.headPick.options.length !== heads + 1) {
+      ui.headPick.replaceChildren(el('option', { value: -1, text: 'all heads' }),
+        ...Array.from({ length: heads }, (_, h) => el('option', { value: h, text: `head ${h + 1}` })));
+    }
+    const fallback = this.#view.controls !== 'full' && heads > 2 ? 0 : -1;
+    const picked = this.#headPicked !== null && this.#headPicked < heads ? this.#headPicked : fallback;
+    ui.headPick.value = String(picked);
+    if (picked < 0 || heads === 1) delete ui.view.dataset.head;
+    else ui.view.dataset.head = String(picked);
   }
 
   // ---- rendering ----------------------------------------------------------------
@@ -429,7 +480,7 @@ export class AttentionExplorer extends Base {
       id: `${key}-${h}`,
       title: c.heads === 1 ? STEP_TITLES[key].replace(/^Step \d: /, '') : `Head ${h + 1}${c.kvHeads < c.heads ? ` (K, V of kv head ${head.kvHead + 1})` : ''}`,
       rows: t, cols: key === 'output' ? dims('v', c.dv) : t, kind: key === 'weights' ? 'seq' : 'div', step: key,
-      selectable: true, withSums: key === 'weights',
+      selectable: true, withSums: key === 'weights', head: h,
     }));
     // Attention first: the lines view and the weights open the view.
     const lines = view.show.has('lines') && (step === 'all' || step === 'weights');
@@ -467,8 +518,29 @@ export class AttentionExplorer extends Base {
     }
     if (animate) for (const s of sections) s.classList.add('enter');
     this.#ui.view.replaceChildren(...sections);
+    this.#watchOverflow();
     this.#repaint();
     if (hadFocus && this.#focus) this.#focusable(this.#focus)?.focus({ preventScroll: true });
+  }
+
+  // A table wider than its box scrolls; its figure is marked so the caption
+  // says so and the cut edge fades (nothing is cut off without a sign).
+  #watchOverflow() {
+    this.#overflow?.disconnect();
+    if (typeof ResizeObserver === 'undefined') return;
+    const mark = (box) => {
+      const figure = box.closest('figure');
+      const over = box.scrollWidth > box.clientWidth + 1;
+      figure.classList.toggle('overflowing', over);
+      figure.classList.toggle('scrolled-end', over && box.scrollLeft + box.clientWidth >= box.scrollWidth - 1);
+    };
+    this.#overflow = new ResizeObserver((entries) => {
+      for (const e of entries) mark(e.target);
+    });
+    for (const box of this.#ui.view.querySelectorAll('figure.matrix > .scroll')) {
+      this.#overflow.observe(box);
+      box.addEventListener('scroll', () => mark(box), { passive: true });
+    }
   }
 
   // Writes every number, colour, mask mark, selection and line of the
@@ -612,7 +684,11 @@ export class AttentionExplorer extends Base {
       return;
     }
     const target = this.#targetOf(e.target);
-    if (!target) return;
+    if (!target) {
+      // A tap beside the tables closes the popover (touch has no pointer leaving).
+      if (!e.target.closest?.('figure.lines, details, button, input')) this.#inspect(null);
+      return;
+    }
     const { id, i, j, td } = target;
     this.#focus = { id, i, j };
     const entry = this.#tables.get(id);

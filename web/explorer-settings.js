@@ -44,6 +44,12 @@ export const SETTINGS = Object.freeze([
     help: 'rows of X: "position" (row i = draw i, the handbook) or "word" (one draw per distinct word)' },
   { attr: 'positions', key: 'positions', kind: 'bool', compute: true, cli: true, url: true,
     help: 'add sinusoidal position encodings to X' },
+  { attr: 'window', key: 'window', kind: 'window', compute: true, cli: true, url: true, arg: '"<left> [<right>]"',
+    help: 'sliding window: a query sees at most left keys before it and right after it ("2" is 2 each side; -1 unbounded)' },
+  { attr: 'softcap', key: 'softcap', kind: 'number', compute: true, cli: true, url: true, arg: '<c>',
+    help: 'soft-cap the logits to c * tanh(x / c), as Gemma 2 does (0 or absent: none)' },
+  { attr: 'query-offset', key: 'queryOffset', kind: 'signed', compute: true, cli: true, url: true, arg: '<n>',
+    help: 'position of the first query among the keys: shifts the causal frontier and the window (default 0)' },
   { attr: 'step', key: 'step', kind: 'enum', values: ['all', ...STEPS], url: true,
     help: 'step mode: show one step at a time' },
   { attr: 'show', key: 'show', kind: 'list', values: PARTS,
@@ -68,6 +74,22 @@ export function parseWhole(text, name) {
   return Number(text);
 }
 
+/** A whole number that may be negative. */
+export function parseSigned(text, name) {
+  if (!/^\s*-?\d+\s*$/.test(text)) throw new RangeError(`${name} expects a whole number (may be negative), got "${text}"`);
+  return Number(text);
+}
+
+/** A window: "w" (w keys on each side) or "left right"; -1 leaves a side unbounded. */
+export function parseWindow(text, name) {
+  const parts = text.trim().split(/[\s,]+/).filter(Boolean);
+  if (parts.length < 1 || parts.length > 2 || parts.some((p) => !/^-?\d+$/.test(p))) {
+    throw new RangeError(`${name} expects "left right" or one number for both sides (whole numbers, -1 unbounded), got "${text}"`);
+  }
+  const [left, right = left] = parts.map(Number);
+  return [left, right];
+}
+
 /** A finite number. */
 export function parseNumber(text, name) {
   const x = Number(text);
@@ -84,6 +106,8 @@ export function parseSetting(setting, text, name = setting.attr) {
   switch (setting.kind) {
     case 'tokens': return parseTokens(text, name);
     case 'int': return parseWhole(text, name);
+    case 'signed': return parseSigned(text, name);
+    case 'window': return parseWindow(text, name);
     case 'number': return parseNumber(text, name);
     case 'bool': return text !== '0' && text !== 'false';
     case 'enum':
@@ -111,7 +135,7 @@ export function readSettings(read, name = (attr) => attr) {
   for (const setting of SETTINGS) {
     const text = read(setting.attr);
     if (text === null || text === undefined) continue;
-    if (setting.kind === 'number' && text.trim() === '') continue; // scale="" means the default
+    if ((setting.kind === 'number' || setting.kind === 'window') && text.trim() === '') continue; // scale="" means the default
     const value = parseSetting(setting, text, name(setting.attr));
     if (setting.compute) config[setting.key] = value;
     else view[setting.key] = setting.kind === 'list' ? new Set(value) : value;

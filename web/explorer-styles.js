@@ -3,6 +3,7 @@
 // and dark by prefers-color-scheme; motion only when the reader allows it.
 
 import { HEAD_COLORS, heatmapRules } from './colors.js';
+import { LIMITS } from './example.js';
 
 export const STYLES = `
 
@@ -66,6 +67,7 @@ export const STYLES = `
 input, button, summary, select { font: inherit; color: var(--attn-fg); }
 input[type="text"] { font-family: var(--attn-mono); }
 input[type="number"] { width: 6em; }
+input.short { width: 7em; }
 input[type="text"], input[type="number"], select { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 4px; padding: 3px 6px; }
 input[type="range"] { width: 12em; max-width: 40vw; accent-color: var(--attn-accent); }
 .scale-text { font-family: var(--attn-mono); font-size: 0.85em; min-width: 10em; }
@@ -86,8 +88,14 @@ h2 { font-size: 1.1em; margin: 18px 0 4px; }
 .explanation { margin: 0 0 8px; max-width: 60em; color: var(--attn-fg); }
 .attention-row { display: flex; flex-wrap: wrap; gap: 14px 28px; align-items: flex-start; }
 .attention-row > .matrices { flex: 0 1 auto; }
+${Array.from({ length: LIMITS.heads }, (_, h) => `.view[data-head="${h}"] .matrices.heads > figure.matrix:not([data-head="${h}"])`).join(',\n')} { display: none; }
+.field.head-pick[hidden] { display: none; }
 .matrices { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; min-width: 0; }
 figure.matrix { margin: 0; min-width: 0; max-width: 100%; }
+/* Heads off screen skip style, layout and paint while a drag repaints the
+   rest; the first head always lays out, so the row it shares with the lines
+   view is sized by real content. */
+.matrices.heads > figure.matrix + figure.matrix { content-visibility: auto; contain-intrinsic-size: auto 320px auto 300px; }
 figure.lines { margin: 0; max-width: 100%; }
 figure.lines svg { display: block; max-width: 100%; height: auto; overflow: visible; }
 figure.lines path { stroke-linecap: round; }
@@ -108,7 +116,9 @@ details.copy summary { list-style: none; padding: 1px 8px; }
 details.copy summary::-webkit-details-marker { display: none; }
 details.copy[open] { z-index: 3; }
 details.copy > button { display: block; width: 100%; margin-top: 2px; }
-.scroll { overflow-x: auto; max-width: 100%; padding: 4px; margin: -4px; }
+.scroll { overflow-x: auto; max-width: 100%; }
+figure.overflowing:not(.scrolled-end) > .scroll { mask-image: linear-gradient(to right, #000 calc(100% - 32px), rgb(0 0 0 / 0.25)); }
+figure.overflowing figcaption .shape::after { content: " · scroll →"; color: var(--attn-accent); }
 table { border-collapse: separate; border-spacing: 2px; font-family: var(--attn-mono); font-size: 0.85em;
   table-layout: fixed; width: calc(var(--attn-label-width) + var(--cols) * (var(--attn-cell-width) + 2px) + 4px); }
 th.corner, tbody th { width: var(--attn-label-width); }

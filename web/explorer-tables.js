@@ -12,20 +12,21 @@ export const MINUS_INFINITY = '−∞';
 /**
  * Builds an empty table (numbers come from paintTable) in a captioned figure.
  * Row labels are buttons (select the token as the query) when `selectable`.
+ * `head` (a number) marks the figure of one head, for the head picker.
  * One cell holds the table's tab stop: `focus` ({ i, j }, j = -1 for a row
  * label) or the first cell.
  * @returns {{ figure: HTMLElement, entry: object }}
  */
-export function buildTable({ id, title, rows, cols, kind, step, editable = false, selectable = false, withSums = false, focus = null }) {
+export function buildTable({ id, title, rows, cols, kind, step, head = null, editable = false, selectable = false, withSums = false, focus = null }) {
   const nr = rows.length, nc = cols.length;
   const table = el('table', { role: 'grid', 'data-id': id, 'aria-label': `${title}, ${nr} by ${nc}${editable ? ', editable' : ''}` });
   // A fixed layout sizes columns from the first row instead of measuring
   // every cell: with 32 tokens that is most of a rebuild's layout time.
   table.style.setProperty('--cols', String(nc + (withSums ? 1 : 0)));
-  const head = el('tr', {}, el('th', { scope: 'col', class: 'corner' }));
-  for (const col of cols) head.append(el('th', { scope: 'col', text: col, title: col }));
-  if (withSums) head.append(el('th', { scope: 'col', class: 'sum', text: 'Σ row', title: 'Each row of weights sums to 1 (0 when every key is masked)' }));
-  table.append(el('thead', {}, head));
+  const headRow = el('tr', {}, el('th', { scope: 'col', class: 'corner' }));
+  for (const col of cols) headRow.append(el('th', { scope: 'col', text: col, title: col }));
+  if (withSums) headRow.append(el('th', { scope: 'col', class: 'sum', text: 'Σ row', title: 'Each row of weights sums to 1 (0 when every key is masked)' }));
+  table.append(el('thead', {}, headRow));
   const body = el('tbody');
   const at = focus ?? { i: 0, j: 0 };
   const entry = { id, rows, cols, kind, step, table, tds: [], painted: [], sums: withSums ? [] : null, trs: [], buttons: selectable ? [] : null, lit: [] };
@@ -57,7 +58,7 @@ export function buildTable({ id, title, rows, cols, kind, step, editable = false
   const copy = el('details', { class: 'copy' },
     el('summary', { text: 'Copy', 'aria-label': `Copy ${title}` }),
     ...['numpy', 'CSV', 'Markdown'].map((format) => el('button', { type: 'button', text: format, 'data-copy': format, 'data-table': id })));
-  const figure = el('figure', { class: 'matrix', 'data-id': id },
+  const figure = el('figure', { class: 'matrix', 'data-id': id, 'data-head': head },
     el('figcaption', {}, el('span', { class: 'name', text: title }), el('span', { class: 'shape', text: ` (${nr} × ${nc})` }), copy),
     el('div', { class: 'scroll', part: 'table' }, table));
   return { figure, entry };

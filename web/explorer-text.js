@@ -21,7 +21,7 @@ export const DEFAULT_EXPLANATIONS = Object.freeze({
   projections: 'Q = X W_Q, K = X W_K, V = X W_V. Every token gets a query (what it is looking for), a key (what it offers to others) and a value (what it passes on when attended to).',
   scores: 'Row i, column j is the dot product of token i’s query with token j’s key: how well they match. Hover or tap a number to see the sum and the cells it comes from.',
   scaled: 'Scores times the scale, 1/√d_k by default: without it, scores grow with d_k and the softmax saturates into a one-hot row. A pair that may not attend (causal, masked) gets −∞ here, so the softmax gives it exactly 0. Drag the scale slider: larger sharpens the weights, smaller flattens them.',
-  weights: 'Softmax of each row: every row is positive and sums to 1, the share of attention token i pays to each token j. Hatched cells are pairs that may not attend. Turn on “Mask pairs” and click cells to mask pairs yourself.',
+  weights: 'Softmax of each row: every row is positive and sums to 1, the share of attention token i pays to each token j. Hatched cells are pairs that may not attend; turn on “Mask pairs” and click cells to mask pairs yourself.',
   output: 'Each token’s output is the weighted average of the value vectors, with its row of weights: a blend of the tokens it attends to.',
 });
 
@@ -30,21 +30,33 @@ const NAMES = { X: 'X', WQ: 'W_Q', WK: 'W_K', WV: 'W_V', Q: 'Q', K: 'K', V: 'V' 
 const MAX_TERMS = 8; // terms of a sum spelled out in a derivation
 
 /**
- * Why query i may not attend to key j, or '' when it may.
- * @param {{ causal: boolean }} config
+ * Why query i may not attend to key j, or '' when it may: the rule of
+ * c/attention.h with query i at position p = i + queryOffset among the keys.
+ * @param {{ causal: boolean, window?: number[]|null, queryOffset?: number }} config
  * @param {Uint8Array|null} mask keep-mask (n, n), 1 = may attend
  */
 export function blockedReason(config, mask, n, i, j) {
-  if (config.causal && j > i) return 'causal: a later token';
+  const p = i + (config.queryOffset ?? 0);
+  if (config.causal && j > p) return 'causal: a later token';
+  const w = config.window;
+  if (w && ((w[0] >= 0 && j < p - w[0]) || (w[1] >= 0 && j > p + w[1]))) return 'outside the window';
   if (mask && mask[i * n + j] === 0) return 'masked';
   return '';
 }
 
-/** The title of the scaled-scores step, with the scale in use. */
+/** The title of the scaled-scores step, with the scale (and softcap) in use. */
 export function sectionTitle(step, config, scaleIsDefault) {
   if (step !== 'scaled') return STEP_TITLES[step];
   const how = scaleIsDefault ? ` (÷ √${config.dk} = ${Math.sqrt(config.dk).toFixed(3)})` : '';
+  if (config.softcap > 0) return `Step 2: logits = ${config.softcap}·tanh(score × ${config.scale.toFixed(3)} / ${config.softcap})`;
   return `Step 2: scaled scores × ${config.scale.toFixed(3)}${how}`;
+}
+
+/** The window in words: "window 2 back, 2 ahead". */
+export function windowText(w) {
+  if (!w) return 'no window';
+  const side = (x, word) => (x < 0 ? `unbounded ${word}` : `${x} ${word}`);
+  return `window ${side(w[0], 'back')}, ${side(w[1], 'ahead')}`;
 }
 
 /** What the scale is, in words: "0.577 = 1/√3" or "2.000 (16 × 1/√3)". */
@@ -63,8 +75,10 @@ export function snapshotTitle(config, { maskedPairs = 0, scaleIsDefault = true }
   if (config.heads > 1) parts.push(`${config.heads} heads`);
   parts.push(config.causal ? 'causal' : 'not causal');
   parts.push(maskedPairs > 0 ? `mask: ${maskedPairs} pair${maskedPairs === 1 ? '' : 's'} masked` : 'no mask');
-  parts.push(config.window ? `window ${config.window}` : 'no window');
+  parts.push(windowText(config.window));
+  if (config.queryOffset) parts.push(`query offset ${config.queryOffset}`);
   parts.push(`scale ${scaleText(config, scaleIsDefault)}`);
+  if (config.softcap > 0) parts.push(`softcap ${config.softcap}`);
   return `Scaled dot-product attention: “${config.tokens.join(' ')}” (${parts.join(', ')})`;
 }
 
@@ -144,7 +158,7 @@ export function explain(ctx, id, i, j) {
     }
     if (c.softcap) {
       const x = head.scaled.get(i, j);
-      return { text: `logit(${t[i]} → ${t[j]})${headText} = ${c.softcap}·tanh(x / ${c.softcap}) with x = score × scale = ${how} = ${fixed(x, 3)}, so ${c.softcap}·tanh(${fixed(x / c.softcap, 4)}) = ${fixed(logit, 3)}`, sources };
+      return { text: `logit(${t[i]} → ${t[j]})${headText} = c·tanh(x / c) with c = ${c.softcap} and x = score × scale = ${how} = ${fixed(x, 3)}: ${c.softcap}·tanh(${fixed(x / c.softcap, 4)}) = ${fixed(logit, 3)}`, sources };
     }
     return { text: `scaled(${t[i]} → ${t[j]})${headText} = score × scale = ${how} = ${fixed(head.scaled.get(i, j), 3)}`, sources };
   }

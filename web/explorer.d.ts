@@ -4,6 +4,15 @@ import type { Matrix, MatrixLike } from './attention.js';
 
 export type ExplorerStep = 'all' | 'inputs' | 'projections' | 'scores' | 'scaled' | 'weights' | 'output';
 
+/** A part of the view the `show` attribute can list. */
+export type ExplorerPart = 'inputs' | 'projections' | 'scores' | 'scaled' | 'weights' | 'output' | 'lines';
+
+/** Which controls the element shows: all, the toolbar only (scale, causal, heads), or none. */
+export type ExplorerControls = 'full' | 'minimal' | 'none';
+
+/** Where the rows of X come from: row i = draw i (the handbook), or one draw per distinct word. */
+export type ExplorerEmbeddings = 'position' | 'word';
+
 export interface ExplorerState {
   readonly tokens: string[];
   readonly X: Matrix;
@@ -18,6 +27,8 @@ export interface ExplorerState {
   readonly scaled: Matrix | Matrix[];
   readonly weights: Matrix | Matrix[];
   readonly output: Matrix | Matrix[];
+  /** softcap(scaled), -Infinity where a pair may not attend (causal, mask, window). */
+  readonly logits: Matrix | Matrix[];
 }
 
 export interface ExplorerChangeDetail {
@@ -30,6 +41,13 @@ export interface ExplorerChangeDetail {
   kvHeads: number;
   causal: boolean;
   scale: number;
+  embeddings: ExplorerEmbeddings;
+  positions: boolean;
+  /** [left, right] keys around each query's position (-1: unbounded), or null. */
+  window: [number, number] | null;
+  /** 0: no softcap. */
+  softcap: number;
+  queryOffset: number;
   step: ExplorerStep;
   mask: boolean[][] | null;
   edited: boolean;
@@ -49,6 +67,24 @@ export declare class AttentionExplorer extends HTMLElement {
   causal: boolean;
   scale: number;
   step: ExplorerStep;
+  /** Attribute `embeddings`: "position" (default) or "word". */
+  embeddings: ExplorerEmbeddings;
+  /** Attribute `positions`: add sinusoidal position encodings to X. */
+  positions: boolean;
+  /** Attribute `window`: "w" or "left right"; the property reads [left, right] or null. Set a string, an array or null. */
+  window: [number, number] | null | string;
+  /** Attribute `softcap`: logits become c·tanh(x/c); 0 is none. */
+  softcap: number;
+  /** Attribute `query-offset`: position of the first query among the keys. */
+  queryOffset: number;
+  /** Attribute `show`: the parts shown, separated by spaces (default all). */
+  show: string;
+  /** Attribute `controls`. */
+  controls: ExplorerControls;
+  /** Whether a click on a weight masks the pair (true) or explains it (false, the default). */
+  masking: boolean;
+  /** The settings behind the numbers on screen, defaults filled in; null before the first. */
+  readonly config: Omit<ExplorerChangeDetail, 'step' | 'mask' | 'edited'> | null;
   /** Every matrix of the current computation; null before the first. */
   readonly state: ExplorerState | null;
   /** Replace the random draws. */

@@ -14,6 +14,22 @@ const FONT = '12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
 const HATCH_BG = '#d0d7de';
 const HATCH_FG = '#8c959f';
 const MINUS_INFINITY = '−∞';
+const TITLE_WIDTH = 1000;
+
+function wrap(text, chars) {
+  const lines = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > chars) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}
 
 /**
  * Lays out an optional lines view, then titled heatmap tables side by side
@@ -23,9 +39,12 @@ const MINUS_INFINITY = '−∞';
  * @param {{ title: string, lines?: object, tables: { title: string, matrix, rows: string[], cols: string[], digits: number, kind: 'seq'|'div', blocked?: (i: number, j: number) => string, minusInfinity?: boolean }[] }} view
  */
 export function layout(view) {
-  const shapes = [{ type: 'text', x: 12, y: 24, text: view.title, bold: true, size: 16 }];
+  // The title wraps at word boundaries to the picture's width (a 16 px
+  // monospace character is about 9.7 px wide).
+  const titleLines = wrap(view.title, Math.floor((TITLE_WIDTH - 24) / 9.7));
+  const shapes = titleLines.map((text, k) => ({ type: 'text', x: 12, y: 24 + k * 20, text, bold: true, size: 16 }));
   let x = 12;
-  let y = 48;
+  let y = 28 + titleLines.length * 20;
   let rowHeight = 0;
   const maxWidth = 1400;
   if (view.lines) {
@@ -82,7 +101,7 @@ export function layout(view) {
     rowHeight = Math.max(rowHeight, h);
   }
   const right = (s) => (s.type === 'rect' ? s.x + s.w : s.type === 'line' ? Math.max(s.x1, s.x2) : s.x + 80);
-  const width = Math.max(...shapes.slice(1).map(right), 480) + 12;
+  const width = Math.max(...shapes.slice(titleLines.length).map(right), Math.min(TITLE_WIDTH, 24 + view.title.length * 9.7)) + 12;
   const height = y + rowHeight + 12;
   return { width, height, shapes };
 }

@@ -5,7 +5,16 @@
  * signature and algorithm. attention.c picks one at compile time through the
  * ATTN__KERNEL() macro below.
  *
+ * What the two builds share bit for bit (attention.h states the same):
+ *   - exp, tanh (softcap), gemm, the packing and every logit: the same
+ *     operations in the same order;
+ *   - the decode kernel, lse included: its twins sum in the same order;
+ * and where they differ by rounding only:
+ *   - the fused kernel's row sums l (four lanes, then combined);
+ *   - softmax's row sum in the step path (four lanes, then combined).
+ *
  * Kernels only assert; the public functions in attention.c check arguments.
+ * ./build.sh debug keeps the asserts (tests/debug.test.js runs it).
  */
 #ifndef ATTN_KERNELS_H
 #define ATTN_KERNELS_H

@@ -14,7 +14,7 @@
  *   - when every input is finite and of moderate size, every output is
  *     finite and the fused and step paths agree to 1e-4 of the largest
  *     |V| value; every weight row sums to 1 or is all 0.
- * Then, from the bytes left, the options of attn_options on the same
+ * Then, reading the input from its end, the options of attn_options on the same
  * tensors: softcap, window, query offsets (scalar or per batch), kv_lengths,
  * a mask and a bias broadcast by strides with a short last dimension, and
  * the bshd layout by strides. There the step path's logits say which keys
@@ -278,7 +278,15 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
-  if (heads % kv_heads == 0 && r.size > 0) fuzz_options(&r, batch, heads, kv_heads, n_q, n_k, d_k, d_v, q, k, v, moderate);
+  if (heads % kv_heads == 0) {
+    /* The options read the input from its end, so short inputs (which the
+     * tensors above use up) reach them too. */
+    uint8_t* reversed = malloc(size ? size : 1);
+    for (size_t i = 0; i < size; i++) reversed[i] = data[size - 1 - i];
+    reader back = {reversed, size};
+    fuzz_options(&back, batch, heads, kv_heads, n_q, n_k, d_k, d_v, q, k, v, moderate);
+    free(reversed);
+  }
   /* The small helpers on the same buffers. */
   if (attn_softmax(scores, scaled, (int32_t)nq_all, n_k) != ATTN_OK) FAIL("softmax status");
   if (attn_matmul(q, v, out, n_q, d_k < d_v ? d_k : d_v, 1) != ATTN_OK) FAIL("matmul status");
