@@ -25,6 +25,21 @@ export const DEFAULT_EXPLANATIONS = Object.freeze({
   output: 'Each token’s output is the weighted average of the value vectors, with its row of weights: a blend of the tokens it attends to.',
 });
 
+/**
+ * The weights' explanation where no "Mask pairs" button is shown
+ * (controls "minimal" or "none"): it does not point to a control the reader
+ * cannot see.
+ */
+export const COMPACT_WEIGHTS_EXPLANATION = 'Softmax of each row: every row is positive and sums to 1, the share of attention token i pays to each token j. Hatched cells are pairs that may not attend.';
+
+/** The title of the section that opens the view: the lines view and the weights. */
+export function leadTitle(show, config, scaleIsDefault) {
+  if (!show.has('weights')) return 'Who attends to whom';
+  // "Step 3" only reads right where steps 1 and 2 are shown too.
+  if (!show.has('scores') && !show.has('scaled')) return 'Attention weights';
+  return sectionTitle('weights', config, scaleIsDefault);
+}
+
 /** The word for each table id in labels and derivations. */
 const NAMES = { X: 'X', WQ: 'W_Q', WK: 'W_K', WV: 'W_V', Q: 'Q', K: 'K', V: 'V' };
 const MAX_TERMS = 8; // terms of a sum spelled out in a derivation
