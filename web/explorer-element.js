@@ -24,7 +24,7 @@ import { LinesView } from './explorer-lines.js';
 import { CONTROLS, PARTS, SCALE_SLIDER, SETTING, SETTINGS, STEPS, readSettings, scaleToSlider, sliderToScale } from './explorer-settings.js';
 import { STYLES } from './explorer-styles.js';
 import { buildTable, cellLabel, highlight, paintTable } from './explorer-tables.js';
-import { COMPACT_WEIGHTS_EXPLANATION, DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, explain, leadTitle, scaleText, sectionTitle } from './explorer-text.js';
+import { DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, defaultExplanation, explain, leadTitle, scaleText, sectionTitle } from './explorer-text.js';
 import { EMBEDDINGS, HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './example.js';
 import { DIGITS, fixed, toCSV, toMarkdown, toNumpy } from './format.js';
 import { Matrix, toMatrix } from './matrix.js';
@@ -634,8 +634,9 @@ export class AttentionExplorer extends Base {
   #section(step, children, { lead = false } = {}) {
     const title = lead ? leadTitle(this.#view.show, this.#config, this.#scaleIsDefault) : sectionTitle(step, this.#config, this.#scaleIsDefault);
     const slot = el('slot', { name: `explain-${step}` });
-    const compact = step === 'weights' && this.#view.controls !== 'full' && this.#explanations.weights === DEFAULT_EXPLANATIONS.weights;
-    slot.textContent = compact ? COMPACT_WEIGHTS_EXPLANATION : this.#explanations[step];
+    // Texts set through `explanations` are the page's own; the defaults fit the controls shown.
+    const own = this.#explanations[step] !== DEFAULT_EXPLANATIONS[step];
+    slot.textContent = own ? this.#explanations[step] : defaultExplanation(step, this.#view.controls);
     return el('section', { class: `step step-${step}${lead ? ' lead' : ''}`, 'data-step': step, 'aria-label': title, part: lead ? 'attention' : `step-${step}` },
       el('h2', { text: title }),
       el('p', { class: 'explanation' }, slot),
