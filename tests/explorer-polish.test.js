@@ -124,6 +124,23 @@ test('the popover never ends below the window: under a cell at the bottom it ope
   await context.close();
 });
 
+test('the scale reset is drawn only when there is something to reset, and says what it does', async ({ env }) => {
+  const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  await page.goto(`${env.base}/`);
+  await settled(page);
+  const reset = () => page.$eval(E, (el) => {
+    const b = el.shadowRoot.querySelector('.toolbar button[title^="Reset the scale"]');
+    return { visibility: getComputedStyle(b).visibility, label: b.getAttribute('aria-label'), text: b.textContent };
+  });
+  assert.is((await reset()).visibility, 'hidden', 'at 1/√d_k a greyed-out "1/√dₖ" read as an input field');
+  await page.$eval(E, (el) => el.setAttribute('scale', '1'));
+  await page.waitForFunction((sel) => document.querySelector(sel).config.scale === 1, E);
+  const shown = await reset();
+  assert.is(shown.visibility, 'visible');
+  assert.match(shown.label, /^Reset the scale/);
+  await context.close();
+});
+
 test('the lines view is one tab stop: Tab from the settings lands on a query token', async ({ env }) => {
   const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
   await page.goto(`${env.base}/`);

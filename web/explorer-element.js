@@ -323,7 +323,7 @@ export class AttentionExplorer extends Base {
     });
     ui.scale.addEventListener('change', () => this.#dragEnd());
     ui.scaleText = el('output', { class: 'scale-text' });
-    ui.scaleReset = el('button', { type: 'button', class: 'full-only', text: '1/√dₖ', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
+    ui.scaleReset = el('button', { type: 'button', class: 'full-only scale-reset', text: '↺ 1/√dₖ', 'aria-label': 'Reset the scale to 1/√d_k', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
     ui.causal = el('input', { type: 'checkbox' });
     ui.causal.addEventListener('change', () => this.toggleAttribute('causal', ui.causal.checked));
     ui.headPick = el('select', { 'aria-label': 'head shown in the tables' });
