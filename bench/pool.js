@@ -24,7 +24,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 export const POOL_SHAPES = [
   { label: 'n=4, d=3', heads: 1, nq: 4, nk: 4, d: 3 },
   // Just above the size where the pool starts to split (SPLIT_MIN_FLOPS).
-  { label: '2 heads x n=128, d=64', heads: 2, nq: 128, nk: 128, d: 64 },
+  { label: '2 heads x n=264, d=64', heads: 2, nq: 264, nk: 264, d: 64 },
   { label: 'n=1024, d=64', heads: 1, nq: 1024, nk: 1024, d: 64 },
   { label: '12 heads x n=512, d=64', heads: 12, nq: 512, nk: 512, d: 64 },
   { label: 'n=4096, d=64', heads: 1, nq: 4096, nk: 4096, d: 64 },
@@ -99,7 +99,13 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
     // Warm-up round (JIT, worker instances' memory), not counted.
     for (const c of list) await c.round(roundMs / 3);
     const times = list.map(() => []);
-    for (let r = 0; r < rounds; r++) for (const [i, c] of list.entries()) times[i].push(await c.round(roundMs));
+    // Each round starts at the next contender, so no one always runs first.
+    for (let r = 0; r < rounds; r++) {
+      for (let j = 0; j < list.length; j++) {
+        const i = (r + j) % list.length;
+        times[i].push(await list[i].round(roundMs));
+      }
+    }
     const singleTimes = times[0];
     const ortIndexes = list.map((c, i) => (c.peer ? i : -1)).filter((i) => i >= 0);
     // The faster onnxruntime configuration of each round.

@@ -61,6 +61,8 @@ function parseShape(text) {
   shape.label = `${shape.causal ? 'causal ' : ''}${shape.heads} heads x nq=${shape.nq}, nk=${shape.nk}, d=${shape.d}`;
   return shape;
 }
+// RESULTS.md's hand-written section, kept when the file is rewritten.
+const MEASURED_ONCE = '## Measured once';
 const ROUNDS = quick ? 3 : 9;
 // RESULTS.md's hand-written section from this heading on survives rewrites.
 const MEASURED_ONCE = '## Measured once';
@@ -237,7 +239,14 @@ for (const shape of custom ? [custom] : SHAPES.filter((s) => only === null || s.
     c.batch = Math.max(1, Math.floor(ROUND_MS / 8 / Math.max(per, 1e-4)));
     c.times = [];
   }
-  for (let r = 0; r < ROUNDS; r++) for (const c of list) c.times.push(await timeRound(c));
+  // Each round starts at the next contender, so no one always runs first
+  // (right after the peak probes) or last.
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let j = 0; j < list.length; j++) {
+      const c = list[(r + j) % list.length];
+      c.times.push(await timeRound(c));
+    }
+  }
   // Rates against the peak and against the fastest peer are medians of
   // per-round ratios: the contenders of one round ran seconds apart, so the
   // machine's drift (this one is shared) mostly cancels out of each ratio.
@@ -325,7 +334,14 @@ for (const label of FEATURES.filter((l) => custom === null && (only === null || 
     c.batch = Math.max(1, Math.floor(calls * ROUND_MS / 8 / (performance.now() - t0)));
     c.times = [];
   }
-  for (let r = 0; r < ROUNDS; r++) for (const c of list) c.times.push(await timeRound(c));
+  // Each round starts at the next contender, so no one always runs first
+  // (right after the peak probes) or last.
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let j = 0; j < list.length; j++) {
+      const c = list[(r + j) % list.length];
+      c.times.push(await timeRound(c));
+    }
+  }
   const base = list.find((c) => c.baseline);
   const rows = list.map((c) => ({ name: c.name, us: median(c.times) * 1000, vsBase: median(c.times.map((t, i) => base.times[i] / t)) }));
   features.push({ label, rows, baseline: base.name });

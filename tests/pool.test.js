@@ -16,7 +16,7 @@ runWithRelaxedSimd(import.meta.url);
 // Deterministic inputs in [-2, 2].
 const draw = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed * 78.233) * 2);
 
-function sdpaCase({ name: _, batch = 1, heads = 1, kvHeads = heads, nq, nk, d, mask = false, bias = false, ...extra }) {
+function sdpaCase({ name: _, parts: __, batch = 1, heads = 1, kvHeads = heads, nq, nk, d, mask = false, bias = false, ...extra }) {
   const q = draw(batch * heads * nq * d, 1), k = draw(batch * kvHeads * nk * d, 2), v = draw(batch * kvHeads * nk * d, 3);
   const options = { batch, heads, kvHeads, nq, nk, dk: d, dv: d, ...extra };
   if (mask) options.mask = Uint8Array.from(draw(nq * nk, 4), (x) => (x > -1.5 ? 1 : 0));
@@ -31,16 +31,17 @@ function sameBits(actual, expected, what) {
 }
 
 // Shapes that take each way of splitting (work above the pool's threshold).
+// parts: how many worker calls the pool of 3 threads makes of it (1: whole).
 const SPLITS = [
-  { name: '12 heads: head groups', heads: 12, nq: 256, nk: 256, d: 64 },
-  { name: 'one head: query blocks', nq: 1030, nk: 1024, d: 64 },
-  { name: 'GQA heads=8 kv=2, fewer groups than threads: query blocks', heads: 8, kvHeads: 2, nq: 301, nk: 300, d: 32 },
-  { name: 'batch 2 x 3 heads causal with mask and bias', batch: 2, heads: 3, nq: 300, nk: 257, d: 32, causal: true, mask: true, bias: true },
-  { name: 'causal one head: query blocks through queryOffset', nq: 1024, nk: 1024, d: 64, causal: true },
-  { name: 'causal nq < nk with queryOffset', nq: 517, nk: 900, d: 32, causal: true, queryOffset: 383 },
-  { name: 'window and softcap: query blocks', nq: 800, nk: 800, d: 64, window: [64, 16], softcap: 20 },
-  { name: 'grouped-query decoding nq=1', heads: 16, kvHeads: 4, nq: 1, nk: 8192, d: 64 },
-  { name: "layout 'bshd' (not split: one worker)", heads: 2, nq: 512, nk: 512, d: 64, layout: 'bshd' },
+  { name: '12 heads: head groups', parts: 3, heads: 12, nq: 256, nk: 256, d: 64 },
+  { name: 'one head: query blocks', parts: 3, nq: 1030, nk: 1024, d: 64 },
+  { name: 'GQA heads=8 kv=2, fewer groups than threads: query blocks', parts: 6, heads: 8, kvHeads: 2, nq: 301, nk: 300, d: 32 },
+  { name: 'batch 2 x 3 heads causal with mask and bias', parts: 3, batch: 2, heads: 3, nq: 300, nk: 257, d: 32, causal: true, mask: true, bias: true },
+  { name: 'causal one head: query blocks through queryOffset', parts: 3, nq: 1024, nk: 1024, d: 64, causal: true },
+  { name: 'causal nq < nk with queryOffset', parts: 3, nq: 517, nk: 900, d: 32, causal: true, queryOffset: 383 },
+  { name: 'window and softcap: query blocks', parts: 3, nq: 800, nk: 800, d: 64, window: [64, 16], softcap: 20 },
+  { name: 'grouped-query decoding nq=1', parts: 3, heads: 16, kvHeads: 4, nq: 1, nk: 8192, d: 64 },
+  { name: "layout 'bshd' (not split: one worker)", parts: 1, heads: 2, nq: 512, nk: 512, d: 64, layout: 'bshd' },
 ];
 
 for (const isa of BUILDS) {
@@ -54,9 +55,13 @@ for (const isa of BUILDS) {
   });
   s.after(({ pool }) => pool.dispose());
   for (const c of isa === 'scalar' ? SPLITS.slice(0, 5) : SPLITS) {
-    s(`${c.name}: same bits`, async ({ pool, attn }) => {
+    s(`${c.name}: ${c.parts} worker call${c.parts > 1 ? 's' : ''}, same bits`, async ({ pool, attn }) => {
       const { q, k, v, options } = sdpaCase(c);
+      const before = pool.stats;
       sameBits(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), c.name);
+      const after = pool.stats;
+      assert.is(after.parts - before.parts, c.parts, 'worker calls');
+      assert.is(after.local, before.local, 'not run on the calling thread');
     });
   }
   s('out is filled and returned; stats come back as objects', async ({ pool, attn }) => {
@@ -71,14 +76,23 @@ for (const isa of BUILDS) {
     sameBits(stats.output, want.output, 'stats output');
     sameBits(stats.lse, want.lse, 'stats lse');
   });
+  s('small calls run on the calling thread', async ({ pool, attn }) => {
+    const { q, k, v, options } = sdpaCase({ nq: 4, nk: 4, d: 3 });
+    const before = pool.stats;
+    sameBits(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), 'n=4');
+    assert.equal(pool.stats, { ...before, local: before.local + 1 });
+  });
   s('multiHeadAttention: same bits, split over head groups (with wo and GQA) and small', async ({ pool, attn }) => {
     const m = (rows, cols, seed) => ({ rows, cols, data: draw(rows * cols, seed).map((x) => x / 8) });
-    for (const [n, dModel, heads, kvHeads, dk, wo] of [[256, 256, 8, 8, 32, true], [200, 96, 6, 2, 16, false], [5, 8, 2, 1, 4, true]]) {
+    for (const [n, dModel, heads, kvHeads, dk, wo] of [[256, 256, 8, 8, 32, true], [400, 96, 6, 2, 16, false], [5, 8, 2, 1, 4, true]]) {
       const options = { wq: m(dModel, heads * dk, 1), wk: m(dModel, kvHeads * dk, 2), wv: m(dModel, kvHeads * dk, 3), heads, kvHeads, causal: true };
       if (wo) options.wo = m(heads * dk, dModel, 4);
       const x = m(n, dModel, 5);
+      const before = pool.stats;
       const r = await pool.multiHeadAttention(x, options);
       const want = attn.multiHeadAttention(x, options);
+      // The two large calls are split over kv-head groups (3 threads: min(3, kvHeads) parts).
+      assert.is(pool.stats.parts - before.parts, n === 5 ? 0 : Math.min(3, kvHeads), `mha n=${n} worker calls`);
       assert.equal([r.output.rows, r.output.cols], [want.output.rows, want.output.cols]);
       sameBits(r.output.data, want.output.data, `mha n=${n} heads=${heads}`);
     }

@@ -18,9 +18,11 @@ import { compileAttention, loadAttention } from './attention.js';
 import { Matrix, describe, toMask, toMatrix } from './matrix.js';
 
 // Work (FLOPs, 2 (dk + dv) per query-key pair) below which a call runs on
-// the calling thread: there the message round trips to the workers and back
-// cost about what the threads save (bench/pool.js times a call just above).
-const SPLIT_MIN_FLOPS = 2 ** 23;
+// the calling thread (about 1 ms of one core): a sleeping worker wakes in
+// tens of microseconds on an idle machine but in milliseconds on a busy one,
+// and below this the threads could not win that back (bench/pool.js times a
+// call just above it).
+const SPLIT_MIN_FLOPS = 2 ** 25;
 // The smallest block of query rows a worker gets: a multiple of the fused
 // kernel's 4-row tile, and far above the decode kernel's sizes (fewer than 4
 // rows, or n_q n_k d_k <= 2048), so every block takes the fused kernel as
@@ -146,6 +148,7 @@ export class AttentionPool {
   #queue = [];
   #nextId = 1;
   #disposed = false;
+  #stats = { local: 0, whole: 0, split: 0, parts: 0 };
 
   /** @internal use createAttentionPool() */
   constructor(module, local, threads, workerURL) {
@@ -163,6 +166,16 @@ export class AttentionPool {
   /** The build every worker runs: 'relaxed-simd', 'simd128' or 'scalar'. */
   get isa() {
     return this.#local.isa;
+  }
+
+  /**
+   * What the pool did with its calls so far: `local` ran on the calling
+   * thread (small or invalid), `whole` went to one worker unsplit, `split`
+   * were cut into `parts` worker calls in all. A copy.
+   * @returns {{ local: number, whole: number, split: number, parts: number }}
+   */
+  get stats() {
+    return { ...this.#stats };
   }
 
   /** @internal starts the workers; createAttentionPool awaits it. */
@@ -246,6 +259,9 @@ export class AttentionPool {
   // Runs parts (each { message, transfer, deliver(result) }) on the workers;
   // resolves with finish() once all have delivered, rejects on the first error.
   #run(parts, finish) {
+    if (parts.length === 1) this.#stats.whole++;
+    else this.#stats.split++;
+    this.#stats.parts += parts.length;
     return new Promise((resolve, reject) => {
       let left = parts.length;
       const call = {
@@ -280,6 +296,7 @@ export class AttentionPool {
     this.#live();
     const plan = sdpaPlan(q, k, v, options);
     if (plan === null || plan.work < SPLIT_MIN_FLOPS) {
+      this.#stats.local++;
       return this.#local.sdpa(q, k, v, options);
     }
     const { batch, heads, kvHeads, nq, nk, dk, dv } = plan;
@@ -372,7 +389,10 @@ export class AttentionPool {
   async multiHeadAttention(x, options) {
     this.#live();
     const plan = mhaPlan(x, options);
-    if (plan === null || plan.work < SPLIT_MIN_FLOPS) return this.#local.multiHeadAttention(x, options);
+    if (plan === null || plan.work < SPLIT_MIN_FLOPS) {
+      this.#stats.local++;
+      return this.#local.multiHeadAttention(x, options);
+    }
     const { X, C, WQ, WK, WV, WO, heads, kvHeads, dk, dv } = plan;
     const group = heads / kvHeads, count = Math.min(this.#threads, kvHeads), n = X.rows;
     const concat = new Float32Array(n * heads * dv);
