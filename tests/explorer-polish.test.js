@@ -189,6 +189,16 @@ test('at 390 px a cell reached by the arrow keys is never behind the sticky tool
   await context.close();
 });
 
+test('the address takes a boolean as the attribute does: "?causal" and "causal=true" are on, "causal=0" off', async ({ env }) => {
+  const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  for (const [query, on] of [['?causal', true], ['?causal=true', true], ['?causal=1', true], ['?causal=0', false], ['?positions&causal=false', false]]) {
+    await page.goto(`${env.base}/${query}`);
+    await settled(page);
+    assert.is(await page.$eval(E, (el) => el.config.causal), on, query);
+  }
+  await context.close();
+});
+
 test('a drag leaves off-screen tables for later: they show the current numbers when they come on screen and when the drag ends', async ({ env }) => {
   const { page, context, problems } = await env.page({ viewport: { width: 1366, height: 900 }, reducedMotion: 'reduce' });
   await page.goto(`${env.base}/?tokens=${Array.from({ length: 32 }, (_, i) => `t${i}`).join('+')}&heads=2`);
