@@ -238,6 +238,17 @@ test('a drag leaves off-screen tables for later: they show the current numbers w
   await drag([3]);
   await page.waitForTimeout(400);
   assert.equal(await wrong(), [], 'a pause ends a drag too');
+  // What the lines view says follows once the drag ends.
+  const spoken = await page.evaluate(async (sel) => {
+    const { attendsMost } = await import('/web/explorer-text.js');
+    const el = document.querySelector(sel);
+    return [...el.shadowRoot.querySelectorAll('figure.lines text.query')].map((label, i) => ({
+      said: label.getAttribute('aria-label'),
+      want: el.state.weights.map((m, h) => `head ${h + 1}: ${attendsMost(el.state.tokens, m, i)}`).join('; '),
+    }));
+  }, E);
+  assert.is(spoken.length, 32);
+  for (const { said, want } of spoken) assert.is(said, want);
   assert.equal(problems, []);
   await context.close();
 });

@@ -582,7 +582,8 @@ export class AttentionExplorer extends Base {
         scaled.setAttribute('aria-label', title);
       }
     }
-    this.#lines?.update(this.#example.heads.map((h) => h.weights));
+    // During a drag the lines follow every frame; what they say follows when it ends.
+    this.#lines?.update(this.#example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
     if (this.#inspected) this.#inspect(this.#inspected, { quiet: true });
   }
 
@@ -629,6 +630,7 @@ export class AttentionExplorer extends Base {
     clearTimeout(this.#dragTimer);
     this.#dragTimer = 0;
     for (const entry of this.#tables.values()) if (entry.stale) this.#paintEntry(entry);
+    this.#lines?.speak();
   }
 
   #section(step, children, { lead = false } = {}) {
