@@ -124,6 +124,21 @@ test('the popover never ends below the window: under a cell at the bottom it ope
   await context.close();
 });
 
+test('focus leaving the numbers for a row label closes the popover of the cell it left', async ({ env }) => {
+  const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  await page.goto(`${env.base}/`);
+  await settled(page);
+  await page.$eval(E, (el) => el.shadowRoot.querySelector('table[data-id="weights-0"] td[data-i="0"][data-j="0"]').focus());
+  const shown = () => page.$eval(E, (el) => !el.shadowRoot.querySelector('.popover').hidden);
+  assert.ok(await shown(), 'a focused weight shows its derivation');
+  await page.keyboard.press('ArrowLeft');
+  assert.is(await page.$eval(E, (el) => el.shadowRoot.activeElement.className), 'token');
+  assert.not.ok(await shown(), 'the row label has no derivation: the popover of weight(the → the) closes');
+  await page.keyboard.press('ArrowRight');
+  assert.ok(await shown(), 'and opens again on the cell');
+  await context.close();
+});
+
 test('the scale reset is drawn only when there is something to reset, and says what it does', async ({ env }) => {
   const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
   await page.goto(`${env.base}/`);

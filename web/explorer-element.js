@@ -776,7 +776,13 @@ export class AttentionExplorer extends Base {
 
   #onFocus(e) {
     const target = this.#targetOf(e.target);
-    if (!target || e.target.tagName === 'INPUT') return;
+    // Focus on something that is not a number (a row label, a query token, a
+    // Copy menu) closes the popover: it would explain a cell no longer focused.
+    if (!target) {
+      if (!this.#root.activeElement?.matches?.('td[data-i] input')) this.#inspect(null);
+      return;
+    }
+    if (e.target.tagName === 'INPUT') return;
     const { id, i, j, td } = target;
     const entry = this.#tables.get(id);
     if (entry) {
