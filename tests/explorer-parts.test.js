@@ -319,6 +319,7 @@ forControls('no text points to a control the embed hides: "Mask pairs" and "Sett
   }
   assert.match(DEFAULT_EXPLANATIONS.weights, /Mask pairs/, 'the full page still points to it');
   assert.match(defaultExplanation('scaled', 'minimal'), /slider/);
+  assert.is(defaultExplanation('no-such-part', 'minimal'), undefined, 'a part without a default text is left alone');
 });
 
 forControls.run();

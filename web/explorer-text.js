@@ -32,7 +32,8 @@ export const DEFAULT_EXPLANATIONS = Object.freeze({
  */
 export function defaultExplanation(step, controls = 'full') {
   let text = DEFAULT_EXPLANATIONS[step];
-  if (controls === 'full') return text;
+  // A part with no default text here (a view plugged in later) keeps its own.
+  if (controls === 'full' || typeof text !== 'string') return text;
   text = text
     .replace(' (its seed is under “Settings”)', '')
     .replace('; turn on “Mask pairs” and click cells to mask pairs yourself.', '.');
