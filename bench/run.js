@@ -421,7 +421,7 @@ function writeResults() {
     for (const r of rows) lines.push(`| ${r.name} | ${fmtTime(r.us)} | ${r.vsBase.toFixed(2)}x |`);
     lines.push('');
   }
-  lines.push('## Explorer recompute', '', '| tokens | compute (Node) | change to laid-out DOM (Chromium) |', '|---:|---:|---:|');
+  lines.push('## Explorer recompute', '', '| tokens | compute (Node) | scale change to painted frame (Chromium, median) |', '|---:|---:|---:|');
   for (const e of explorer) {
     const b = browser?.find((x) => x.tokens === e.tokens);
     lines.push(`| ${e.tokens} | ${fmtTime(e.computeMs * 1000)} | ${b ? `${b.ms.toFixed(2)} ms` : 'not run'} |`);

@@ -38,9 +38,15 @@
  *   not n_k.
  *
  *   A row with no allowed key gets weights 0, output 0 and lse -Infinity,
- *   never NaN (as PyTorch >= 2.5 and ONNX do). NaN in an input reaches only
- *   the outputs that depend on it (a NaN in row i of Q makes output row i
- *   NaN).
+ *   never NaN (as PyTorch >= 2.5 and ONNX do). NaN in Q, K or V reaches
+ *   the output rows that read it: a NaN in row i of Q makes output row i
+ *   NaN. Keys skipped by position (causal frontier, window, kv_lengths, a
+ *   mask's or bias's missing columns) take no part in the output on any
+ *   path (the step path still shows their scores), so NaN or Infinity in
+ *   their K or V reaches no output. A key masked by a keep-mask 0 or a
+ *   -Infinity bias is read with weight 0, and 0 * NaN and 0 * Infinity are
+ *   NaN: NaN or Infinity in V at such a key makes the row's output NaN (as
+ *   in ONNX and PyTorch), unless the row has no allowed key at all (then 0).
  *
  * TWO PATHS
  *

@@ -335,6 +335,10 @@ const cases = [
       ['attention window', (a) => a.attention(q, k, v, { window: [0] }), TypeError, /attention: window must be \[left, right\]/],
       ['attention queryOffset', (a) => a.attention(q, k, v, { queryOffset: 0.5 }), RangeError, /attention: queryOffset must be an integer/],
       ['mha window', (a) => a.multiHeadAttention([[1, 2]], { wq: [[1, 2], [1, 2]], wk: [[1, 2], [1, 2]], wv: [[1], [1]], heads: 1, window: [-3, 1] }), RangeError, /multiHeadAttention: window\[0\] must be an integer >= -1/],
+      ['attention mask as a broadcast { data, shape }', (a) => a.attention(q, k, v, { mask: { data: new Uint8Array(6), shape: [2, 3] } }), TypeError, /attention: mask must be boolean\[\]\[\] or \{ rows, cols, data: Uint8Array \} of shape \(2, 3\), got \{ data, shape \}: a broadcast mask is for sdpa\(\)/],
+      ['attention mask one row, singular', (a) => a.attention([[1, 2]], k, v, { mask: [[true, true, true], [true, true, true]] }), RangeError, /attention: mask must have 1 row \(shape \(1, 3\)\), got 2/],
+      ['append v names dv when dv == dk', (a) => a.kvCache({ dk: 4, capacity: 2 }).append(f(4), [1, 2, 3, 4]), TypeError, /kvCache.append: v must be a Float32Array \(batch, kvHeads, t, dv\) = \(1, 1, t, 4\)/],
+      ['append k names dk when dv == dk', (a) => a.kvCache({ dk: 4, capacity: 2 }).append(f(3), f(4)), RangeError, /kvCache.append: k has 3 values, not a positive multiple of batch \* kvHeads \* dk = 4 for \(batch, kvHeads, t, dk\)/],
       ['mha softcap', (a) => a.multiHeadAttention([[1, 2]], { wq: [[1, 2], [1, 2]], wk: [[1, 2], [1, 2]], wv: [[1], [1]], heads: 1, softcap: NaN }), RangeError, /multiHeadAttention: softcap/],
     ];
   })(),

@@ -138,3 +138,86 @@ for (const simd of [true, false]) {
   });
   s.run();
 }
+
+// One-token decoding from a cache takes the decode kernel with the group's
+// heads as its rows: both builds must give the same bits (attention.h), and
+// sdpa's result over a copy of K and V to rounding.
+const panels = suite('kvCache one-token decode');
+panels.before(async (ctx) => {
+  ctx.simd = await loadAttention({ simd: true });
+  ctx.scalar = await loadAttention({ simd: false });
+});
+
+panels('SIMD and scalar builds give the same bits, sdpa the same to rounding: every option, group sizes 1-7', ({ simd, scalar }) => {
+  const rng = new NumpyRandom(77);
+  const cases = [];
+  // [batch, kvHeads, group, nk, dk, dv]: group 1-7 (one head, pairs, and the
+  // blocked group path from 3 heads), the 32/16-column and 4-column loops and
+  // scalar tails of dv, dk not a multiple of 4, nk around the 4-key step.
+  for (const shape of [[1, 1, 1, 1, 3, 1], [1, 2, 2, 5, 5, 5], [2, 1, 3, 13, 8, 12], [1, 4, 3, 37, 64, 64],
+    [1, 1, 4, 12, 7, 17], [2, 2, 5, 24, 16, 67], [1, 1, 6, 4, 4, 4], [1, 1, 7, 11, 9, 28]]) {
+    for (const opts of ['none', 'window', 'mask', 'bias', 'softcap', 'lengths', 'all']) cases.push([shape, opts]);
+  }
+  for (const [[batch, kvHeads, group, nk, dk, dv], kind] of cases) {
+    const heads = kvHeads * group;
+    const k = draw(rng, batch * kvHeads * nk * dk), v = draw(rng, batch * kvHeads * nk * dv), q = draw(rng, batch * heads * dk);
+    const options = { heads, stats: true };
+    if (kind === 'window' || kind === 'all') options.window = [Math.max(0, nk - 6), 0]; // starts at key 5: not a panel edge
+    if (kind === 'mask' || kind === 'all') options.mask = { data: Uint8Array.from({ length: heads * nk }, (_, i) => (i * 7) % 3 !== 0), shape: [1, heads, 1, nk] };
+    if (kind === 'bias' || kind === 'all') options.bias = { data: draw(rng, batch * nk), shape: [batch, 1, 1, nk] };
+    if (kind === 'softcap' || kind === 'all') options.softcap = 1.5;
+    if (kind === 'lengths' || kind === 'all') options.kvLengths = Int32Array.from({ length: batch }, (_, b) => Math.max(1, nk - 2 * b - 1));
+    const what = `batch=${batch} kvHeads=${kvHeads} group=${group} nk=${nk} dk=${dk} dv=${dv} ${kind}`;
+    const run = (attn) => {
+      const cache = attn.kvCache({ batch, kvHeads, dk, dv, capacity: nk + 5 });
+      try {
+        // Appended in two parts.
+        const t = Math.ceil(nk / 2);
+        cache.append(tokens(k, batch, kvHeads, nk, dk, 0, t, false), tokens(v, batch, kvHeads, nk, dv, 0, t, false));
+        if (t < nk) cache.append(tokens(k, batch, kvHeads, nk, dk, t, nk, false), tokens(v, batch, kvHeads, nk, dv, t, nk, false));
+        return cache.attend(q, options);
+      } finally {
+        cache.dispose();
+      }
+    };
+    const a = run(simd), b = run(scalar);
+    assert.equal(Array.from(a.output), Array.from(b.output), `${what}: output bits`);
+    assert.equal(Array.from(a.lse), Array.from(b.lse), `${what}: lse bits`);
+    const { heads: _h, stats: _s, ...rest } = options;
+    const queryOffset = options.kvLengths ? Int32Array.from(options.kvLengths, (n) => n - 1) : nk - 1;
+    const want = scalar.sdpa(q, k, v, { batch, heads, kvHeads, nq: 1, nk, dk, dv, ...rest, queryOffset, stats: true });
+    assertClose(a.output, want.output, { rtol: RTOL_SIMD_VS_SCALAR, what: `${what}: vs sdpa` });
+    assertClose(a.lse, want.lse, { rtol: RTOL_SIMD_VS_SCALAR, what: `${what}: lse vs sdpa` });
+  }
+});
+
+panels('keys outside the window or kvLengths are not read: NaN and Infinity there do not reach the output', ({ simd, scalar }) => {
+  for (const attn of [simd, scalar]) {
+    const [heads, kvHeads, nk, d] = [6, 2, 23, 8];
+    const rng = new NumpyRandom(3);
+    const k = draw(rng, kvHeads * nk * d), v = draw(rng, kvHeads * nk * d), q = draw(rng, heads * d);
+    for (let g = 0; g < kvHeads; g++) for (let j = 0; j < 9; j++) for (let c = 0; c < d; c++) {
+      k[(g * nk + j) * d + c] = NaN;
+      v[(g * nk + j) * d + c] = j % 2 ? Infinity : NaN;
+    }
+    const cache = attn.kvCache({ kvHeads, dk: d, capacity: nk });
+    cache.append(k, v);
+    const out = cache.attend(q, { heads, window: [nk - 10, 0] }); // keys 9 .. 22
+    assert.ok(out.every(Number.isFinite), 'finite output');
+    cache.dispose();
+  }
+});
+panels('with kvLengths the default queryOffset is each entry\'s newest token (kvLengths[b] - nq), so a padded entry with a window is not empty', ({ simd }) => {
+  const [batch, heads, nk, d] = [2, 2, 10, 4];
+  const rng = new NumpyRandom(12);
+  const k = draw(rng, batch * heads * nk * d), v = draw(rng, batch * heads * nk * d), q = draw(rng, batch * heads * d);
+  const kvLengths = Int32Array.of(nk, 6);
+  const cache = simd.kvCache({ batch, kvHeads: heads, dk: d, capacity: nk });
+  cache.append(k, v);
+  const got = cache.attend(q, { heads, window: [2, 0], kvLengths });
+  cache.dispose();
+  const want = simd.sdpa(q, k, v, { batch, heads, nq: 1, nk, dk: d, dv: d, window: [2, 0], kvLengths, queryOffset: Int32Array.of(nk - 1, 5) });
+  assert.ok(got.subarray(heads * d).some((x) => x !== 0), 'the padded entry attends to its own last keys');
+  assertClose(got, want, { rtol: RTOL_SIMD_VS_SCALAR, what: 'per-entry default offset' });
+});
+panels.run();

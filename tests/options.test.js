@@ -5,7 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { loadAttention } from '../web/attention.js';
+import { NumpyRandom, loadAttention } from '../web/attention.js';
 import { RTOL_REFERENCE, RTOL_SIMD_VS_SCALAR, assertClose, optionCaseInputs as inputsOf, optionCaseOptions as optionsOf, readJSON } from './helpers.js';
 
 const { cases } = readJSON('./fixtures/options.json');
@@ -195,3 +195,67 @@ for (const c of cases) {
   });
 }
 both.run();
+
+// What attention.h and the README state about NaN and Infinity in V: a key
+// skipped by position (causal, window, kvLengths, a short mask's missing
+// columns) is never read, so nothing there reaches the output; a key masked
+// by a keep-mask 0 or a -Infinity bias is read with weight 0, and 0 * NaN and
+// 0 * Infinity are NaN (as in ONNX and PyTorch).
+const nan = suite('NaN and Infinity in V at keys that are not allowed');
+nan.before(async (ctx) => {
+  ctx.builds = [await loadAttention({ simd: true }), await loadAttention({ simd: false })];
+});
+nan('skipped keys never reach the output; keys masked by mask 0 or -Infinity bias make it NaN, on every path', ({ builds }) => {
+  const [nk, d] = [12, 4];
+  const bad = 2; // the key whose value row holds NaN and Infinity
+  const rng = new NumpyRandom(31);
+  for (const attn of builds) {
+    for (const nq of [1, 8]) {
+      const q = Float32Array.from(rng.randn(nq * d)), k = Float32Array.from(rng.randn(nk * d)), v = Float32Array.from(rng.randn(nk * d));
+      v.set([NaN, Infinity, -Infinity, NaN], bad * d);
+      const base = { nq, nk, dk: d, dv: d };
+      const keep = new Uint8Array(nq * nk).fill(1), minus = new Float32Array(nq * nk);
+      for (let i = 0; i < nq; i++) { keep[i * nk + bad] = 0; minus[i * nk + bad] = -Infinity; }
+      const skipped = {
+        window: { window: [1, 0], queryOffset: nk - nq }, // keys from nk - nq - 1 on
+        kvLengths: { kvLengths: Int32Array.of(bad) },
+        'short mask': { mask: { data: new Uint8Array(nq * bad).fill(1), shape: [nq, bad] } },
+        causal: { causal: true, queryOffset: bad - nq }, // the last row sees keys < bad... up to bad - 1
+      };
+      for (const [what, o] of Object.entries(skipped)) {
+        for (const steps of [false, true]) {
+          const r = attn.sdpa(q, k, v, { ...base, ...o, steps });
+          const out = steps ? r.output : r;
+          assert.ok(out.every((x) => Number.isFinite(x)), `${what}, nq=${nq}, steps=${steps}: finite`);
+        }
+      }
+      // Causal from row 0: rows before the bad key share a tile with rows that
+      // see it; they must still not read it.
+      for (const steps of [false, true]) {
+        const r = attn.sdpa(q, k, v, { ...base, causal: true, steps });
+        const out = steps ? r.output : r;
+        assert.ok(out.subarray(0, Math.min(nq, bad) * d).every(Number.isFinite), `causal rows before key ${bad}, nq=${nq}, steps=${steps}: finite`);
+      }
+      for (const [what, o] of Object.entries({ 'mask 0': { mask: keep }, '-Infinity bias': { bias: minus } })) {
+        for (const steps of [false, true]) {
+          const r = attn.sdpa(q, k, v, { ...base, ...o, steps });
+          const out = steps ? r.output : r;
+          assert.ok(out.every((x) => Number.isNaN(x)), `${what}, nq=${nq}, steps=${steps}: NaN (0 * NaN)`);
+          if (steps) assert.ok(Array.from({ length: nq }, (_, i) => r.weights[i * nk + bad]).every((w) => w === 0), `${what}: weight 0`);
+        }
+      }
+    }
+    // The KV cache's one-token path (K panels) does the same.
+    const cache = attn.kvCache({ dk: d, capacity: nk });
+    const k1 = Float32Array.from(rng.randn(nk * d)), v1 = Float32Array.from(rng.randn(nk * d));
+    v1.set([NaN, Infinity, -Infinity, NaN], bad * d);
+    cache.append(k1, v1);
+    const q1 = Float32Array.from(rng.randn(d));
+    assert.ok(cache.attend(q1, { window: [nk - bad - 2, 0] }).every(Number.isFinite), 'cache, window: finite');
+    const keep1 = new Uint8Array(nk).fill(1);
+    keep1[bad] = 0;
+    assert.ok(cache.attend(q1, { mask: keep1 }).every(Number.isNaN), 'cache, mask 0: NaN');
+    cache.dispose();
+  }
+});
+nan.run();

@@ -16,7 +16,9 @@ const work = `${root}tests/output/package`;
 const consumer = `${work}/consumer`;
 const bin = (name) => `${root}node_modules/.bin/${name}`;
 const expected = handbookTables();
-const MAX_UNPACKED = 512 * 1024;
+// Three wasm modules, the C sources (so users can rebuild) and the explorer fit in this; the
+// budget catches stray files (fixtures, outputs, docs images), not growth of the code itself.
+const MAX_UNPACKED = 768 * 1024;
 
 function sh(cmd, args, options = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...options });
@@ -37,7 +39,7 @@ test.before(async (ctx) => {
   assert.is(install.status, 0, install.stderr);
 });
 
-test('the tarball holds what users need and nothing else, under 512 KiB unpacked', ({ pack }) => {
+test('the tarball holds what users need and nothing else, under 768 KiB unpacked', ({ pack }) => {
   const files = pack.files.map((f) => f.path);
   assert.ok(pack.unpackedSize <= MAX_UNPACKED, `${pack.unpackedSize} bytes unpacked`);
   for (const need of ['web/attention.js', 'web/attention.d.ts', 'web/explorer.js', 'web/explorer.d.ts', 'web/cli.js', 'dist/attention-relaxed.wasm', 'dist/attention-simd.wasm', 'dist/attention-scalar.wasm', 'README.md', 'LICENSE']) {

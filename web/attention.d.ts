@@ -67,7 +67,7 @@ export interface PositionOptions {
 export interface Broadcast<T> {
   data: T;
   /** 2 to 4 dims; a last dim shorter than nk leaves the keys past it not allowed (ONNX pads so). */
-  shape: number[];
+  shape: readonly number[];
 }
 
 /** Optional options may also be null, which means "not given". */
@@ -135,22 +135,22 @@ export interface SdpaResult {
 }
 
 export interface KVCacheOptions {
-  batch?: number;
-  kvHeads?: number;
+  batch?: number | null;
+  kvHeads?: number | null;
   dk: number;
   /** Default: dk. */
-  dv?: number;
+  dv?: number | null;
   /** Tokens it can hold. */
   capacity: number;
   /** 'bhsd' (default) or 'bshd', for append(), keys(), values(), attend()'s q and output. */
-  layout?: 'bhsd' | 'bshd';
+  layout?: 'bhsd' | 'bshd' | null;
 }
 
 export interface AttendOptions extends PositionOptions {
   /** Query heads; default kvHeads; a multiple of kvHeads. */
-  heads?: number;
+  heads?: number | null;
   /** Query rows; default q.length / (batch * heads * dk). */
-  nq?: number;
+  nq?: number | null;
   causal?: boolean | null;
   mask?: Uint8Array | Broadcast<Uint8Array> | null;
   bias?: Float32Array | Broadcast<Float32Array> | null;
@@ -178,8 +178,14 @@ export declare class KVCache {
   keys(): Float32Array;
   /** Copy of the held values (batch, kvHeads, length, dv) in the cache's layout. */
   values(): Float32Array;
-  /** sdpa of q over the held keys; queryOffset defaults to length - nq. */
+  /**
+   * sdpa of q over the held keys; queryOffset defaults to length - nq, or
+   * with kvLengths to kvLengths[b] - nq for batch entry b.
+   */
   attend(q: Float32Array, options?: AttendOptions & { steps?: false | null; stats?: false | null }): Float32Array;
+  /** With steps: true or stats: true: { output, scores?, scaled?, logits?, weights?, lse? }. */
+  attend(q: Float32Array, options: AttendOptions & { steps: true }): SdpaResult;
+  attend(q: Float32Array, options: AttendOptions & { stats: true }): SdpaResult;
   attend(q: Float32Array, options: AttendOptions): Float32Array | SdpaResult;
   /** Length back to 0. */
   clear(): void;
@@ -195,16 +201,16 @@ export interface MultiHeadOptions extends PositionOptions {
   /** (d_context, kvHeads * dv) */
   wv: MatrixLike;
   /** (heads * dv, d_out), applied to the concatenated heads when given. */
-  wo?: MatrixLike;
+  wo?: MatrixLike | null;
   heads: number;
-  kvHeads?: number;
+  kvHeads?: number | null;
   /** Keys and values come from here (cross-attention); default: x. */
-  context?: MatrixLike;
-  causal?: boolean;
-  mask?: MaskLike;
-  bias?: MatrixLike;
-  scale?: number;
-  steps?: boolean;
+  context?: MatrixLike | null;
+  causal?: boolean | null;
+  mask?: MaskLike | null;
+  bias?: MatrixLike | null;
+  scale?: number | null;
+  steps?: boolean | null;
 }
 
 export interface MultiHeadResult {
@@ -230,7 +236,10 @@ export declare class Attention {
   attention(q: MatrixLike, k: MatrixLike, v: MatrixLike, options?: AttentionOptions): AttentionResult;
   /** Flat PyTorch layout: q (batch, heads, nq, dk), k and v (batch, kvHeads, nk, d). Returns (batch, heads, nq, dv). */
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { steps?: false | null; stats?: false | null }): Float32Array;
-  /** With steps or stats: { output, scores?, scaled?, logits?, weights?, lse? }. */
+  /** With steps: true or stats: true: { output, scores?, scaled?, logits?, weights?, lse? }. */
+  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { steps: true }): SdpaResult;
+  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { stats: true }): SdpaResult;
+  /** steps or stats not known at compile time. */
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Float32Array | SdpaResult;
   /** A KV cache in this instance's memory. */
   kvCache(options: KVCacheOptions): KVCache;

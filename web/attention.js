@@ -727,12 +727,12 @@ export class KVCache {
   append(k, v) {
     this.#live('append');
     const { batch, kvHeads, dk, dv, capacity } = this;
-    const shape = (d) => (this.layout === 'bshd' ? `(batch, t, kvHeads, ${d === dk ? 'dk' : 'dv'}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${d === dk ? 'dk' : 'dv'}) = (${batch}, ${kvHeads}, t, ${d})`);
-    if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk)}, got ${describe(k)}`);
-    if (!(v instanceof Float32Array)) throw new TypeError(`kvCache.append: v must be a Float32Array ${shape(dv)}, got ${describe(v)}`);
+    const shape = (d, label) => (this.layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
+    if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
+    if (!(v instanceof Float32Array)) throw new TypeError(`kvCache.append: v must be a Float32Array ${shape(dv, 'dv')}, got ${describe(v)}`);
     const t = k.length / (batch * kvHeads * dk);
-    if (!Number.isInteger(t) || t < 1) throw new RangeError(`kvCache.append: k has ${k.length} values, not a positive multiple of batch * kvHeads * dk = ${batch * kvHeads * dk} for ${shape(dk)}`);
-    if (v.length !== t * batch * kvHeads * dv) throw new RangeError(`kvCache.append: v has ${v.length} values, expected ${t * batch * kvHeads * dv} for ${shape(dv)} with t = ${t} (from k)`);
+    if (!Number.isInteger(t) || t < 1) throw new RangeError(`kvCache.append: k has ${k.length} values, not a positive multiple of batch * kvHeads * dk = ${batch * kvHeads * dk} for ${shape(dk, 'dk')}`);
+    if (v.length !== t * batch * kvHeads * dv) throw new RangeError(`kvCache.append: v has ${v.length} values, expected ${t * batch * kvHeads * dv} for ${shape(dv, 'dv')} with t = ${t} (from k)`);
     if (this.#length + t > capacity) {
       throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${this.#length}); the cache is unchanged`);
     }
@@ -783,7 +783,8 @@ export class KVCache {
    * Attention of q over the held keys and values, read in place. q and the
    * output are in the cache's layout: (batch, heads, nq, dk) or (batch, nq,
    * heads, dk). queryOffset defaults to length - nq (the queries are the
-   * newest tokens). Other options as Attention#sdpa, with nk = length.
+   * newest tokens), or with kvLengths to kvLengths[b] - nq for batch entry b
+   * (the newest tokens of that entry). Other options as Attention#sdpa, with nk = length.
    */
   attend(q, options = {}) {
     this.#live('attend');
@@ -813,9 +814,12 @@ export class KVCache {
     c.causal = checkBool(options.causal, 'kvCache.attend: causal');
     c.softcap = checkSoftcap(options.softcap, 'kvCache.attend: softcap');
     c.window = checkWindow(options.window, 'kvCache.attend: window');
+    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, 'kvCache.attend: kvLengths', batch, nk);
+    // The queries are the newest tokens: of the cache, or of each batch
+    // entry's own keys when kvLengths says how many it holds.
     c.queryOffset = nk - nq;
     if (options.queryOffset != null) setOffset(c, options.queryOffset, 'kvCache.attend: queryOffset', batch);
-    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, 'kvCache.attend: kvLengths', batch, nk);
+    else if (c.kvLengths) c.queryOffsets = Int32Array.from(c.kvLengths, (n) => n - nq);
     c.steps = checkBool(options.steps, 'kvCache.attend: steps');
     c.stats = checkBool(options.stats, 'kvCache.attend: stats');
     c.out = out ?? undefined;

@@ -13,6 +13,12 @@ import { DIGITS, textTable } from './format.js';
 const FLAGS = SETTINGS.filter((s) => s.cli);
 const usage = (s) => `--${s.attr}${s.kind === 'bool' ? '' : ` ${s.arg ?? '<n>'}`}`;
 
+const OPTIONS = [...FLAGS.map((s) => [usage(s), s.help]), ['--scalar', 'use the scalar WebAssembly build instead of a SIMD one'], ['--help', 'show this help']];
+const FLAG_WIDTH = Math.max(...OPTIONS.map(([flag]) => flag.length));
+
+/** What attn.isa names, in the words of the output. */
+const ISA_NAMES = { 'relaxed-simd': 'relaxed SIMD', simd128: 'SIMD128', scalar: 'scalar' };
+
 const HELP = `Usage: attention-wasm [options]
 
 Prints scaled dot-product attention step by step: raw scores QK^T, scaled
@@ -20,8 +26,7 @@ scores, attention weights and the output. With no options it is the
 handbook's worked example ("${HANDBOOK.tokens.join(' ')}", seed ${HANDBOOK.seed}).
 
 Options:
-${[...FLAGS.map((s) => [usage(s), s.help]), ['--scalar', 'use the scalar WebAssembly build instead of SIMD128'], ['--help', 'show this help']]
-    .map(([flag, help]) => `  ${flag.padEnd(20)} ${help}`).join('\n')}
+${OPTIONS.map(([flag, help]) => `  ${flag.padEnd(FLAG_WIDTH)}  ${help}`).join('\n')}
 
 Example: attention-wasm --tokens "a b c d e" --heads 2 --causal`;
 
@@ -81,21 +86,22 @@ async function main(argv) {
   const { dModel, heads, kvHeads, dk, dv } = config;
   out.push(`numpy seed ${config.seed}: X = randn(${t.length}, ${dModel}), then W_Q = randn(${dModel}, ${heads * dk}) * 0.5, ` +
     `W_K = randn(${dModel}, ${kvHeads * dk}) * 0.5, W_V = randn(${dModel}, ${kvHeads * dv}) * 0.5`);
-  if (config.embeddings === 'word') out.push(`embeddings "word": row i of X is randn(${dModel}) with numpy seed wordSeed(${config.seed}, token i), the same for a repeated word`);
+  if (config.embeddings === 'word') out.push(`embeddings "word": row i of X is randn(${dModel}) with numpy seed wordSeed(${config.seed}, token i) (the 32-bit FNV-1a hash of "${config.seed} " and the token), the same for a repeated word`);
   if (config.positions) out.push(`positions: sinusoidal position encodings added to X`);
-  out.push(`Q = X W_Q, K = X W_K, V = X W_V; float32 in the ${attn.simd ? 'SIMD128' : 'scalar'} WebAssembly build`);
+  out.push(`Q = X W_Q, K = X W_K, V = X W_V; float32 in the ${ISA_NAMES[attn.isa] ?? attn.isa} WebAssembly build`);
   const sqrt = Math.sqrt(config.dk);
-  const scaleText = config.scale === defaultScale(config.dk) ? `/ sqrt(${config.dk}) = / ${sqrt.toFixed(3)}` : `* ${config.scale}`;
+  const scaleText = config.scale === defaultScale(config.dk) ? `scores / sqrt(${config.dk}) = scores / ${sqrt.toFixed(3)}` : `scores * ${config.scale}`;
   ex.heads.forEach((head, h) => {
     if (config.heads > 1) out.push('', `=== Head ${h + 1} of ${config.heads}${config.kvHeads !== config.heads ? ` (kv head ${head.kvHead + 1})` : ''} ===`);
     out.push('', `Step 1, raw scores QK^T (${DIGITS.scores} decimals)`, '', indent(textTable(head.scores, t, t, DIGITS.scores)));
-    if (config.softcap > 0 || config.window || config.queryOffset) {
+    const logits = config.softcap > 0 || config.window || config.queryOffset;
+    if (logits) {
       const how = `${config.softcap > 0 ? `${config.softcap} * tanh(scaled / ${config.softcap})` : 'scaled'}, -Inf where not allowed`;
-      out.push('', `Step 2, logits ${how}; scaled = scores ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.logits, t, t, DIGITS.scaled)));
+      out.push('', `Step 2, logits ${how}; scaled = ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.logits, t, t, DIGITS.scaled)));
     } else {
-      out.push('', `Step 2, scaled scores ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.scaled, t, t, DIGITS.scaled)));
+      out.push('', `Step 2, scaled scores = ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.scaled, t, t, DIGITS.scaled)));
     }
-    out.push('', `Step 3, attention weights softmax(scaled${config.causal ? ' + causal mask' : ''}), each row sums to 1 (${DIGITS.weights} decimals)`, '',
+    out.push('', `Step 3, attention weights softmax(${logits ? 'logits' : `scaled${config.causal ? ' + causal mask' : ''}`}), each row sums to 1 (${DIGITS.weights} decimals)`, '',
       indent(textTable(head.weights, t, t, DIGITS.weights)));
     const vCols = Array.from({ length: config.dv }, (_, c) => `v${c}`);
     out.push('', `Step 4, output A @ V, shape (${t.length}, ${config.dv}) (${DIGITS.output} decimals)`, '', indent(textTable(head.output, t, vCols, DIGITS.output)));

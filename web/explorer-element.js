@@ -24,7 +24,7 @@ import { LinesView } from './explorer-lines.js';
 import { CONTROLS, PARTS, SCALE_SLIDER, SETTING, SETTINGS, STEPS, readSettings, scaleToSlider, sliderToScale } from './explorer-settings.js';
 import { STYLES } from './explorer-styles.js';
 import { buildTable, cellLabel, highlight, paintTable } from './explorer-tables.js';
-import { DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, explain, scaleText, sectionTitle } from './explorer-text.js';
+import { DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, defaultExplanation, explain, leadTitle, scaleText, sectionTitle } from './explorer-text.js';
 import { EMBEDDINGS, HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './example.js';
 import { DIGITS, fixed, toCSV, toMarkdown, toNumpy } from './format.js';
 import { Matrix, toMatrix } from './matrix.js';
@@ -32,6 +32,8 @@ import { Matrix, toMatrix } from './matrix.js';
 export { STEPS, DEFAULT_EXPLANATIONS };
 
 const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);
+// A pause this long in slider input ends a drag.
+const DRAG_PAUSE_MS = 200;
 
 // One wasm instance serves every explorer on the page: calls are synchronous
 // and results are copies, so they cannot interfere.
@@ -87,6 +89,9 @@ export class AttentionExplorer extends Base {
   #lines = null; // LinesView when the lines part is shown
   #overflow = null; // ResizeObserver marking tables wider than their box
   #headPicked = null; // the head the picker shows (-1: all), null until the reader picks one
+  #paintKey = ''; // what the marks of the last repaint depended on (see #repaint)
+  #skipped = new Set(); // containers the browser skips rendering (off screen)
+  #dragTimer = 0; // nonzero while the scale slider is dragged
 
   constructor() {
     super();
@@ -193,6 +198,7 @@ export class AttentionExplorer extends Base {
   disconnectedCallback() {
     this.#stopPlaying();
     this.#overflow?.disconnect();
+    this.#dragEnd();
   }
 
   attributeChangedCallback() {
@@ -306,15 +312,18 @@ export class AttentionExplorer extends Base {
     ui.dk = number('dk');
     ui.dv = number('dv');
     ui.heads = number('heads');
+    ui.heads.classList.add('tiny');
     ui.kvHeads = number('kv-heads');
     ui.scale = el('input', { type: 'range', min: SCALE_SLIDER.min, max: SCALE_SLIDER.max, step: SCALE_SLIDER.step, 'aria-label': 'scale' });
     ui.scale.addEventListener('input', () => {
       const scale = sliderToScale(Number(ui.scale.value), this.#config?.dk ?? HANDBOOK.dk);
       if (scale === null) this.removeAttribute('scale');
       else this.setAttribute('scale', String(scale));
+      this.#dragStep();
     });
+    ui.scale.addEventListener('change', () => this.#dragEnd());
     ui.scaleText = el('output', { class: 'scale-text' });
-    ui.scaleReset = el('button', { type: 'button', text: '1/√dₖ', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
+    ui.scaleReset = el('button', { type: 'button', class: 'full-only scale-reset', text: '↺ 1/√dₖ', 'aria-label': 'Reset the scale to 1/√d_k', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
     ui.causal = el('input', { type: 'checkbox' });
     ui.causal.addEventListener('change', () => this.toggleAttribute('causal', ui.causal.checked));
     ui.headPick = el('select', { 'aria-label': 'head shown in the tables' });
@@ -378,6 +387,13 @@ export class AttentionExplorer extends Base {
     });
     ui.root = el('div', { class: 'root' }, ui.toolbar, ui.settings, ui.message, ui.copyArea, ui.view, ui.popover);
     this.#root.append(el('style', { text: STYLES }), ui.root);
+    // A cell that takes focus scrolls clear of the sticky toolbar (its scroll
+    // margin is the toolbar's height), never behind it.
+    if (typeof ResizeObserver !== 'undefined') {
+      new ResizeObserver(([entry]) => {
+        ui.root.style.setProperty('--attn-toolbar-height', `${Math.ceil(entry.borderBoxSize?.[0]?.blockSize ?? entry.contentRect.height)}px`);
+      }).observe(ui.toolbar);
+    }
   }
 
   #showMessage(text) {
@@ -455,7 +471,7 @@ export class AttentionExplorer extends Base {
   #render() {
     this.#syncControls();
     const c = this.#config, view = this.#view;
-    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, view.step, [...view.show]]);
+    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, view.step, [...view.show], view.controls]);
     if (structure === this.#structure) {
       this.#repaint();
       return;
@@ -519,6 +535,7 @@ export class AttentionExplorer extends Base {
     if (animate) for (const s of sections) s.classList.add('enter');
     this.#ui.view.replaceChildren(...sections);
     this.#watchOverflow();
+    this.#watchSkipped();
     this.#repaint();
     if (hadFocus && this.#focus) this.#focusable(this.#focus)?.focus({ preventScroll: true });
   }
@@ -547,18 +564,14 @@ export class AttentionExplorer extends Base {
   // current state into the view built by #render, then refreshes the
   // popover so it always shows the current value.
   #repaint() {
-    const edited = (id) => (EDITABLE.has(id) && this.#edits.size > 0 ? (i, j) => this.#edits.has(`${id}:${i}:${j}`) : () => false);
-    const never = () => '';
+    // Everything the blocked, edited and selected marks depend on besides the numbers.
+    const c = this.#config;
+    this.#paintKey = JSON.stringify([c.causal, c.window, c.queryOffset, this.#selected, this.#mask ? this.#mask.join('') : '', [...this.#edits.keys()]]);
     for (const entry of this.#tables.values()) {
-      const { id, step } = entry;
-      const blocks = step === 'weights' || step === 'scaled';
-      paintTable(entry, this.#matrixOf(id), {
-        digits: DIGITS[step ?? id] ?? 4,
-        blocked: blocks ? this.#blocked : never,
-        edited: edited(id),
-        selected: this.#selected,
-        minusInfinity: step === 'scaled',
-      });
+      // While the slider is dragged, a table the browser skips (off screen)
+      // waits: it is painted when it comes on screen or the drag ends.
+      entry.stale = Boolean(entry.skipped && this.#dragTimer);
+      if (!entry.stale) this.#paintEntry(entry);
     }
     const scaled = this.#ui.view.querySelector('section.step-scaled');
     if (scaled) {
@@ -569,14 +582,63 @@ export class AttentionExplorer extends Base {
         scaled.setAttribute('aria-label', title);
       }
     }
-    this.#lines?.update(this.#example.heads.map((h) => h.weights));
+    // During a drag the lines follow every frame; what they say follows when it ends.
+    this.#lines?.update(this.#example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
     if (this.#inspected) this.#inspect(this.#inspected, { quiet: true });
   }
 
+  #paintEntry(entry) {
+    const { id, step } = entry;
+    const blocks = step === 'weights' || step === 'scaled';
+    const edited = EDITABLE.has(id) && this.#edits.size > 0 ? (i, j) => this.#edits.has(`${id}:${i}:${j}`) : () => false;
+    entry.stale = false;
+    paintTable(entry, this.#matrixOf(id), {
+      key: this.#paintKey,
+      digits: DIGITS[step ?? id] ?? 4,
+      blocked: blocks ? this.#blocked : () => '',
+      edited,
+      selected: this.#selected,
+      minusInfinity: step === 'scaled',
+    });
+  }
+
+  // The containers with content-visibility: auto (the steps below the lead,
+  // heads after the first) tell when the browser skips them; the tables
+  // inside are marked so a drag can leave them for later.
+  #watchSkipped() {
+    this.#skipped.clear();
+    for (const box of this.#ui.view.querySelectorAll('section.step:not(.lead), .matrices.heads > figure.matrix + figure.matrix')) {
+      box.addEventListener('contentvisibilityautostatechange', (e) => {
+        if (e.skipped) this.#skipped.add(box);
+        else this.#skipped.delete(box);
+        for (const entry of this.#tables.values()) {
+          entry.skipped = [...this.#skipped].some((b) => b.contains(entry.table));
+          if (!entry.skipped && entry.stale) this.#paintEntry(entry);
+        }
+      });
+    }
+  }
+
+  // A drag is a run of slider input events; it ends on change (pointer
+  // released, or a key) or after a pause, and then the waiting tables are painted.
+  #dragStep() {
+    clearTimeout(this.#dragTimer);
+    this.#dragTimer = setTimeout(() => this.#dragEnd(), DRAG_PAUSE_MS);
+  }
+
+  #dragEnd() {
+    clearTimeout(this.#dragTimer);
+    this.#dragTimer = 0;
+    for (const entry of this.#tables.values()) if (entry.stale) this.#paintEntry(entry);
+    this.#lines?.speak();
+  }
+
   #section(step, children, { lead = false } = {}) {
-    const title = lead && !this.#view.show.has('weights') ? 'Who attends to whom' : sectionTitle(step, this.#config, this.#scaleIsDefault);
+    const title = lead ? leadTitle(this.#view.show, this.#config, this.#scaleIsDefault) : sectionTitle(step, this.#config, this.#scaleIsDefault);
     const slot = el('slot', { name: `explain-${step}` });
-    slot.textContent = this.#explanations[step];
+    // Texts set through `explanations` are the page's own; the defaults fit the controls shown.
+    const own = this.#explanations[step] !== DEFAULT_EXPLANATIONS[step];
+    slot.textContent = own ? this.#explanations[step] : defaultExplanation(step, this.#view.controls);
     return el('section', { class: `step step-${step}${lead ? ' lead' : ''}`, 'data-step': step, 'aria-label': title, part: lead ? 'attention' : `step-${step}` },
       el('h2', { text: title }),
       el('p', { class: 'explanation' }, slot),
@@ -623,12 +685,21 @@ export class AttentionExplorer extends Base {
     ui.popover.style.width = `${width}px`;
     let left = r.right - root.left + 8;
     let top = r.top - root.top;
-    if (left + width > root.width) {
+    const under = left + width > root.width;
+    if (under) {
       left = Math.max(8, Math.min(r.left - root.left, root.width - width - 8));
       top = r.bottom - root.top + 6;
     }
     ui.popover.style.left = `${left}px`;
     ui.popover.style.top = `${top}px`;
+    // It never ends below the window: under a cell it moves above it, beside
+    // a cell it moves up (its bottom stays level with the cell's or lower).
+    const height = ui.popover.offsetHeight;
+    const bottom = window.innerHeight - 8 - root.top;
+    if (top + height > bottom) {
+      top = under ? r.top - root.top - 6 - height : Math.max(r.bottom - root.top - height, bottom - height);
+      ui.popover.style.top = `${top}px`;
+    }
   }
 
   #targetOf(node) {
@@ -705,7 +776,13 @@ export class AttentionExplorer extends Base {
 
   #onFocus(e) {
     const target = this.#targetOf(e.target);
-    if (!target || e.target.tagName === 'INPUT') return;
+    // Focus on something that is not a number (a row label, a query token, a
+    // Copy menu) closes the popover: it would explain a cell no longer focused.
+    if (!target) {
+      if (!this.#root.activeElement?.matches?.('td[data-i] input')) this.#inspect(null);
+      return;
+    }
+    if (e.target.tagName === 'INPUT') return;
     const { id, i, j, td } = target;
     const entry = this.#tables.get(id);
     if (entry) {
@@ -753,7 +830,10 @@ export class AttentionExplorer extends Base {
         }
         this.#focus = { id, i, j };
         const entry = this.#tables.get(id);
-        if (entry) entry.painted[i * entry.cols.length + j] = '';
+        if (entry) {
+          entry.painted[i * entry.cols.length + j] = '';
+          entry.data = null;
+        }
         this.#repaint();
         this.#focusable(this.#focus)?.focus();
         if (changed) this.#schedule();

@@ -8,11 +8,10 @@
 import { el, svg } from './explorer-dom.js';
 import { attendsMost } from './explorer-text.js';
 
-const ROW = 22; // px per token
 const PAD = 14; // px above the first token
-const LABEL = 110; // px for a token's label
-const SPAN = 150; // px between the two columns of tokens
+const CHAR = 8; // px per character of a 13 px monospace label, rounded up
 const MAX_LABEL = 12; // characters of a token shown
+const PHONE_WIDTH = 350; // px of a 390 px phone's column the view fits unscaled when it can
 
 const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
 
@@ -40,18 +39,25 @@ export function lineStyle(w) {
 /**
  * Positions of the two token columns and of every line, for n tokens:
  * { width, height, left: [{ x, y, text }], right: [...], line(i, j) -> { x1, y1, x2, y2 } }.
+ * A few tokens get tall rows and a wide span, so the lines of a short
+ * sentence are long enough to tell their widths apart; the label columns are
+ * as wide as the longest token, so the view still fits a 350 px phone column.
  */
 export function linesLayout(tokens) {
   const n = tokens.length;
-  const width = 2 * LABEL + SPAN;
-  const height = PAD * 2 + n * ROW;
-  const y = (i) => PAD + i * ROW + ROW / 2;
+  const row = n <= 8 ? 32 : n <= 16 ? 26 : 22; // px per token
+  const label = 12 + CHAR * Math.max(3, ...tokens.map((t) => Math.min(t.length, MAX_LABEL)));
+  // px between the two columns of tokens: narrower for long labels, down to 150.
+  const span = Math.max(150, Math.min(230, PHONE_WIDTH - 2 * label));
+  const width = 2 * label + span;
+  const height = PAD * 2 + n * row;
+  const y = (i) => PAD + i * row + row / 2;
   return {
     width,
     height,
-    left: tokens.map((t, i) => ({ x: LABEL - 6, y: y(i), text: short(t) })),
-    right: tokens.map((t, j) => ({ x: LABEL + SPAN + 6, y: y(j), text: short(t) })),
-    line: (i, j) => ({ x1: LABEL, y1: y(i), x2: LABEL + SPAN, y2: y(j) }),
+    left: tokens.map((t, i) => ({ x: label - 6, y: y(i), text: short(t) })),
+    right: tokens.map((t, j) => ({ x: label + span + 6, y: y(j), text: short(t) })),
+    line: (i, j) => ({ x1: label, y1: y(i), x2: label + span, y2: y(j) }),
   };
 }
 
@@ -88,6 +94,8 @@ export class LinesView {
     this.#layout = L;
     const n = tokens.length;
     this.#svg = svg('svg', { width: L.width, height: L.height, viewBox: `0 0 ${L.width} ${L.height}`, role: 'group',
+      // One tab stop, the query tokens': Chromium would stop on the svg itself too.
+      tabindex: -1,
       'aria-label': 'Lines from each query token (left) to the keys it attends to (right); arrow keys move between queries' });
     this.#heads = [];
     for (let h = 0; h < heads; h++) {
@@ -130,10 +138,19 @@ export class LinesView {
       ...(this.#toggles ? [this.#toggles] : []), this.#svg, this.#summary, this.#live);
   }
 
-  /** Draws the lines from the weights of each head (Matrix[]) and updates the spoken summaries. */
-  update(weights) {
+  /**
+   * Draws the lines from the weights of each head (Matrix[]) and, unless
+   * `spoken` is false (during a slider drag), updates the spoken summaries.
+   */
+  update(weights, { spoken = true } = {}) {
     this.#weights = weights;
     this.#draw();
+    if (spoken) this.speak();
+  }
+
+  /** Updates the spoken summaries to the weights drawn. */
+  speak() {
+    const weights = this.#weights;
     const n = this.#tokens.length;
     const items = [];
     for (let i = 0; i < n; i++) {

@@ -17,7 +17,8 @@ export const STYLES = `
   --attn-select: #bf3989;
   --attn-focus: #1b1f24;
   --attn-source: #bf3989;
-  --attn-masked: repeating-linear-gradient(45deg, #8c959f 0 3px, #d0d7de 3px 6px);
+  /* Thin stripes on a pale ground: the 0.0000 on a masked cell stays readable. */
+  --attn-masked: repeating-linear-gradient(45deg, #b6bec7 0 2px, #eef1f4 2px 7px);
   --attn-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   --attn-mono: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   --attn-cell-width: 4.6em;
@@ -43,7 +44,7 @@ export const STYLES = `
     --attn-select: #ff9bce;
     --attn-focus: #ffffff;
     --attn-source: #ff9bce;
-    --attn-masked: repeating-linear-gradient(45deg, #57606a 0 3px, #30363d 3px 6px);
+    --attn-masked: repeating-linear-gradient(45deg, #484f58 0 2px, #161b22 2px 7px);
     ${HEAD_COLORS.dark.map((c, h) => `--attn-head-${h}: ${c};`).join('\n    ')}
   }
 }
@@ -67,12 +68,15 @@ export const STYLES = `
 input, button, summary, select { font: inherit; color: var(--attn-fg); }
 input[type="text"] { font-family: var(--attn-mono); }
 input[type="number"] { width: 6em; }
+input.tiny { width: 4.5em; }
 input.short { width: 7em; }
 input[type="text"], input[type="number"], select { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 4px; padding: 3px 6px; }
 input[type="range"] { width: 12em; max-width: 40vw; accent-color: var(--attn-accent); }
 .scale-text { font-family: var(--attn-mono); font-size: 0.85em; min-width: 10em; }
 button, summary { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 6px; padding: 3px 10px; cursor: pointer; }
 button:disabled { opacity: 0.55; cursor: default; }
+/* At the default scale there is nothing to reset: the button keeps its place (no shift mid-drag) but is not drawn. */
+.scale-reset:disabled { visibility: hidden; }
 button[aria-pressed="true"] { border-color: var(--attn-accent); background: var(--attn-accent); color: var(--attn-bg); }
 :focus-visible { outline: 3px solid var(--attn-accent); outline-offset: 1px; }
 .step-nav { display: inline-flex; gap: 6px; }
@@ -91,7 +95,8 @@ h2 { font-size: 1.1em; margin: 18px 0 4px; }
 ${Array.from({ length: LIMITS.heads }, (_, h) => `.view[data-head="${h}"] .matrices.heads > figure.matrix:not([data-head="${h}"])`).join(',\n')} { display: none; }
 .field.head-pick[hidden] { display: none; }
 .matrices { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; min-width: 0; }
-figure.matrix { margin: 0; min-width: 0; max-width: 100%; }
+/* As wide as its table (or its box), so the Copy button sits by the table it copies. */
+figure.matrix { margin: 0; min-width: 0; max-width: 100%; width: fit-content; }
 /* Heads off screen skip style, layout and paint while a drag repaints the
    rest; the first head always lays out, so the row it shares with the lines
    view is sized by real content. */
@@ -131,6 +136,7 @@ th .token[aria-pressed="true"] { color: var(--attn-select); background: none; fo
 /* Plain cells (no rounded clip, no own stacking): with 32 tokens a drag repaints a thousand of them a frame. */
 td { width: var(--attn-cell-width); padding: 2px 6px; text-align: right; cursor: default; white-space: nowrap; }
 td[data-i] { cursor: pointer; }
+td[data-i], th .token, figure.lines text.query { scroll-margin-top: calc(var(--attn-toolbar-top) + var(--attn-toolbar-height, 0px) + 8px); }
 .view.masking table[data-id^="weights-"] td[data-i] { cursor: crosshair; }
 td.sum { background: none; color: var(--attn-muted); font-weight: 600; cursor: default; }
 td.masked { background: var(--attn-masked) !important; color: var(--attn-fg) !important; }
@@ -149,7 +155,9 @@ td:hover { filter: brightness(0.93); }
   @keyframes attn-fade { from { opacity: 0; transform: translateY(4px); } to { opacity: 1; transform: none; } }
 }
 @media (max-width: 520px) {
-  :host { --attn-cell-width: 4.2em; --attn-label-width: 4.6em; font-size: 14px; }
+  /* A cell holds seven monospace characters ("-0.4659", 4.2em) and a little padding. */
+  :host { --attn-cell-width: 4.7em; --attn-label-width: 4.4em; font-size: 14px; }
+  td { padding: 2px 3px; }
   .scale-text { min-width: 0; }
   input[type="range"] { width: 9em; }
 }

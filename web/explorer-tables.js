@@ -68,10 +68,16 @@ export function buildTable({ id, title, rows, cols, kind, step, head = null, edi
  * Writes numbers, colours, blocked pairs, edits and the selected row into a
  * table built by buildTable. Only what changed is written: DOM writes are
  * most of a repaint's cost, and colours are classes of a quantized palette
- * so no CSS is parsed per cell.
- * @param {{ digits: number, blocked: (i: number, j: number) => string, edited: (i: number, j: number) => boolean, selected: number, minusInfinity: boolean }} how
+ * so no CSS is parsed per cell. A table whose numbers and `how.key` (what
+ * blocked, edited and selected depend on) are those it last painted is left
+ * alone without formatting a cell: a scale change leaves the inputs,
+ * projections and raw scores as they are.
+ * @param {{ key: string, digits: number, blocked: (i: number, j: number) => string, edited: (i: number, j: number) => boolean, selected: number, minusInfinity: boolean }} how
  */
 export function paintTable(entry, matrix, how) {
+  if (entry.key === how.key && sameData(entry.data, matrix.data)) return;
+  entry.key = how.key;
+  entry.data = matrix.data.slice();
   const { kind, tds, sums, trs, buttons } = entry;
   const nc = matrix.cols;
   const scale = kind === 'seq' ? 1 : maxAbs(matrix.data);
@@ -84,6 +90,7 @@ export function paintTable(entry, matrix, how) {
       total += v;
       if (td.firstElementChild) {
         entry.painted[k] = ''; // being edited: repaint when done
+        entry.data = null;
         continue;
       }
       const blocked = how.blocked(i, j);
@@ -91,12 +98,17 @@ export function paintTable(entry, matrix, how) {
       const text = blocked && how.minusInfinity ? MINUS_INFINITY : fixed(v, how.digits);
       const className = `${blocked && how.minusInfinity ? '' : heatClass(kind === 'seq' ? v : v / scale, kind)}${blocked ? ' masked' : ''}${edited ? ' edited' : ''}`;
       const key = `${text}|${className}`;
-      if (entry.painted[k] === key) continue;
+      const was = entry.painted[k];
+      if (was === key) continue;
       entry.painted[k] = key;
       const node = td.firstChild;
-      if (node?.nodeType === 3 && node.nextSibling === null) node.data = text;
-      else td.textContent = text;
-      td.className = className;
+      if (node?.nodeType === 3 && node.nextSibling === null) {
+        if (node.data !== text) node.data = text;
+      } else {
+        td.textContent = text;
+      }
+      // A new class invalidates the cell's style: only when the colour or a mark changed.
+      if (!was || was.slice(was.indexOf('|') + 1) !== className) td.className = className;
       // The spoken label is written when the cell takes focus (cellLabel):
       // one attribute per changed cell per frame is too much during a drag.
       if (td.hasAttribute('aria-label')) td.setAttribute('aria-label', cellLabel(entry, i, j, text, blocked, edited));
@@ -115,6 +127,12 @@ export function paintTable(entry, matrix, how) {
       }
     }
   }
+}
+
+function sameData(a, b) {
+  if (!a || a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) if (!Object.is(a[k], b[k])) return false;
+  return true;
 }
 
 /** What a screen reader says for a cell: "row cat, column sat: 0.0806 (masked)". */

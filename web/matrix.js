@@ -137,7 +137,7 @@ function fromNested(x, name, rows, cols) {
 export function toMask(x, name, rows, cols) {
   const expected = `boolean[][] or { rows, cols, data: Uint8Array } of shape (${rows}, ${cols})`;
   if (Array.isArray(x)) {
-    if (x.length !== rows) throw new RangeError(`${name} must have ${rows} rows (shape (${rows}, ${cols})), got ${x.length}`);
+    if (x.length !== rows) throw new RangeError(`${name} must have ${rows} row${rows === 1 ? '' : 's'} (shape (${rows}, ${cols})), got ${x.length}`);
     const out = new Uint8Array(rows * cols);
     for (let i = 0; i < rows; i++) {
       const row = x[i];
@@ -154,6 +154,9 @@ export function toMask(x, name, rows, cols) {
     return out;
   }
   if (x !== null && typeof x === 'object' && 'data' in x) {
+    if ('shape' in x && !('rows' in x)) {
+      throw new TypeError(`${name} must be ${expected}, got { data, shape }: a broadcast mask is for sdpa() and kvCache.attend()`);
+    }
     if (x.rows !== rows || x.cols !== cols) {
       throw new RangeError(`${name} must have shape (${rows}, ${cols}), got (${describe(x.rows)}, ${describe(x.cols)})`);
     }

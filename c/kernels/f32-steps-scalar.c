@@ -55,15 +55,23 @@ void attn__f32_steps_scalar(const attn__steps_args* args) {
     }
     attn__f32_softmax_scalar(n_cols, weights_row, weights_row);
   }
-  attn__f32_gemm_scalar(n_q, d_v, n_cols, args->weights, n_cols, args->v, args->v_stride, rw->out, rw->out_stride);
-  /* A row with no allowed key is 0 even where V holds Infinity or NaN
-   * (0 * Inf would make it NaN), as the fused path gives. */
+  /* output row i = weights V over the row's key range [lo, hi) only, as the
+   * fused kernels: keys outside it (causal frontier, window, kv_lengths, a
+   * short mask) are not read, so NaN or Infinity in V there cannot reach the
+   * output through 0 * NaN. A row with no allowed key is 0 even where V holds
+   * Infinity or NaN (0 * Inf would make it NaN), as the fused path gives. */
   for (size_t i = 0; i < n_q; i++) {
-    const float* weights_row = args->weights + i * n_cols;
-    size_t j = 0;
-    while (j < n_cols && weights_row[j] == 0.0f) j++;
-    if (j == n_cols) {
-      for (size_t c = 0; c < d_v; c++) rw->out[i * rw->out_stride + c] = 0.0f;
+    const float* weights_row = args->weights + i * n_cols;  /* (n_cols) */
+    float* out_row = rw->out + i * rw->out_stride;          /* (d_v) */
+    size_t lo, hi;
+    attn__key_range(rw, i, &lo, &hi);
+    size_t j = lo;
+    while (j < hi && weights_row[j] == 0.0f) j++;
+    if (j == hi) {
+      for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
+    } else {
+      attn__f32_gemm_scalar(1, d_v, hi - lo, weights_row + lo, n_cols, args->v + lo * args->v_stride, args->v_stride,
+                          out_row, rw->out_stride);
     }
   }
 }

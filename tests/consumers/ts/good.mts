@@ -22,4 +22,17 @@ const cache = attn.kvCache({ kvHeads: 1, dk: 2, capacity: 16 });
 cache.append(new Float32Array(2), new Float32Array(2));
 const next: Float32Array = cache.attend(new Float32Array(2), { causal: true, window: [8, 0] });
 console.log(lse?.length, next.length, cache.length, cache.keys().length);
+// steps: true / stats: true return SdpaResult, so .lse and .weights type-check without a narrowing.
+const withStats = attn.sdpa(new Float32Array(4), new Float32Array(4), new Float32Array(4), { nq: 2, nk: 2, dk: 2, dv: 2, stats: true });
+const withSteps = cache.attend(new Float32Array(2), { steps: true });
+console.log(withStats.lse?.length, withSteps.weights?.length, cache.attend(new Float32Array(2), { stats: true }).output.length);
+// null means "not given" everywhere the JS accepts it; shapes may be readonly tuples.
+const shape = [1, 1, 2, 2] as const;
+attn.sdpa(new Float32Array(4), new Float32Array(4), new Float32Array(4), { nq: 2, nk: 2, dk: 2, dv: 2, mask: { data: new Uint8Array(4), shape } });
+attn.multiHeadAttention([[1, 2]], {
+  wq: [[1], [0]], wk: [[1], [0]], wv: [[0], [1]], heads: 1,
+  kvHeads: null, wo: null, context: null, causal: null, mask: null, bias: null, scale: null, steps: null,
+});
+attn.kvCache({ batch: null, kvHeads: null, dk: 2, dv: null, capacity: 4, layout: null }).dispose();
+cache.attend(new Float32Array(2), { heads: null, nq: null });
 cache.dispose();
