@@ -61,8 +61,6 @@ function parseShape(text) {
   shape.label = `${shape.causal ? 'causal ' : ''}${shape.heads} heads x nq=${shape.nq}, nk=${shape.nk}, d=${shape.d}`;
   return shape;
 }
-// RESULTS.md's hand-written section, kept when the file is rewritten.
-const MEASURED_ONCE = '## Measured once';
 const ROUNDS = quick ? 3 : 9;
 // RESULTS.md's hand-written section from this heading on survives rewrites.
 const MEASURED_ONCE = '## Measured once';

@@ -36,6 +36,11 @@ cli('with a window or softcap step 3 is the softmax of the logits step 2 printed
   assert.match(run(['--causal']).stdout, /Step 3, attention weights softmax\(scaled \+ causal mask\)/);
 });
 
+cli('step 2 says what it divides: "scaled scores = scores / sqrt(3) = scores / 1.732"', () => {
+  assert.match(run([]).stdout, /^Step 2, scaled scores = scores \/ sqrt\(3\) = scores \/ 1\.732 \(3 decimals\)$/m);
+  assert.match(run(['--scale', '2']).stdout, /^Step 2, scaled scores = scores \* 2 \(3 decimals\)$/m);
+});
+
 cli('--embeddings word says how a word\'s seed is made', () => {
   assert.match(run(['--embeddings', 'word']).stdout, /FNV-1a hash of "7 " and the token/);
 });

@@ -13,7 +13,7 @@ import { computeExample, defaultScale, drawInputs, normalizeConfig, sinusoid, wo
 import { snapshotView } from '../web/explorer-export.js';
 import { lineStyle, linesLayout } from '../web/explorer-lines.js';
 import { PARTS, SCALE_SLIDER, SETTINGS, parseSetting, readSettings, scaleToSlider, sliderToScale } from '../web/explorer-settings.js';
-import { attendsMost, blockedReason, explain, snapshotTitle } from '../web/explorer-text.js';
+import { DEFAULT_EXPLANATIONS, attendsMost, blockedReason, defaultExplanation, explain, snapshotTitle } from '../web/explorer-text.js';
 import { toSVG } from '../web/snapshot.js';
 import { assertClose } from './helpers.js';
 
@@ -304,3 +304,22 @@ look('dark palette: large magnitudes stand out (brighter), as they do (darker) i
 });
 
 look.run();
+
+const forControls = suite('explanations for the controls shown');
+
+forControls('no text points to a control the embed hides: "Mask pairs" and "Settings" need full controls, the slider any', () => {
+  for (const step of Object.keys(DEFAULT_EXPLANATIONS)) {
+    assert.is(defaultExplanation(step, 'full'), DEFAULT_EXPLANATIONS[step]);
+    for (const controls of ['minimal', 'none']) {
+      const text = defaultExplanation(step, controls);
+      assert.not.match(text, /Mask pairs|Settings/, `${step}, ${controls}`);
+      if (controls === 'none') assert.not.match(text, /slider/, `${step}, none`);
+      assert.match(text, /\.$/, `${step}, ${controls} ends a sentence`);
+    }
+  }
+  assert.match(DEFAULT_EXPLANATIONS.weights, /Mask pairs/, 'the full page still points to it');
+  assert.match(defaultExplanation('scaled', 'minimal'), /slider/);
+  assert.is(defaultExplanation('no-such-part', 'minimal'), undefined, 'a part without a default text is left alone');
+});
+
+forControls.run();

@@ -124,6 +124,38 @@ test('the popover never ends below the window: under a cell at the bottom it ope
   await context.close();
 });
 
+test('focus leaving the numbers for a row label closes the popover of the cell it left', async ({ env }) => {
+  const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  await page.goto(`${env.base}/`);
+  await settled(page);
+  await page.$eval(E, (el) => el.shadowRoot.querySelector('table[data-id="weights-0"] td[data-i="0"][data-j="0"]').focus());
+  const shown = () => page.$eval(E, (el) => !el.shadowRoot.querySelector('.popover').hidden);
+  assert.ok(await shown(), 'a focused weight shows its derivation');
+  await page.keyboard.press('ArrowLeft');
+  assert.is(await page.$eval(E, (el) => el.shadowRoot.activeElement.className), 'token');
+  assert.not.ok(await shown(), 'the row label has no derivation: the popover of weight(the → the) closes');
+  await page.keyboard.press('ArrowRight');
+  assert.ok(await shown(), 'and opens again on the cell');
+  await context.close();
+});
+
+test('the scale reset is drawn only when there is something to reset, and says what it does', async ({ env }) => {
+  const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  await page.goto(`${env.base}/`);
+  await settled(page);
+  const reset = () => page.$eval(E, (el) => {
+    const b = el.shadowRoot.querySelector('.toolbar button[title^="Reset the scale"]');
+    return { visibility: getComputedStyle(b).visibility, label: b.getAttribute('aria-label'), text: b.textContent };
+  });
+  assert.is((await reset()).visibility, 'hidden', 'at 1/√d_k a greyed-out "1/√dₖ" read as an input field');
+  await page.$eval(E, (el) => el.setAttribute('scale', '1'));
+  await page.waitForFunction((sel) => document.querySelector(sel).config.scale === 1, E);
+  const shown = await reset();
+  assert.is(shown.visibility, 'visible');
+  assert.match(shown.label, /^Reset the scale/);
+  await context.close();
+});
+
 test('the lines view is one tab stop: Tab from the settings lands on a query token', async ({ env }) => {
   const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
   await page.goto(`${env.base}/`);
@@ -172,6 +204,16 @@ test('at 390 px a cell reached by the arrow keys is never behind the sticky tool
   await context.close();
 });
 
+test('the address takes a boolean as the attribute does: "?causal" and "causal=true" are on, "causal=0" off', async ({ env }) => {
+  const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  for (const [query, on] of [['?causal', true], ['?causal=true', true], ['?causal=1', true], ['?causal=0', false], ['?positions&causal=false', false]]) {
+    await page.goto(`${env.base}/${query}`);
+    await settled(page);
+    assert.is(await page.$eval(E, (el) => el.config.causal), on, query);
+  }
+  await context.close();
+});
+
 test('a drag leaves off-screen tables for later: they show the current numbers when they come on screen and when the drag ends', async ({ env }) => {
   const { page, context, problems } = await env.page({ viewport: { width: 1366, height: 900 }, reducedMotion: 'reduce' });
   await page.goto(`${env.base}/?tokens=${Array.from({ length: 32 }, (_, i) => `t${i}`).join('+')}&heads=2`);
@@ -211,6 +253,17 @@ test('a drag leaves off-screen tables for later: they show the current numbers w
   await drag([3]);
   await page.waitForTimeout(400);
   assert.equal(await wrong(), [], 'a pause ends a drag too');
+  // What the lines view says follows once the drag ends.
+  const spoken = await page.evaluate(async (sel) => {
+    const { attendsMost } = await import('/web/explorer-text.js');
+    const el = document.querySelector(sel);
+    return [...el.shadowRoot.querySelectorAll('figure.lines text.query')].map((label, i) => ({
+      said: label.getAttribute('aria-label'),
+      want: el.state.weights.map((m, h) => `head ${h + 1}: ${attendsMost(el.state.tokens, m, i)}`).join('; '),
+    }));
+  }, E);
+  assert.is(spoken.length, 32);
+  for (const { said, want } of spoken) assert.is(said, want);
   assert.equal(problems, []);
   await context.close();
 });

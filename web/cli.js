@@ -90,16 +90,16 @@ async function main(argv) {
   if (config.positions) out.push(`positions: sinusoidal position encodings added to X`);
   out.push(`Q = X W_Q, K = X W_K, V = X W_V; float32 in the ${ISA_NAMES[attn.isa] ?? attn.isa} WebAssembly build`);
   const sqrt = Math.sqrt(config.dk);
-  const scaleText = config.scale === defaultScale(config.dk) ? `/ sqrt(${config.dk}) = / ${sqrt.toFixed(3)}` : `* ${config.scale}`;
+  const scaleText = config.scale === defaultScale(config.dk) ? `scores / sqrt(${config.dk}) = scores / ${sqrt.toFixed(3)}` : `scores * ${config.scale}`;
   ex.heads.forEach((head, h) => {
     if (config.heads > 1) out.push('', `=== Head ${h + 1} of ${config.heads}${config.kvHeads !== config.heads ? ` (kv head ${head.kvHead + 1})` : ''} ===`);
     out.push('', `Step 1, raw scores QK^T (${DIGITS.scores} decimals)`, '', indent(textTable(head.scores, t, t, DIGITS.scores)));
     const logits = config.softcap > 0 || config.window || config.queryOffset;
     if (logits) {
       const how = `${config.softcap > 0 ? `${config.softcap} * tanh(scaled / ${config.softcap})` : 'scaled'}, -Inf where not allowed`;
-      out.push('', `Step 2, logits ${how}; scaled = scores ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.logits, t, t, DIGITS.scaled)));
+      out.push('', `Step 2, logits ${how}; scaled = ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.logits, t, t, DIGITS.scaled)));
     } else {
-      out.push('', `Step 2, scaled scores ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.scaled, t, t, DIGITS.scaled)));
+      out.push('', `Step 2, scaled scores = ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.scaled, t, t, DIGITS.scaled)));
     }
     out.push('', `Step 3, attention weights softmax(${logits ? 'logits' : `scaled${config.causal ? ' + causal mask' : ''}`}), each row sums to 1 (${DIGITS.weights} decimals)`, '',
       indent(textTable(head.weights, t, t, DIGITS.weights)));

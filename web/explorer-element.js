@@ -25,7 +25,7 @@ import { CONTROLS, PARTS, SCALE_SLIDER, SETTING, SETTINGS, STEPS, readSettings, 
 import { STYLES } from './explorer-styles.js';
 import { TRAIN_STYLES, TrainPanel } from './explorer-train-view.js';
 import { buildTable, cellLabel, highlight, paintTable } from './explorer-tables.js';
-import { COMPACT_WEIGHTS_EXPLANATION, DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, explain, leadTitle, scaleText, sectionTitle } from './explorer-text.js';
+import { DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, defaultExplanation, explain, leadTitle, scaleText, sectionTitle } from './explorer-text.js';
 import { EMBEDDINGS, HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './example.js';
 import { DIGITS, fixed, toCSV, toMarkdown, toNumpy } from './format.js';
 import { Matrix, toMatrix } from './matrix.js';
@@ -327,7 +327,7 @@ export class AttentionExplorer extends Base {
     });
     ui.scale.addEventListener('change', () => this.#dragEnd());
     ui.scaleText = el('output', { class: 'scale-text' });
-    ui.scaleReset = el('button', { type: 'button', class: 'full-only', text: '1/√dₖ', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
+    ui.scaleReset = el('button', { type: 'button', class: 'full-only scale-reset', text: '↺ 1/√dₖ', 'aria-label': 'Reset the scale to 1/√d_k', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => this.removeAttribute('scale') });
     ui.causal = el('input', { type: 'checkbox' });
     ui.causal.addEventListener('change', () => this.toggleAttribute('causal', ui.causal.checked));
     ui.headPick = el('select', { 'aria-label': 'head shown in the tables' });
@@ -602,7 +602,8 @@ export class AttentionExplorer extends Base {
         scaled.setAttribute('aria-label', title);
       }
     }
-    this.#lines?.update(this.#example.heads.map((h) => h.weights));
+    // During a drag the lines follow every frame; what they say follows when it ends.
+    this.#lines?.update(this.#example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
     if (this.#inspected) this.#inspect(this.#inspected, { quiet: true });
   }
 
@@ -649,13 +650,15 @@ export class AttentionExplorer extends Base {
     clearTimeout(this.#dragTimer);
     this.#dragTimer = 0;
     for (const entry of this.#tables.values()) if (entry.stale) this.#paintEntry(entry);
+    this.#lines?.speak();
   }
 
   #section(step, children, { lead = false } = {}) {
     const title = lead ? leadTitle(this.#view.show, this.#config, this.#scaleIsDefault) : sectionTitle(step, this.#config, this.#scaleIsDefault);
     const slot = el('slot', { name: `explain-${step}` });
-    const compact = step === 'weights' && this.#view.controls !== 'full' && this.#explanations.weights === DEFAULT_EXPLANATIONS.weights;
-    slot.textContent = compact ? COMPACT_WEIGHTS_EXPLANATION : this.#explanations[step];
+    // Texts set through `explanations` are the page's own; the defaults fit the controls shown.
+    const own = this.#explanations[step] !== DEFAULT_EXPLANATIONS[step];
+    slot.textContent = own ? this.#explanations[step] : defaultExplanation(step, this.#view.controls);
     return el('section', { class: `step step-${step}${lead ? ' lead' : ''}`, 'data-step': step, 'aria-label': title, part: lead ? 'attention' : `step-${step}` },
       el('h2', { text: title }),
       el('p', { class: 'explanation' }, slot),
@@ -793,7 +796,13 @@ export class AttentionExplorer extends Base {
 
   #onFocus(e) {
     const target = this.#targetOf(e.target);
-    if (!target || e.target.tagName === 'INPUT') return;
+    // Focus on something that is not a number (a row label, a query token, a
+    // Copy menu) closes the popover: it would explain a cell no longer focused.
+    if (!target) {
+      if (!this.#root.activeElement?.matches?.('td[data-i] input')) this.#inspect(null);
+      return;
+    }
+    if (e.target.tagName === 'INPUT') return;
     const { id, i, j, td } = target;
     const entry = this.#tables.get(id);
     if (entry) {

@@ -138,10 +138,19 @@ export class LinesView {
       ...(this.#toggles ? [this.#toggles] : []), this.#svg, this.#summary, this.#live);
   }
 
-  /** Draws the lines from the weights of each head (Matrix[]) and updates the spoken summaries. */
-  update(weights) {
+  /**
+   * Draws the lines from the weights of each head (Matrix[]) and, unless
+   * `spoken` is false (during a slider drag), updates the spoken summaries.
+   */
+  update(weights, { spoken = true } = {}) {
     this.#weights = weights;
     this.#draw();
+    if (spoken) this.speak();
+  }
+
+  /** Updates the spoken summaries to the weights drawn. */
+  speak() {
+    const weights = this.#weights;
     const n = this.#tokens.length;
     const items = [];
     for (let i = 0; i < n; i++) {

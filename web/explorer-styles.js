@@ -75,6 +75,8 @@ input[type="range"] { width: 12em; max-width: 40vw; accent-color: var(--attn-acc
 .scale-text { font-family: var(--attn-mono); font-size: 0.85em; min-width: 10em; }
 button, summary { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 6px; padding: 3px 10px; cursor: pointer; }
 button:disabled { opacity: 0.55; cursor: default; }
+/* At the default scale there is nothing to reset: the button keeps its place (no shift mid-drag) but is not drawn. */
+.scale-reset:disabled { visibility: hidden; }
 button[aria-pressed="true"] { border-color: var(--attn-accent); background: var(--attn-accent); color: var(--attn-bg); }
 :focus-visible { outline: 3px solid var(--attn-accent); outline-offset: 1px; }
 .step-nav { display: inline-flex; gap: 6px; }

@@ -17,7 +17,7 @@ export const STEP_TITLES = Object.freeze({
 });
 
 export const DEFAULT_EXPLANATIONS = Object.freeze({
-  inputs: 'Each token is one row of X, its embedding. By default row i is random draw i (numpy seed below), exactly as in the handbook; with embeddings “word” the same word always gets the same row. W_Q, W_K and W_V are the projections a model would learn, random here and scaled by 0.5. Click any number and type to change it.',
+  inputs: 'Each token is one row of X, its embedding. By default row i is random draw i of numpy’s generator (its seed is under “Settings”), exactly as in the handbook; with embeddings “word” the same word always gets the same row. W_Q, W_K and W_V are the projections a model would learn, random here and scaled by 0.5. Click any number and type to change it.',
   projections: 'Q = X W_Q, K = X W_K, V = X W_V. Every token gets a query (what it is looking for), a key (what it offers to others) and a value (what it passes on when attended to).',
   scores: 'Row i, column j is the dot product of token i’s query with token j’s key: how well they match. Hover or tap a number to see the sum and the cells it comes from.',
   scaled: 'Scores times the scale, 1/√d_k by default: without it, scores grow with d_k and the softmax saturates into a one-hot row. A pair that may not attend (causal, masked) gets −∞ here, so the softmax gives it exactly 0. Drag the scale slider: larger sharpens the weights, smaller flattens them.',
@@ -26,11 +26,20 @@ export const DEFAULT_EXPLANATIONS = Object.freeze({
 });
 
 /**
- * The weights' explanation where no "Mask pairs" button is shown
- * (controls "minimal" or "none"): it does not point to a control the reader
- * cannot see.
+ * The default explanation of a step for the controls shown: it points to no
+ * control the reader cannot see ("Mask pairs" and "Settings" are in the
+ * full controls only, the scale slider is in all but "none").
  */
-export const COMPACT_WEIGHTS_EXPLANATION = 'Softmax of each row: every row is positive and sums to 1, the share of attention token i pays to each token j. Hatched cells are pairs that may not attend.';
+export function defaultExplanation(step, controls = 'full') {
+  let text = DEFAULT_EXPLANATIONS[step];
+  // A part with no default text here (a view plugged in later) keeps its own.
+  if (controls === 'full' || typeof text !== 'string') return text;
+  text = text
+    .replace(' (its seed is under “Settings”)', '')
+    .replace('; turn on “Mask pairs” and click cells to mask pairs yourself.', '.');
+  if (controls === 'none') text = text.replace(' Drag the scale slider: larger sharpens the weights, smaller flattens them.', ' A larger scale sharpens the weights, a smaller one flattens them.');
+  return text;
+}
 
 /** The title of the section that opens the view: the lines view and the weights. */
 export function leadTitle(show, config, scaleIsDefault) {

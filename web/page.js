@@ -2,7 +2,7 @@
 // a view can be shared. Reads ?tokens=...&seed=... into attributes on load and
 // writes them back after every change; the settings table says which.
 import './explorer.js';
-import { SETTINGS } from './explorer-settings.js';
+import { SETTINGS, parseSetting } from './explorer-settings.js';
 
 const explorer = document.getElementById('explorer');
 const PARAMS = SETTINGS.filter((s) => s.url);
@@ -11,8 +11,10 @@ const query = new URLSearchParams(location.search);
 for (const s of PARAMS) {
   const value = query.get(s.attr);
   if (value === null) continue;
-  // A boolean is "1" in the address and a present attribute on the element.
-  if (s.kind === 'bool') explorer.toggleAttribute(s.attr, value === '1');
+  // A boolean is "1" in the address the page writes and a present attribute
+  // on the element; a hand-typed "?causal" or "causal=true" is on too, as the
+  // attribute would be (parseSetting: only "0" and "false" are off).
+  if (s.kind === 'bool') explorer.toggleAttribute(s.attr, parseSetting(s, value));
   else explorer.setAttribute(s.attr, value);
 }
 let pendingMask = query.get('mask');
