@@ -392,23 +392,7 @@ export class Attention {
         writeStrides(i32, at + SHAPE + 10, c.kStrides);
         writeStrides(i32, at + SHAPE + 13, c.vStrides);
       }
-      // attn_options
-      const o = at + OPTS;
-      f32[o] = c.scale;
-      i32[o + 1] = (c.causal ? ATTN_CAUSAL : 0) | (c.window ? ATTN_WINDOW : 0);
-      i32[o + 2] = c.mask ? base + mO * 4 : 0;
-      writeBcast(i32, o + 3, c.mask);
-      i32[o + 7] = c.bias ? base + bO * 4 : 0;
-      writeBcast(i32, o + 8, c.bias);
-      f32[o + 12] = c.softcap;
-      i32[o + 13] = c.window ? c.window[0] : -1;
-      i32[o + 14] = c.window ? c.window[1] : -1;
-      i32[o + 15] = c.queryOffsets ? 0 : c.queryOffset;
-      let ip = I32;
-      i32[o + 16] = c.queryOffsets ? base + ip * 4 : 0;
-      if (c.queryOffsets) { i32.set(c.queryOffsets, at + ip); ip += batch; }
-      i32[o + 17] = c.kvLengths ? base + ip * 4 : 0;
-      if (c.kvLengths) i32.set(c.kvLengths, at + ip);
+      writeOptions(f32, i32, at + OPTS, c, c.mask ? base + mO * 4 : 0, c.bias ? base + bO * 4 : 0, base + I32 * 4);
       // attn_steps
       const t = at + STEPS;
       i32[t] = c.steps ? base + sO * 4 : 0;
@@ -715,8 +699,6 @@ export class Attention {
     const f32 = this.#f32, i32 = this.#i32, addr = (o) => base + o * 4;
     try {
       writeOptions(f32, i32, at + OPTS, c, c.mask ? addr(mO) : 0, c.bias ? addr(bO) : 0, addr(I32));
-      if (c.queryOffsets) i32.set(c.queryOffsets, at + I32);
-      if (c.kvLengths) i32.set(c.kvLengths, at + I32 + (c.queryOffsets ? batch : 0));
       i32[at + GRADS] = addr(dqO);
       i32[at + GRADS + 1] = addr(dkO);
       i32[at + GRADS + 2] = addr(dvO);
@@ -1226,18 +1208,10 @@ function writeBcast(i32, o, m) {
   i32[o] = m.strides[0]; i32[o + 1] = m.strides[1]; i32[o + 2] = m.strides[2]; i32[o + 3] = m.cols;
 }
 
-function formatBytes(bytes) {
-  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-}
-
-// --- Backward pass helpers.
-
-const SDPA_BACKWARD_OPTIONS = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale',
-  'layout', 'softcap', 'window', 'queryOffset', 'kvLengths', 'lse'];
-
-// attn_options at float index o for a call spec c (#sdpa writes the same
-// fields): mask, bias and the per-batch int32 arrays at the given byte
-// addresses (queryOffsets first, then kvLengths).
+// attn_options at int index o for a checked call c, the one place its layout
+// is written (forward and backward): mask and bias at the given byte
+// addresses, and the per-batch int32 arrays copied to byte address intsAt
+// (16-byte aligned, room for both): queryOffsets first, then kvLengths.
 function writeOptions(f32, i32, o, c, maskAt, biasAt, intsAt) {
   f32[o] = c.scale;
   i32[o + 1] = (c.causal ? ATTN_CAUSAL : 0) | (c.window ? ATTN_WINDOW : 0);
@@ -1249,9 +1223,21 @@ function writeOptions(f32, i32, o, c, maskAt, biasAt, intsAt) {
   i32[o + 13] = c.window ? c.window[0] : -1;
   i32[o + 14] = c.window ? c.window[1] : -1;
   i32[o + 15] = c.queryOffsets ? 0 : c.queryOffset;
-  i32[o + 16] = c.queryOffsets ? intsAt : 0;
-  i32[o + 17] = c.kvLengths ? intsAt + (c.queryOffsets ? 4 * c.queryOffsets.length : 0) : 0;
+  let ip = intsAt;
+  i32[o + 16] = c.queryOffsets ? ip : 0;
+  if (c.queryOffsets) { i32.set(c.queryOffsets, ip >>> 2); ip += 4 * c.queryOffsets.length; }
+  i32[o + 17] = c.kvLengths ? ip : 0;
+  if (c.kvLengths) i32.set(c.kvLengths, ip >>> 2);
 }
+
+function formatBytes(bytes) {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+// --- Backward pass helpers.
+
+const SDPA_BACKWARD_OPTIONS = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale',
+  'layout', 'softcap', 'window', 'queryOffset', 'kvLengths', 'lse'];
 
 function transpose(a) {
   const t = new Float32Array(a.rows * a.cols);
