@@ -145,12 +145,10 @@ static size_t attn__bcast_cols(const attn_bcast* m, size_t n_k) {
   return m->cols == 0 ? n_k : (size_t)m->cols;
 }
 
-attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
-                      float* out, const attn_options* options, const attn_steps* steps,
-                      float* scratch, size_t scratch_floats) {
-  if (shape == NULL || options == NULL || q == NULL || k == NULL || v == NULL || out == NULL) {
-    return ATTN_ERR_NULL;
-  }
+/* The checks of a shape and options that attn_sdpa and attn_sdpa_backward
+ * share, in one order so both calls fail with the same status: ATTN_OK or
+ * the first failure. */
+static attn_status attn__check_call(const attn_shape* shape, const attn_options* options) {
   const attn_shape sh = *shape;
   const attn_options op = *options;
   if (sh.batch < 1 || sh.heads < 1 || sh.kv_heads < 1 || sh.n_q < 1 || sh.n_k < 1 || sh.d_k < 1 ||
@@ -161,8 +159,9 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
   if (!isfinite(op.scale)) return ATTN_ERR_SCALE;
   if ((op.flags & ~(ATTN_CAUSAL | ATTN_WINDOW)) != 0) return ATTN_ERR_FLAGS;
   if (!(op.softcap >= 0.0f) || !isfinite(op.softcap)) return ATTN_ERR_SOFTCAP;
-  const int window = (op.flags & ATTN_WINDOW) != 0;
-  if (window && (op.window_left < -1 || op.window_right < -1)) return ATTN_ERR_WINDOW;
+  if ((op.flags & ATTN_WINDOW) != 0 && (op.window_left < -1 || op.window_right < -1)) {
+    return ATTN_ERR_WINDOW;
+  }
   if ((op.mask != NULL && !attn__bcast_ok(&op.mask_layout, sh.n_k)) ||
       (op.bias != NULL && !attn__bcast_ok(&op.bias_layout, sh.n_k))) {
     return ATTN_ERR_MASK;
@@ -172,6 +171,20 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
       if (op.kv_lengths[b] < 0 || op.kv_lengths[b] > sh.n_k) return ATTN_ERR_LENGTHS;
     }
   }
+  return ATTN_OK;
+}
+
+attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
+                      float* out, const attn_options* options, const attn_steps* steps,
+                      float* scratch, size_t scratch_floats) {
+  if (shape == NULL || options == NULL || q == NULL || k == NULL || v == NULL || out == NULL) {
+    return ATTN_ERR_NULL;
+  }
+  const attn_shape sh = *shape;
+  const attn_options op = *options;
+  const attn_status bad = attn__check_call(&sh, &op);
+  if (bad != ATTN_OK) return bad;
+  const int window = (op.flags & ATTN_WINDOW) != 0;
   const attn_steps st = steps != NULL ? *steps : (attn_steps){0};
   const int with_steps = st.scores != NULL;
   if ((st.scaled != NULL) != with_steps || (st.weights != NULL) != with_steps ||
@@ -362,26 +375,10 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
   const attn_shape sh = *shape;
   const attn_options op = *options;
   const attn_grads gr = *grads;
-  /* The checks of attn_sdpa, in its order, so both calls fail alike. */
-  if (sh.batch < 1 || sh.heads < 1 || sh.kv_heads < 1 || sh.n_q < 1 || sh.n_k < 1 || sh.d_k < 1 ||
-      sh.d_v < 1) {
-    return ATTN_ERR_SHAPE;
-  }
-  if (sh.heads % sh.kv_heads != 0) return ATTN_ERR_HEADS;
-  if (!isfinite(op.scale)) return ATTN_ERR_SCALE;
-  if ((op.flags & ~(ATTN_CAUSAL | ATTN_WINDOW)) != 0) return ATTN_ERR_FLAGS;
-  if (!(op.softcap >= 0.0f) || !isfinite(op.softcap)) return ATTN_ERR_SOFTCAP;
+  /* The checks of attn_sdpa, so both calls fail alike. */
+  const attn_status bad = attn__check_call(&sh, &op);
+  if (bad != ATTN_OK) return bad;
   const int window = (op.flags & ATTN_WINDOW) != 0;
-  if (window && (op.window_left < -1 || op.window_right < -1)) return ATTN_ERR_WINDOW;
-  if ((op.mask != NULL && !attn__bcast_ok(&op.mask_layout, sh.n_k)) ||
-      (op.bias != NULL && !attn__bcast_ok(&op.bias_layout, sh.n_k))) {
-    return ATTN_ERR_MASK;
-  }
-  if (op.kv_lengths != NULL) {
-    for (int32_t b = 0; b < sh.batch; b++) {
-      if (op.kv_lengths[b] < 0 || op.kv_lengths[b] > sh.n_k) return ATTN_ERR_LENGTHS;
-    }
-  }
   const size_t batch = (size_t)sh.batch, heads = (size_t)sh.heads, kv_heads = (size_t)sh.kv_heads;
   const size_t nq = (size_t)sh.n_q, nk = (size_t)sh.n_k, dk = (size_t)sh.d_k, dv = (size_t)sh.d_v;
   const attn_strides qs = attn__strides(sh.q, heads, nq, dk), ks = attn__strides(sh.k, kv_heads, nk, dk);
