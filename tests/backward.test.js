@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention, NumpyRandom } from '../web/attention.js';
-import { BUILDS, assertClose, loadBuild, readJSON, runWithRelaxedSimd } from './helpers.js';
+import { BUILDS, assertClose, caseInputs, loadBuild, readJSON, runWithRelaxedSimd } from './helpers.js';
 
 runWithRelaxedSimd(import.meta.url);
 
@@ -33,21 +33,9 @@ const RTOL_MHA = 1e-4;
 /** The inputs of a backward case, drawn as make_fixtures.py's backward_case draws them. */
 function inputsOf(c) {
   const rng = new NumpyRandom(c.seed);
-  const f32 = (values, factor = 1) => Float32Array.from(values, (x) => x * factor);
-  const q = f32(rng.randn(c.batch, c.heads, c.nq, c.dk), c.amp);
-  const k = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dk), c.amp);
-  const v = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dv));
-  let bias, mask;
-  if (c.bias) {
-    bias = f32(rng.randn(c.nq, c.nk), 2);
-    for (let i = 0; i < c.nq; i += 3) for (let j = 0; j < c.nk; j += 2) bias[i * c.nk + j] = -Infinity;
-  }
-  if (c.mask) {
-    mask = Uint8Array.from(rng.randn(c.nq, c.nk), (x) => (x > -0.5 ? 1 : 0));
-    for (const r of c.maskedRows) mask.fill(0, r * c.nk, (r + 1) * c.nk);
-  }
-  const dout = f32(rng.randn(c.batch, c.heads, c.nq, c.dv));
-  return { q, k, v, bias, mask, dout };
+  const inputs = caseInputs(c, rng);
+  inputs.dout = Float32Array.from(rng.randn(c.batch, c.heads, c.nq, c.dv));
+  return inputs;
 }
 
 function optionsOf(c, inputs) {

@@ -64,13 +64,23 @@ export function assertClose(actual, expected, { rtol = 0, atol = 0, relativeTo =
   }
 }
 
-/** The inputs of a fixture case, drawn as tests/fixtures/make_fixtures.py draws them. */
-export function caseInputs(c) {
-  const rng = new NumpyRandom(c.seed);
-  const f32 = (values, factor = 1) => Float32Array.from(values, (x) => x * factor);
+// numpy float64 draws as float32, times a factor (a case's amplitude).
+const f32 = (values, factor = 1) => Float32Array.from(values, (x) => x * factor);
+
+// q, k, v of a case, the first draws of every make_fixtures.py case.
+function drawQKV(rng, c) {
   const q = f32(rng.randn(c.batch, c.heads, c.nq, c.dk), c.amp);
   const k = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dk), c.amp);
   const v = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dv));
+  return { q, k, v };
+}
+
+/**
+ * The inputs of a fixture case, drawn as tests/fixtures/make_fixtures.py draws
+ * them; pass rng to go on drawing after them (the backward's dout).
+ */
+export function caseInputs(c, rng = new NumpyRandom(c.seed)) {
+  const { q, k, v } = drawQKV(rng, c);
   let bias, mask;
   if (c.bias) {
     bias = f32(rng.randn(c.nq, c.nk), 2);
@@ -87,10 +97,7 @@ export function caseInputs(c) {
 /** The inputs of an options.json case, drawn as make_fixtures.py's option_case draws them. */
 export function optionCaseInputs(c) {
   const rng = new NumpyRandom(c.seed);
-  const f32 = (values, factor = 1) => Float32Array.from(values, (x) => x * factor);
-  const q = f32(rng.randn(c.batch, c.heads, c.nq, c.dk), c.amp);
-  const k = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dk), c.amp);
-  const v = f32(rng.randn(c.batch, c.kvHeads, c.nk, c.dv));
+  const { q, k, v } = drawQKV(rng, c);
   let bias, mask;
   if (c.biasShape) {
     const data = f32(rng.randn(...c.biasShape), 2);
