@@ -31,34 +31,7 @@
 #include <stdio.h>
 
 #include "../../c/attention.h"
-
-/* The flat (n_q, n_k) mask and bias and contiguous tensors of the tests,
- * through the struct API. */
-static attn_shape flat_shape(int32_t batch, int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k,
-                             int32_t d_k, int32_t d_v) {
-  attn_shape s = {0};
-  s.batch = batch, s.heads = heads, s.kv_heads = kv_heads;
-  s.n_q = n_q, s.n_k = n_k, s.d_k = d_k, s.d_v = d_v;
-  return s;
-}
-
-static size_t flat_scratch(int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k, int32_t d_k, int32_t d_v) {
-  const attn_shape s = flat_shape(1, heads, kv_heads, n_q, n_k, d_k, d_v);
-  return attn_sdpa_scratch_size(&s);
-}
-
-static attn_status flat_sdpa(const float* q, const float* k, const float* v, float* out, int32_t batch,
-                             int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k, int32_t d_k,
-                             int32_t d_v, const uint8_t* mask, const float* bias, float scale,
-                             uint32_t flags, float* scores, float* scaled, float* weights,
-                             float* scratch, size_t scratch_floats) {
-  const attn_shape s = flat_shape(batch, heads, kv_heads, n_q, n_k, d_k, d_v);
-  attn_options o = {0};
-  o.scale = scale, o.flags = flags, o.mask = mask, o.bias = bias;
-  o.mask_layout.row_stride = o.bias_layout.row_stride = n_k > 0 ? (size_t)n_k : 0;
-  const attn_steps st = {scores, scaled, NULL, weights, NULL};
-  return attn_sdpa(&s, q, k, v, out, &o, &st, scratch, scratch_floats);
-}
+#include "../native/flat_api.h"
 
 /* attn_sdpa_backward over the same flat buffers. */
 static attn_status flat_backward(const float* q, const float* k, const float* v, const float* out,
