@@ -55,6 +55,13 @@ loss('cross-entropy over targeted rows and its gradient', () => {
   assert.ok(matchesTarget(w, t));
   assert.not.ok(matchesTarget(w, targetFromCells(2, [[0], []])));
 });
+loss('a row matches only with more than half its weight on its targets, not by a hair', () => {
+  const rows = (first) => new Matrix(3, 3, Float32Array.of(...first, 1, 0, 0, 1, 0, 0));
+  const t = targetFromCells(3, [[1], [], []]);
+  assert.not.ok(matchesTarget(rows([0.377, 0.378, 0.245]), t));
+  assert.ok(matchesTarget(rows([0.2, 0.51, 0.29]), t));
+  assert.ok(matchesTarget(rows([0.3, 0.4, 0.3]), targetFromCells(3, [[1, 2], [], []])));
+});
 loss('a weight that underflowed to 0 gives a finite loss', () => {
   const ce2 = crossEntropy(new Matrix(1, 2, Float32Array.of(1, 0)), new Matrix(1, 2, Float32Array.of(0, 1)));
   assert.ok(Number.isFinite(ce2.loss) && ce2.loss > 60);
