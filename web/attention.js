@@ -677,7 +677,6 @@ export class Attention {
     // Float offsets from the arena start, each region 16-byte aligned: the
     // structs (shape 76 bytes, options 72, grads 16), int32 per-batch
     // arrays, the tensors, scratch; the mask (bytes) last.
-    const align = (n) => Math.ceil(n / 4) * 4;
     const SHAPE = 0, OPTS = 20, GRADS = 40, I32 = 44;
     const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
     const dO = oO + align(c.out ? oLen : 0), lO = dO + align(oLen), bO = lO + align(lLen);
