@@ -148,7 +148,7 @@ export class AttentionPool {
   #queue = [];
   #nextId = 1;
   #disposed = false;
-  #stats = { local: 0, whole: 0, split: 0, parts: 0 };
+  #stats = { local: 0, whole: 0, split: 0, parts: 0, here: 0 };
 
   /** @internal use createAttentionPool() */
   constructor(module, local, threads, workerURL) {
@@ -258,6 +258,8 @@ export class AttentionPool {
 
   // Runs parts (each { message, transfer, deliver(result) }) on the workers;
   // resolves with finish() once all have delivered, rejects on the first error.
+  // A last part with here() instead of a message runs on the calling thread
+  // once the others are posted: the caller computes a share instead of idling.
   #run(parts, finish) {
     if (parts.length === 1) this.#stats.whole++;
     else this.#stats.split++;
@@ -273,7 +275,8 @@ export class AttentionPool {
           }
         },
       };
-      for (const part of parts) {
+      const own = parts.at(-1).here ? parts.at(-1) : null;
+      for (const part of own ? parts.slice(0, -1) : parts) {
         this.#queue.push({
           id: this.#nextId++, call, message: part.message, transfer: part.transfer,
           deliver(result) {
@@ -284,6 +287,16 @@ export class AttentionPool {
         });
       }
       this.#pump();
+      if (own) {
+        this.#stats.here++;
+        try {
+          own.here();
+        } catch (err) {
+          call.fail(err);
+          return;
+        }
+        if (--left === 0) resolve(finish());
+      }
     });
   }
 
@@ -335,12 +348,21 @@ export class AttentionPool {
       const count = Math.min(T, units);
       for (let p = 0; p < count; p++) {
         const u0 = Math.floor(units * p / count), u1 = Math.floor(units * (p + 1) / count);
-        const qc = q.slice(u0 * group * nq * dk, u1 * group * nq * dk);
-        const kc = k.slice(u0 * nk * dk, u1 * nk * dk), vc = v.slice(u0 * nk * dv, u1 * nk * dv);
         const opts = { ...common, heads: (u1 - u0) * group, kvHeads: u1 - u0 };
         if (options.queryOffset != null) opts.queryOffset = offset;
         if (options.mask != null) opts.mask = options.mask;
         if (options.bias != null) opts.bias = options.bias;
+        if (p === count - 1 && count > 1) {
+          // The caller's share reads the inputs in place and writes straight into out.
+          parts.push({
+            here: () => this.#local.sdpa(q.subarray(u0 * group * nq * dk, u1 * group * nq * dk),
+              k.subarray(u0 * nk * dk, u1 * nk * dk), v.subarray(u0 * nk * dv, u1 * nk * dv),
+              { ...opts, out: out.subarray(u0 * group * nq * dv, u1 * group * nq * dv) }),
+          });
+          continue;
+        }
+        const qc = q.slice(u0 * group * nq * dk, u1 * group * nq * dk);
+        const kc = k.slice(u0 * nk * dk, u1 * nk * dk), vc = v.slice(u0 * nk * dv, u1 * nk * dv);
         parts.push({
           message: { method: 'sdpa', q: qc, k: kc, v: vc, options: opts },
           transfer: [qc.buffer, kc.buffer, vc.buffer],
@@ -364,14 +386,22 @@ export class AttentionPool {
           const opts = { ...common, heads: group, kvHeads: 1, nq: rows, queryOffset: offset + i0 };
           if (options.mask != null) opts.mask = options.mask.slice(i0 * nk, i1 * nk);
           if (options.bias != null) opts.bias = options.bias.slice(i0 * nk, i1 * nk);
+          const deliver = (result) => {
+            for (let h = 0; h < group; h++) {
+              out.set(result.subarray(h * rows * dv, (h + 1) * rows * dv), ((u * group + h) * nq + i0) * dv);
+            }
+          };
+          if (u === units - 1 && r + 2 === bounds.length && units * (bounds.length - 1) > 1) {
+            // The caller's share reads K and V in place.
+            parts.push({ here: () => deliver(this.#local.sdpa(qc, kc, vc, opts)) });
+            continue;
+          }
+          // Copies of K and V are moved, not cloned a second time.
+          const kk = kc.slice(), vv = vc.slice();
           parts.push({
-            message: { method: 'sdpa', q: qc, k: kc.slice(), v: vc.slice(), options: opts },
-            transfer: [qc.buffer],
-            deliver: (result) => {
-              for (let h = 0; h < group; h++) {
-                out.set(result.subarray(h * rows * dv, (h + 1) * rows * dv), ((u * group + h) * nq + i0) * dv);
-              }
-            },
+            message: { method: 'sdpa', q: qc, k: kk, v: vv, options: opts },
+            transfer: [qc.buffer, kk.buffer, vv.buffer],
+            deliver,
           });
         }
       }
