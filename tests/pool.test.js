@@ -31,7 +31,8 @@ function sameBits(actual, expected, what) {
 }
 
 // Shapes that take each way of splitting (work above the pool's threshold).
-// parts: how many worker calls the pool of 3 threads makes of it (1: whole).
+// parts: how many parts the pool of 3 threads cuts it into (1: whole, on a worker;
+// more: the calling thread computes the last one, workers the others).
 const SPLITS = [
   { name: '12 heads: head groups', parts: 3, heads: 12, nq: 256, nk: 256, d: 64 },
   { name: 'one head: query blocks', parts: 3, nq: 1030, nk: 1024, d: 64 },
@@ -55,13 +56,15 @@ for (const isa of BUILDS) {
   });
   s.after(({ pool }) => pool.dispose());
   for (const c of isa === 'scalar' ? SPLITS.slice(0, 5) : SPLITS) {
-    s(`${c.name}: ${c.parts} worker call${c.parts > 1 ? 's' : ''}, same bits`, async ({ pool, attn }) => {
+    s(`${c.name}: ${c.parts} part${c.parts > 1 ? 's' : ''}, same bits`, async ({ pool, attn }) => {
       const { q, k, v, options } = sdpaCase(c);
       const before = pool.stats;
       sameBits(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), c.name);
       const after = pool.stats;
-      assert.is(after.parts - before.parts, c.parts, 'worker calls');
-      assert.is(after.local, before.local, 'not run on the calling thread');
+      assert.is(after.parts - before.parts, c.parts, 'parts');
+      // A split call's last part runs on the calling thread; a whole call goes to a worker.
+      assert.is(after.here - before.here, c.parts > 1 ? 1 : 0, 'parts computed by the caller');
+      assert.is(after.local, before.local, 'not run whole on the calling thread');
     });
   }
   s('out is filled and returned; stats come back as objects', async ({ pool, attn }) => {

@@ -8,7 +8,11 @@
 // call is not causal, blocks of query rows whose bounds are multiples of the
 // kernel's 4-row tile. Each part is an ordinary sdpa call on sliced inputs
 // (copied to the worker, so no cross-origin isolation is needed), so the
-// result has the same bits as attn.sdpa with the same module. Calls below
+// result has the same bits as attn.sdpa with the same module. A call cut
+// into T parts (T = threads) sends T - 1 to workers and computes the last
+// on the calling thread's instance, in place, while they run: a caller that
+// only waited would leave a core idle and pay one more copy and message
+// (so a split call blocks its caller for about 1/T of its work). Calls below
 // SPLIT_MIN_FLOPS, and calls whose arguments are not plainly valid, run on
 // an instance on the calling thread: no message round trip, and an invalid
 // call throws exactly what attn.sdpa throws. Valid calls with options the
@@ -171,8 +175,9 @@ export class AttentionPool {
   /**
    * What the pool did with its calls so far: `local` ran on the calling
    * thread (small or invalid), `whole` went to one worker unsplit, `split`
-   * were cut into `parts` worker calls in all. A copy.
-   * @returns {{ local: number, whole: number, split: number, parts: number }}
+   * were cut into `parts` in all, `here` of which the calling thread
+   * computed (the last part of each split call; workers the others). A copy.
+   * @returns {{ local: number, whole: number, split: number, parts: number, here: number }}
    */
   get stats() {
     return { ...this.#stats };
