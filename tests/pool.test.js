@@ -95,7 +95,8 @@ for (const isa of BUILDS) {
       const r = await pool.multiHeadAttention(x, options);
       const want = attn.multiHeadAttention(x, options);
       // The two large calls are split over kv-head groups (3 threads: min(3, kvHeads) parts).
-      assert.is(pool.stats.parts - before.parts, n === 5 ? 0 : Math.min(3, kvHeads), `mha n=${n} worker calls`);
+      assert.is(pool.stats.parts - before.parts, n === 5 ? 0 : Math.min(3, kvHeads), `mha n=${n} parts`);
+      assert.is(pool.stats.here - before.here, n === 5 ? 0 : 1, `mha n=${n} parts computed by the caller`);
       assert.equal([r.output.rows, r.output.cols], [want.output.rows, want.output.cols]);
       sameBits(r.output.data, want.output.data, `mha n=${n} heads=${heads}`);
     }

@@ -444,13 +444,19 @@ export class AttentionPool {
       };
       if (C !== X) opts.context = plain(C);
       const width = (g1 - g0) * group * dv, at = g0 * group * dv;
+      const deliver = (result) => {
+        const data = result.output.data;
+        for (let i = 0; i < n; i++) concat.set(data.subarray(i * width, (i + 1) * width), i * heads * dv + at);
+      };
+      if (p === count - 1 && count > 1) {
+        // The caller's share of the heads.
+        parts.push({ here: () => deliver(this.#local.multiHeadAttention(X, opts)) });
+        continue;
+      }
       parts.push({
         message: { method: 'multiHeadAttention', x: plain(X), options: opts },
         transfer: [opts.wq.data.buffer, opts.wk.data.buffer, opts.wv.data.buffer],
-        deliver: (result) => {
-          const data = result.output.data;
-          for (let i = 0; i < n; i++) concat.set(data.subarray(i * width, (i + 1) * width), i * heads * dv + at);
-        },
+        deliver,
       });
     }
     return this.#run(parts, () => {
