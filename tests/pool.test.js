@@ -171,6 +171,12 @@ errors('bad createAttentionPool options; a disposed pool throws', async () => {
   }
   const pool = await createAttentionPool({ threads: 1 });
   assert.is(pool.threads, 1);
+  // One thread: even a large call runs on the calling thread (a worker would only add copies).
+  const big = sdpaCase({ heads: 4, nq: 512, nk: 512, d: 64 });
+  const attn = await loadAttention();
+  sameBits(await pool.sdpa(big.q, big.k, big.v, big.options), attn.sdpa(big.q, big.k, big.v, big.options), 'threads 1');
+  assert.equal(pool.stats, { local: 1, whole: 0, split: 0, parts: 0, here: 0 });
+  attn.dispose();
   pool.dispose();
   try {
     await pool.sdpa(draw(4, 1), draw(4, 2), draw(4, 3), { nq: 2, nk: 2, dk: 2, dv: 2 });

@@ -15,7 +15,8 @@
 // (so a split call blocks its caller for about 1/T of its work). Calls below
 // SPLIT_MIN_FLOPS, and calls whose arguments are not plainly valid, run on
 // an instance on the calling thread: no message round trip, and an invalid
-// call throws exactly what attn.sdpa throws. Valid calls with options the
+// call throws exactly what attn.sdpa throws. So does every call of a pool
+// with one thread: there the caller's share is the whole call. Valid calls with options the
 // pool does not know how to split run whole on one worker.
 
 import { compileAttention, loadAttention } from './attention.js';
@@ -313,7 +314,8 @@ export class AttentionPool {
   async sdpa(q, k, v, options) {
     this.#live();
     const plan = sdpaPlan(q, k, v, options);
-    if (plan === null || plan.work < SPLIT_MIN_FLOPS) {
+    // One thread: the caller's share is the whole call (a worker would only add copies).
+    if (plan === null || plan.work < SPLIT_MIN_FLOPS || this.#threads === 1) {
       this.#stats.local++;
       return this.#local.sdpa(q, k, v, options);
     }
@@ -424,7 +426,7 @@ export class AttentionPool {
   async multiHeadAttention(x, options) {
     this.#live();
     const plan = mhaPlan(x, options);
-    if (plan === null || plan.work < SPLIT_MIN_FLOPS) {
+    if (plan === null || plan.work < SPLIT_MIN_FLOPS || this.#threads === 1) {
       this.#stats.local++;
       return this.#local.multiHeadAttention(x, options);
     }
