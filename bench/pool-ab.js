@@ -3,7 +3,7 @@
 // both against one instance, side by side in one process: interleaved
 // rounds, medians of per-round ratios. For checking a change to the pool:
 //   git show <commit>:web/pool.js > /tmp/pool-old.js  (fix its two imports)
-//   node --experimental-wasm-relaxed-simd bench/pool-ab.js --old /tmp/pool-old.js [--threads 2]
+//   node --experimental-wasm-relaxed-simd bench/pool-ab.js --old /tmp/pool-old.js [--threads 2] [--only 1x4096]
 import { loadAttention } from '../web/attention.js';
 import { createAttentionPool } from '../web/pool.js';
 import { random } from './random.js';
@@ -15,7 +15,8 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const single = await loadAttention();
 const contenders = [['one instance', null], ['pool (this tree)', await createAttentionPool({ threads })]];
 if (oldPath) contenders.push(['pool (--old)', await (await import(new URL(oldPath, `file://${process.cwd()}/`))).createAttentionPool({ threads })]);
-for (const [heads, n] of [[12, 512], [1, 1024], [1, 4096]]) {
+const only = arg('--only', null);
+for (const [heads, n] of [[12, 512], [1, 1024], [1, 4096]].filter(([h, n]) => only === null || `${h}x${n}` === only)) {
   const d = 64, q = random(heads * n * d, 1), k = random(heads * n * d, 2), v = random(heads * n * d, 3);
   const o = { heads, nq: n, nk: n, dk: d, dv: d };
   const run = (pool) => (pool ? pool.sdpa(q, k, v, o) : single.sdpa(q, k, v, o));
