@@ -2,12 +2,21 @@
 // pool-ab.js - web/pool.js against an earlier copy of it (--old path), and
 // both against one instance, side by side in one process: interleaved
 // rounds, medians of per-round ratios. For checking a change to the pool:
-//   git show <commit>:web/pool.js > /tmp/pool-old.js  (fix its two imports)
-//   node --experimental-wasm-relaxed-simd bench/pool-ab.js --old /tmp/pool-old.js [--threads 2] [--only 1x4096]
-import { loadAttention } from '../web/attention.js';
+//   git show <commit>:web/pool.js > web/pool-old.js   (beside pool.js, so its
+//   imports and worker resolve; delete it afterwards)
+//   node bench/pool-ab.js --old web/pool-old.js [--threads 2] [--only 1x4096]
+import { spawnSync } from 'node:child_process';
+
+import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { createAttentionPool } from '../web/pool.js';
 import { random } from './random.js';
 
+// Node 20 runs the relaxed module only with the flag: re-run with it.
+const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+if (!relaxedSimdSupported() && !process.execArgv.includes(RELAXED_FLAG)) {
+  const r = spawnSync(process.execPath, [RELAXED_FLAG, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
 const arg = (name, dflt) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : dflt);
 const threads = Number(arg('--threads', 2)), rounds = Number(arg('--rounds', 7)), roundMs = Number(arg('--ms', 300));
 const oldPath = arg('--old', null);
