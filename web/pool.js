@@ -16,8 +16,8 @@
 // SPLIT_MIN_FLOPS, and calls whose arguments are not plainly valid, run on
 // an instance on the calling thread: no message round trip, and an invalid
 // call throws exactly what attn.sdpa throws. So does every call of a pool
-// with one thread: there the caller's share is the whole call. Valid calls with options the
-// pool does not know how to split run whole on one worker.
+// with one thread: there the caller's share is the whole call. Valid calls
+// with options the pool does not know how to split run whole on one worker.
 
 import { compileAttention, loadAttention } from './attention.js';
 import { Matrix, describe, toMask, toMatrix } from './matrix.js';
