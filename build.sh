@@ -40,6 +40,8 @@ mkdir -p "$outdir"
 
 exports=(
   attn_sdpa
+  attn_sdpa_backward
+  attn_sdpa_backward_scratch_size
   attn_sdpa_scratch_size
   attn_matmul
   attn_softmax

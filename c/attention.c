@@ -61,6 +61,7 @@ _Static_assert(sizeof(attn_options) == 72 && offsetof(attn_options, bias) == 28 
                    offsetof(attn_options, softcap) == 48 && offsetof(attn_options, kv_lengths) == 68,
                "attn_options layout is fixed for web/attention.js");
 _Static_assert(sizeof(attn_steps) == 20, "attn_steps layout is fixed for web/attention.js");
+_Static_assert(sizeof(attn_grads) == 16, "attn_grads layout is fixed for web/attention.js");
 #endif
 
 /* The scratch of attn_sdpa, as float offsets from its start:
@@ -308,6 +309,157 @@ attn_status attn_softmax(const float* x, float* y, int32_t rows, int32_t cols) {
   if (!attn__count((size_t)rows, (size_t)cols, 1, 1, &count)) return ATTN_ERR_OVERFLOW;
   for (size_t i = 0; i < (size_t)rows; i++) {
     ATTN__KERNEL(softmax)((size_t)cols, x + i * (size_t)cols, y + i * (size_t)cols);
+  }
+  return ATTN_OK;
+}
+
+size_t attn_sdpa_backward_scratch_size(const attn_shape* shape) {
+  if (shape == NULL) return 0;
+  const int32_t n_q = shape->n_q, n_k = shape->n_k, d_k = shape->d_k, d_v = shape->d_v;
+  if (n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1) return 0;
+  /* (d_k + d_v, n_k rounded up to 8) packed K and V, 2 n_q of lse and
+   * delta, and the kernels' per-head space (at most 2 (n_q + 8) (d_k + d_v)
+   * plus fixed tiles, checked here against overflow first). */
+  size_t kv, rows;
+  if (!attn__count((size_t)d_k + (size_t)d_v, attn__round_up((size_t)n_k, ATTN__PAD), 1, 1, &kv)) return 0;
+  if (!attn__count((size_t)n_q + ATTN__PAD, (size_t)d_k + (size_t)d_v, 4, 1, &rows)) return 0;
+  const size_t parts[] = {kv, 2 * (size_t)n_q,
+                          attn__bwd_tile_floats((size_t)n_q, (size_t)d_k, (size_t)d_v)};
+  size_t total = 0;
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+    if (total + parts[i] < total || total + parts[i] > SIZE_MAX / sizeof(float)) return 0;
+    total += parts[i];
+  }
+  return total;
+}
+
+/* Zeroes d elements of each (b, h, i) row of a strided tensor. */
+/* The backward kernels, called through pointers read as volatile for the
+ * reason the output kernels are (kernels.h): not inlined into the entry. */
+static void (*volatile attn__backward_rows_kernel)(const attn__bwd_args*, const float*, size_t, float*,
+                                                    float*) = ATTN__KERNEL(backward_rows);
+static void (*volatile attn__backward_kernel)(const attn__bwd_args*) = ATTN__KERNEL(backward);
+
+static void attn__zero_rows(float* x, attn_strides s, size_t batch, size_t heads, size_t n, size_t d) {
+  for (size_t b = 0; b < batch; b++) {
+    for (size_t h = 0; h < heads; h++) {
+      for (size_t i = 0; i < n; i++) {
+        float* row = x + b * s.batch_stride + h * s.head_stride + i * s.row_stride;
+        for (size_t c = 0; c < d; c++) row[c] = 0.0f;
+      }
+    }
+  }
+}
+
+attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const float* k,
+                               const float* v, const float* out, const float* dout,
+                               const float* lse, const attn_options* options,
+                               const attn_grads* grads, float* scratch, size_t scratch_floats) {
+  if (shape == NULL || options == NULL || grads == NULL || q == NULL || k == NULL || v == NULL ||
+      dout == NULL || grads->dq == NULL || grads->dk == NULL || grads->dv == NULL) {
+    return ATTN_ERR_NULL;
+  }
+  const attn_shape sh = *shape;
+  const attn_options op = *options;
+  const attn_grads gr = *grads;
+  /* The checks of attn_sdpa, in its order, so both calls fail alike. */
+  if (sh.batch < 1 || sh.heads < 1 || sh.kv_heads < 1 || sh.n_q < 1 || sh.n_k < 1 || sh.d_k < 1 ||
+      sh.d_v < 1) {
+    return ATTN_ERR_SHAPE;
+  }
+  if (sh.heads % sh.kv_heads != 0) return ATTN_ERR_HEADS;
+  if (!isfinite(op.scale)) return ATTN_ERR_SCALE;
+  if ((op.flags & ~(ATTN_CAUSAL | ATTN_WINDOW)) != 0) return ATTN_ERR_FLAGS;
+  if (!(op.softcap >= 0.0f) || !isfinite(op.softcap)) return ATTN_ERR_SOFTCAP;
+  const int window = (op.flags & ATTN_WINDOW) != 0;
+  if (window && (op.window_left < -1 || op.window_right < -1)) return ATTN_ERR_WINDOW;
+  if ((op.mask != NULL && !attn__bcast_ok(&op.mask_layout, sh.n_k)) ||
+      (op.bias != NULL && !attn__bcast_ok(&op.bias_layout, sh.n_k))) {
+    return ATTN_ERR_MASK;
+  }
+  if (op.kv_lengths != NULL) {
+    for (int32_t b = 0; b < sh.batch; b++) {
+      if (op.kv_lengths[b] < 0 || op.kv_lengths[b] > sh.n_k) return ATTN_ERR_LENGTHS;
+    }
+  }
+  const size_t batch = (size_t)sh.batch, heads = (size_t)sh.heads, kv_heads = (size_t)sh.kv_heads;
+  const size_t nq = (size_t)sh.n_q, nk = (size_t)sh.n_k, dk = (size_t)sh.d_k, dv = (size_t)sh.d_v;
+  const attn_strides qs = attn__strides(sh.q, heads, nq, dk), ks = attn__strides(sh.k, kv_heads, nk, dk);
+  const attn_strides vs = attn__strides(sh.v, kv_heads, nk, dv), os = attn__strides(sh.out, heads, nq, dv);
+  size_t count;
+  if (!attn__span(qs, batch, heads, nq, dk) || !attn__span(ks, batch, kv_heads, nk, dk) ||
+      !attn__span(vs, batch, kv_heads, nk, dv) || !attn__span(os, batch, heads, nq, dv) ||
+      !attn__count(batch, heads, nq, nk, &count)) {
+    return ATTN_ERR_OVERFLOW;
+  }
+  const size_t need = attn_sdpa_backward_scratch_size(&sh);
+  if (need == 0) return ATTN_ERR_OVERFLOW;
+  if (scratch == NULL || scratch_floats < need) return ATTN_ERR_SCRATCH;
+
+  const size_t group = heads / kv_heads;  /* query heads per kv head */
+  const size_t k_pad = attn__round_up(nk, ATTN__PAD);
+  float* kp = scratch;                 /* (k_pad / 8, d_k, 8) K panels */
+  float* vp = kp + dk * k_pad;         /* (k_pad / 8, d_v, 8) V panels */
+  float* lse_head = vp + dv * k_pad;   /* (n_q) this head's lse, when not given */
+  float* delta = lse_head + nq;        /* (n_q) dout_i . out_i */
+  float* tile = delta + nq;            /* attn__bwd_tile_floats(n_q, d_k, d_v) */
+  float* dbias = op.bias != NULL ? gr.dbias : NULL;
+  const size_t bias_cols = op.bias != NULL ? attn__bcast_cols(&op.bias_layout, nk) : 0;
+  /* The kernels add into the gradients: they start at 0. */
+  attn__zero_rows(gr.dq, qs, batch, heads, nq, dk);
+  attn__zero_rows(gr.dk, ks, batch, kv_heads, nk, dk);
+  attn__zero_rows(gr.dv, vs, batch, kv_heads, nk, dv);
+  if (dbias != NULL) {
+    const attn_strides bs = {op.bias_layout.batch_stride, op.bias_layout.head_stride, op.bias_layout.row_stride};
+    attn__zero_rows(dbias, bs, batch, heads, nq, bias_cols);
+  }
+  /* Keys past the mask's or bias's last column are not allowed. */
+  size_t cols = nk;
+  if (op.mask != NULL && attn__bcast_cols(&op.mask_layout, nk) < cols) cols = attn__bcast_cols(&op.mask_layout, nk);
+  if (op.bias != NULL && bias_cols < cols) cols = bias_cols;
+
+  for (size_t b = 0; b < batch; b++) {
+    size_t n_keys = cols;  /* keys that exist for this batch entry */
+    if (op.kv_lengths != NULL && (size_t)op.kv_lengths[b] < n_keys) n_keys = (size_t)op.kv_lengths[b];
+    if (n_keys == 0) continue;  /* no key allowed anywhere: every gradient is 0 */
+    for (size_t g = 0; g < kv_heads; g++) {
+      const float* k_head = k + b * ks.batch_stride + g * ks.head_stride;  /* (n_k, d_k) */
+      const float* v_head = v + b * vs.batch_stride + g * vs.head_stride;  /* (n_k, d_v) */
+      ATTN__KERNEL(pack_k)(k_head, ks.row_stride, n_keys, dk, kp);
+      ATTN__KERNEL(pack_k)(v_head, vs.row_stride, n_keys, dv, vp);
+      /* The query heads that share this kv head add into its dk and dv. */
+      for (size_t h = g * group; h < (g + 1) * group; h++) {
+        const size_t qh = b * heads + h;  /* index of this query head */
+        attn__bwd_args args = {
+            .q = q + b * qs.batch_stride + h * qs.head_stride, .k = k_head, .kp = kp, .vp = vp,
+            .dout = dout + b * os.batch_stride + h * os.head_stride,
+            .lse = lse != NULL ? lse + qh * nq : lse_head, .delta = delta,
+            .dq = gr.dq + b * qs.batch_stride + h * qs.head_stride,
+            .dk = gr.dk + b * ks.batch_stride + g * ks.head_stride,
+            .dv = gr.dv + b * vs.batch_stride + g * vs.head_stride,
+            .scratch = tile,
+            .q_stride = qs.row_stride, .k_stride = ks.row_stride, .dout_stride = os.row_stride,
+            .dq_stride = qs.row_stride, .dk_stride = ks.row_stride, .dv_stride = vs.row_stride,
+            .n_q = nq, .n_k = n_keys, .d_k = dk, .d_v = dv,
+            .scale = op.scale, .softcap = op.softcap, .causal = (op.flags & ATTN_CAUSAL) != 0,
+            .offset = op.query_offsets != NULL ? op.query_offsets[b] : op.query_offset,
+            .window_left = window ? op.window_left : -1, .window_right = window ? op.window_right : -1,
+        };
+        if (op.mask != NULL) {
+          args.mask = op.mask + b * op.mask_layout.batch_stride + h * op.mask_layout.head_stride;
+          args.mask_stride = op.mask_layout.row_stride;
+        }
+        if (op.bias != NULL) {
+          const size_t at = b * op.bias_layout.batch_stride + h * op.bias_layout.head_stride;
+          args.bias = op.bias + at;
+          args.bias_stride = op.bias_layout.row_stride;
+          if (dbias != NULL) args.dbias = dbias + at;
+        }
+        const float* out_head = out != NULL ? out + b * os.batch_stride + h * os.head_stride : NULL;
+        attn__backward_rows_kernel(&args, out_head, os.row_stride, lse != NULL ? NULL : lse_head, delta);
+        attn__backward_kernel(&args);
+      }
+    }
   }
   return ATTN_OK;
 }

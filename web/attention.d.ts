@@ -223,6 +223,58 @@ export interface MultiHeadResult {
   logits?: Matrix[];
 }
 
+/** attentionBackward's options: attention()'s without steps. */
+export type AttentionBackwardOptions = Omit<AttentionOptions, 'steps'>;
+
+/** Gradients of one head, as Matrix objects. */
+export interface AttentionGradients {
+  /** (nq, dk) */
+  dq: Matrix;
+  /** (nk, dk) */
+  dk: Matrix;
+  /** (nk, dv) */
+  dv: Matrix;
+  /** (nq, nk), only when a bias was given */
+  dbias?: Matrix;
+}
+
+/** sdpaBackward's options: sdpa()'s (without out, steps and stats) and the forward's lse. */
+export interface SdpaBackwardOptions extends Omit<SdpaOptions, 'out' | 'steps' | 'stats'> {
+  /** (batch, heads, nq) natural-log log-sum-exp of each logits row, from the forward; saves a pass. */
+  lse?: Float32Array | null;
+}
+
+/** Flat gradients in sdpa's layout. */
+export interface SdpaGradients {
+  /** (batch, heads, nq, dk) */
+  dq: Float32Array;
+  /** (batch, kvHeads, nk, dk): a kv head sums the gradients of its query heads */
+  dk: Float32Array;
+  /** (batch, kvHeads, nk, dv) */
+  dv: Float32Array;
+  /** (nq, nk) summed over batch and heads, only when a bias was given */
+  dbias?: Float32Array;
+}
+
+/** multiHeadAttentionBackward's options: multiHeadAttention()'s without steps. */
+export type MultiHeadBackwardOptions = Omit<MultiHeadOptions, 'steps'>;
+
+/** Gradients of one multi-head attention layer. */
+export interface MultiHeadGradients {
+  /** (n, d_model); with self-attention it includes the paths through K and V */
+  dx: Matrix;
+  /** like wq */
+  dwq: Matrix;
+  /** like wk */
+  dwk: Matrix;
+  /** like wv */
+  dwv: Matrix;
+  /** like wo, when wo was given */
+  dwo?: Matrix;
+  /** (m, d_context), for cross-attention (context given) */
+  dcontext?: Matrix;
+}
+
 /** The API over one wasm instance. */
 export declare class Attention {
   private constructor();
@@ -245,6 +297,18 @@ export declare class Attention {
   kvCache(options: KVCacheOptions): KVCache;
   /** Projections, heads, concat and output projection, as torch.nn.MultiheadAttention. */
   multiHeadAttention(x: MatrixLike, options: MultiHeadOptions): MultiHeadResult;
+  /**
+   * Gradients of attention() given dOutput = dL/d(output) (nq, dv); PyTorch: autograd of
+   * scaled_dot_product_attention. A fully masked row gives zero gradients.
+   */
+  attentionBackward(q: MatrixLike, k: MatrixLike, v: MatrixLike, dOutput: MatrixLike, options?: AttentionBackwardOptions): AttentionGradients;
+  /**
+   * Gradients of sdpa() in its flat layout; output is the forward's output or null (then
+   * recomputed), dOutput (batch, heads, nq, dv).
+   */
+  sdpaBackward(q: Float32Array, k: Float32Array, v: Float32Array, output: Float32Array | null, dOutput: Float32Array, options: SdpaBackwardOptions): SdpaGradients;
+  /** Gradients of multiHeadAttention() given dOutput (like its output). */
+  multiHeadAttentionBackward(x: MatrixLike, dOutput: MatrixLike, options: MultiHeadBackwardOptions): MultiHeadGradients;
   /** a (m, k) times b (k, n), float32. */
   matmul(a: MatrixLike, b: MatrixLike): Matrix;
   /** Row-wise softmax; -Infinity weighs 0; an all -Infinity row gives 0. */

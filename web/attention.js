@@ -676,6 +676,213 @@ export class Attention {
       this.#release();
     }
   }
+
+  // --- Backward pass (gradients). Appended: the forward above is untouched.
+
+  // The one way into attn_sdpa_backward; `c` is a call spec as #sdpa takes
+  // (checked already) plus dout, out (or null), lse (or null) and dbias
+  // (whether to return the bias's gradient). Lays out the shape, options and
+  // attn_grads structs, the tensors and the scratch in the arena.
+  #backward(c) {
+    const ex = this.#live();
+    const { batch, heads, kvHeads, nq, nk, dk, dv } = c;
+    const qLen = batch * heads * nq * dk, kLen = batch * kvHeads * nk * dk, vLen = batch * kvHeads * nk * dv;
+    const oLen = batch * heads * nq * dv, lLen = c.lse ? batch * heads * nq : 0;
+    const bLen = c.bias ? c.bias.data.length : 0, dbLen = c.dbias && c.bias ? bLen : 0, mLen = c.mask ? c.mask.data.length : 0;
+    const iLen = (c.queryOffsets ? batch : 0) + (c.kvLengths ? batch : 0);
+    // Float offsets from the arena start, each region 16-byte aligned: the
+    // structs (shape 76 bytes, options 72, grads 16), int32 per-batch
+    // arrays, the tensors, scratch; the mask (bytes) last.
+    const align = (n) => Math.ceil(n / 4) * 4;
+    const SHAPE = 0, OPTS = 20, GRADS = 40, I32 = 44;
+    const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
+    const dO = oO + align(c.out ? oLen : 0), lO = dO + align(oLen), bO = lO + align(lLen);
+    const dqO = bO + align(bLen), dkO = dqO + align(qLen), dvO = dkO + align(kLen), dbO = dvO + align(vLen);
+    const xO = dbO + align(dbLen);
+    if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this backward call');
+    else if (this.#f32.length === 0) this.#views();
+    let base = this.#arena, at = base >>> 2;
+    this.#writeShape(at + SHAPE, c);
+    const scratch = ex.attn_sdpa_backward_scratch_size(base + SHAPE * 4) >>> 0;
+    if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
+    const mO = xO + scratch;
+    if (mO * 4 + mLen > this.#arenaBytes) {
+      this.#reserve([mO * 4 + mLen], 'this backward call');
+      base = this.#arena;
+      at = base >>> 2;
+      this.#writeShape(at + SHAPE, c);
+    } else if (this.#f32.length === 0) this.#views();
+    const f32 = this.#f32, i32 = this.#i32, addr = (o) => base + o * 4;
+    try {
+      writeOptions(f32, i32, at + OPTS, c, c.mask ? addr(mO) : 0, c.bias ? addr(bO) : 0, addr(I32));
+      if (c.queryOffsets) i32.set(c.queryOffsets, at + I32);
+      if (c.kvLengths) i32.set(c.kvLengths, at + I32 + (c.queryOffsets ? batch : 0));
+      i32[at + GRADS] = addr(dqO);
+      i32[at + GRADS + 1] = addr(dkO);
+      i32[at + GRADS + 2] = addr(dvO);
+      i32[at + GRADS + 3] = dbLen ? addr(dbO) : 0;
+      copyIn(f32, c.q, at + qO);
+      copyIn(f32, c.k, at + kO);
+      copyIn(f32, c.v, at + vO);
+      if (c.out) copyIn(f32, c.out, at + oO);
+      copyIn(f32, c.dout, at + dO);
+      if (c.lse) copyIn(f32, c.lse, at + lO);
+      if (c.bias) copyIn(f32, c.bias.data, at + bO);
+      if (c.mask) this.#u8.set(c.mask.data, addr(mO));
+      this.#check(ex.attn_sdpa_backward(
+        addr(SHAPE), addr(qO), addr(kO), addr(vO), c.out ? addr(oO) : 0, addr(dO), c.lse ? addr(lO) : 0,
+        addr(OPTS), addr(GRADS), addr(xO), scratch,
+      ), 'backward');
+      const result = {
+        dq: f32.slice(at + dqO, at + dqO + qLen),
+        dk: f32.slice(at + dkO, at + dkO + kLen),
+        dv: f32.slice(at + dvO, at + dvO + vLen),
+      };
+      if (dbLen) result.dbias = f32.slice(at + dbO, at + dbO + dbLen);
+      return result;
+    } finally {
+      this.#release();
+    }
+  }
+
+  /**
+   * Gradients of attention() for one head, given dOutput = dL/d(output)
+   * (nq, dv): { dq, dk, dv } as Matrix objects, and dbias (nq, nk) when a
+   * bias was given. PyTorch: autograd of scaled_dot_product_attention.
+   */
+  attentionBackward(q, k, v, dOutput, options = {}) {
+    this.#live();
+    const name = 'attentionBackward';
+    checkOptions(options, ['causal', 'mask', 'bias', 'scale', 'softcap', 'window', 'queryOffset'], name);
+    const Q = toMatrix(q, `${name}: q`);
+    const K = toMatrix(k, `${name}: k`, undefined, Q.cols);
+    const V = toMatrix(v, `${name}: v`, K.rows);
+    const nq = Q.rows, nk = K.rows, dk = Q.cols, dv = V.cols;
+    const dO = toMatrix(dOutput, `${name}: dOutput`, nq, dv);
+    const mask = options.mask == null ? null : flatBcast(toMask(options.mask, `${name}: mask`, nq, nk), nk);
+    const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, `${name}: bias`, nq, nk).data, nk);
+    const g = this.#backward({
+      q: Q.data, k: K.data, v: V.data, batch: 1, heads: 1, kvHeads: 1, nq, nk, dk, dv, layout: 'bhsd', mask, bias,
+      scale: checkScale(options.scale, `${name}: scale`, dk), causal: checkBool(options.causal, `${name}: causal`),
+      softcap: checkSoftcap(options.softcap, `${name}: softcap`), window: checkWindow(options.window, `${name}: window`),
+      ...checkOffset(options.queryOffset, `${name}: queryOffset`, 1), kvLengths: null,
+      out: null, dout: dO.data, lse: null, dbias: bias !== null,
+    });
+    const result = { dq: new Matrix(nq, dk, g.dq), dk: new Matrix(nk, dk, g.dk), dv: new Matrix(nk, dv, g.dv) };
+    if (bias) result.dbias = new Matrix(nq, nk, g.dbias);
+    return result;
+  }
+
+  /**
+   * Gradients of sdpa() over flat arrays in its layout, given the forward's
+   * output (or null) and dOutput (like the output): { dq, dk, dv } like q, k,
+   * v (a kv head sums the gradients of its query heads), and dbias (like the
+   * bias, summed over its broadcast dims) when a bias was given.
+   * options.lse (batch, heads, nq), from sdpa({ stats: true }), saves a pass.
+   */
+  sdpaBackward(q, k, v, output, dOutput, options) {
+    this.#live();
+    const name = 'sdpaBackward';
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`${name}: options must be an object with nq, nk, dk, dv, got ${describe(options)}`);
+    }
+    checkKeys(options, SDPA_BACKWARD_OPTIONS, name);
+    const { batch = 1, heads = 1, nq, nk, dk, dv, lse } = options;
+    const kvHeads = options.kvHeads ?? heads;
+    checkSize(batch, `${name}: batch`);
+    checkSize(heads, `${name}: heads`);
+    checkSize(kvHeads, `${name}: kvHeads`);
+    checkSize(nq, `${name}: nq`);
+    checkSize(nk, `${name}: nk`);
+    checkSize(dk, `${name}: dk`);
+    checkSize(dv, `${name}: dv`);
+    if (heads % kvHeads !== 0) throw new RangeError(`${name}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+    const layout = checkLayout(options.layout, `${name}: layout`);
+    const bshd = layout === 'bshd';
+    const qDims = bshd ? [batch, nq, heads, dk] : [batch, heads, nq, dk];
+    const kDims = bshd ? [batch, nk, kvHeads, dk] : [batch, kvHeads, nk, dk];
+    const vDims = bshd ? [batch, nk, kvHeads, dv] : [batch, kvHeads, nk, dv];
+    const oDims = bshd ? [batch, nq, heads, dv] : [batch, heads, nq, dv];
+    const [qs, ks, vs, os] = bshd
+      ? ['(batch, nq, heads, dk)', '(batch, nk, kvHeads, dk)', '(batch, nk, kvHeads, dv)', '(batch, nq, heads, dv)']
+      : ['(batch, heads, nq, dk)', '(batch, kvHeads, nk, dk)', '(batch, kvHeads, nk, dv)', '(batch, heads, nq, dv)'];
+    checkFlat(q, Float32Array, `${name}: q`, qDims, qs);
+    checkFlat(k, Float32Array, `${name}: k`, kDims, ks);
+    checkFlat(v, Float32Array, `${name}: v`, vDims, vs);
+    if (output != null) checkFlat(output, Float32Array, `${name}: output`, oDims, os);
+    checkFlat(dOutput, Float32Array, `${name}: dOutput`, oDims, os);
+    if (lse != null) checkFlat(lse, Float32Array, `${name}: lse`, [batch, heads, nq], '(batch, heads, nq)');
+    const dims = [batch, heads, nq, nk];
+    const mask = options.mask == null ? null : checkBcast(options.mask, Uint8Array, `${name}: mask`, dims);
+    const bias = options.bias == null ? null : checkBcast(options.bias, Float32Array, `${name}: bias`, dims);
+    return this.#backward({
+      q, k, v, batch, heads, kvHeads, nq, nk, dk, dv, layout, mask, bias,
+      scale: checkScale(options.scale, `${name}: scale`, dk),
+      causal: checkBool(options.causal, `${name}: causal`),
+      softcap: checkSoftcap(options.softcap, `${name}: softcap`),
+      window: checkWindow(options.window, `${name}: window`),
+      ...checkOffset(options.queryOffset, `${name}: queryOffset`, batch),
+      kvLengths: options.kvLengths == null ? null : checkLengths(options.kvLengths, `${name}: kvLengths`, batch, nk),
+      out: output ?? null, dout: dOutput, lse: lse ?? null, dbias: bias !== null,
+    });
+  }
+
+  /**
+   * Gradients of multiHeadAttention(x, options) given dOutput (like its
+   * output): { dx, dwq, dwk, dwv } as Matrix objects, dwo when options.wo was
+   * given, and dcontext (the paths through K and V) for cross-attention.
+   */
+  multiHeadAttentionBackward(x, dOutput, options) {
+    this.#live();
+    const name = 'multiHeadAttentionBackward';
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`${name}: options must be an object with wq, wk, wv, heads, got ${describe(options)}`);
+    }
+    checkOptions(options, ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'scale',
+      'softcap', 'window', 'queryOffset'], name);
+    const X = toMatrix(x, `${name}: x`);
+    const C = options.context == null ? X : toMatrix(options.context, `${name}: context`);
+    const heads = checkCount(options.heads, `${name}: heads`);
+    const kvHeads = checkCount(options.kvHeads, `${name}: kvHeads`, heads);
+    if (heads % kvHeads !== 0) throw new RangeError(`${name}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+    const WQ = toMatrix(options.wq, `${name}: wq`, X.cols);
+    if (WQ.cols % heads !== 0) throw new RangeError(`${name}: wq has ${WQ.cols} columns, which must be heads * dk (a multiple of heads = ${heads})`);
+    const dk = WQ.cols / heads;
+    const WK = toMatrix(options.wk, `${name}: wk`, C.cols, kvHeads * dk);
+    const WV = toMatrix(options.wv, `${name}: wv`, C.cols);
+    if (WV.cols % kvHeads !== 0) throw new RangeError(`${name}: wv has ${WV.cols} columns, which must be kvHeads * dv (a multiple of kvHeads = ${kvHeads})`);
+    const dv = WV.cols / kvHeads;
+    const WO = options.wo == null ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
+    const n = X.rows, m = C.rows;
+    const dO = toMatrix(dOutput, `${name}: dOutput`, n, WO ? WO.cols : heads * dv);
+    const mask = options.mask == null ? null : flatBcast(toMask(options.mask, `${name}: mask`, n, m), m);
+    const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, `${name}: bias`, n, m).data, m);
+    const c = {
+      batch: 1, heads, kvHeads, nq: n, nk: m, dk, dv, layout: 'bshd', mask, bias,
+      causal: checkBool(options.causal, `${name}: causal`), scale: checkScale(options.scale, `${name}: scale`, dk),
+      softcap: checkSoftcap(options.softcap, `${name}: softcap`), window: checkWindow(options.window, `${name}: window`),
+      ...checkOffset(options.queryOffset, `${name}: queryOffset`, 1), kvLengths: null, steps: false, stats: true,
+    };
+    // The projections are (n, heads * d): the bshd layout, read in place,
+    // and the gradients come back in it: dq is dL/dQ as a (n, heads * dk) matrix.
+    const Q = this.matmul(X, WQ), K = this.matmul(C, WK), V = this.matmul(C, WV);
+    c.q = Q.data;
+    c.k = K.data;
+    c.v = V.data;
+    const spec = { ...c }; // #sdpa lets go of the call's arrays when it returns
+    const forward = this.#sdpa(c);
+    const concat = new Matrix(n, heads * dv, forward.output);
+    const dConcat = WO ? this.matmul(dO, transpose(WO)) : dO;
+    const g = this.#backward({ ...spec, out: forward.output, dout: dConcat.data, lse: forward.lse, dbias: false });
+    const dQ = new Matrix(n, heads * dk, g.dq), dK = new Matrix(m, kvHeads * dk, g.dk), dV = new Matrix(m, kvHeads * dv, g.dv);
+    const Xt = transpose(X), Ct = options.context == null ? Xt : transpose(C);
+    const result = { dx: this.matmul(dQ, transpose(WQ)), dwq: this.matmul(Xt, dQ), dwk: this.matmul(Ct, dK), dwv: this.matmul(Ct, dV) };
+    if (WO) result.dwo = this.matmul(transpose(concat), dO);
+    const dc = addInto(this.matmul(dK, transpose(WK)), this.matmul(dV, transpose(WV)));
+    if (options.context == null) addInto(result.dx, dc);
+    else result.dcontext = dc;
+    return result;
+  }
 }
 
 /**
@@ -1021,4 +1228,39 @@ function writeBcast(i32, o, m) {
 
 function formatBytes(bytes) {
   return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+// --- Backward pass helpers.
+
+const SDPA_BACKWARD_OPTIONS = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale',
+  'layout', 'softcap', 'window', 'queryOffset', 'kvLengths', 'lse'];
+
+// attn_options at float index o for a call spec c (#sdpa writes the same
+// fields): mask, bias and the per-batch int32 arrays at the given byte
+// addresses (queryOffsets first, then kvLengths).
+function writeOptions(f32, i32, o, c, maskAt, biasAt, intsAt) {
+  f32[o] = c.scale;
+  i32[o + 1] = (c.causal ? ATTN_CAUSAL : 0) | (c.window ? ATTN_WINDOW : 0);
+  i32[o + 2] = maskAt;
+  writeBcast(i32, o + 3, c.mask);
+  i32[o + 7] = biasAt;
+  writeBcast(i32, o + 8, c.bias);
+  f32[o + 12] = c.softcap;
+  i32[o + 13] = c.window ? c.window[0] : -1;
+  i32[o + 14] = c.window ? c.window[1] : -1;
+  i32[o + 15] = c.queryOffsets ? 0 : c.queryOffset;
+  i32[o + 16] = c.queryOffsets ? intsAt : 0;
+  i32[o + 17] = c.kvLengths ? intsAt + (c.queryOffsets ? 4 * c.queryOffsets.length : 0) : 0;
+}
+
+function transpose(a) {
+  const t = new Float32Array(a.rows * a.cols);
+  for (let i = 0; i < a.rows; i++) for (let j = 0; j < a.cols; j++) t[j * a.rows + i] = a.data[i * a.cols + j];
+  return new Matrix(a.cols, a.rows, t);
+}
+
+// a += b, elementwise, for Matrix objects of the same shape; returns a.
+function addInto(a, b) {
+  for (let i = 0; i < a.data.length; i++) a.data[i] += b.data[i];
+  return a;
 }

@@ -23,6 +23,7 @@ import { cellAt, moveTabStop, nextCell, parseCellValue, startEdit } from './expl
 import { LinesView } from './explorer-lines.js';
 import { CONTROLS, PARTS, SCALE_SLIDER, SETTING, SETTINGS, STEPS, readSettings, scaleToSlider, sliderToScale } from './explorer-settings.js';
 import { STYLES } from './explorer-styles.js';
+import { TRAIN_STYLES, TrainPanel } from './explorer-train-view.js';
 import { buildTable, cellLabel, highlight, paintTable } from './explorer-tables.js';
 import { DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, defaultExplanation, explain, leadTitle, scaleText, sectionTitle } from './explorer-text.js';
 import { EMBEDDINGS, HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './example.js';
@@ -66,6 +67,7 @@ export class AttentionExplorer extends Base {
   #root;
   #ui = {};
   #attn = null;
+  #train = null; // the Train part (explorer-train-view.js) while the train attribute is on
   #loadError = null;
   #config = null; // last good config
   #view = { step: 'all', show: new Set(PARTS), controls: 'full' }; // last good view settings
@@ -199,6 +201,7 @@ export class AttentionExplorer extends Base {
     this.#stopPlaying();
     this.#overflow?.disconnect();
     this.#dragEnd();
+    this.#train?.pause();
   }
 
   attributeChangedCallback() {
@@ -279,6 +282,7 @@ export class AttentionExplorer extends Base {
     });
     this.#showMessage('');
     this.#render();
+    this.#syncTrain();
     const detail = { step: view.step, mask: this.#mask && this.#mask.includes(0) ? this.mask : null, edited: this.#edits.size > 0 || Object.keys(this.#inputs).length > 0 };
     for (const s of SETTINGS) if (s.compute) detail[s.key] = Array.isArray(config[s.key]) ? [...config[s.key]] : config[s.key];
     this.dispatchEvent(new CustomEvent('attention-change', { bubbles: true, composed: true, detail }));
@@ -394,6 +398,22 @@ export class AttentionExplorer extends Base {
         ui.root.style.setProperty('--attn-toolbar-height', `${Math.ceil(entry.borderBoxSize?.[0]?.blockSize ?? entry.contentRect.height)}px`);
       }).observe(ui.toolbar);
     }
+  }
+
+  // The Train part: made when the train attribute turns on, placed above the
+  // view, told after every update; it changes this element only through
+  // the public inputs, positions and embeddings.
+  #syncTrain() {
+    if (this.#view.train && !this.#train) {
+      this.#train = new TrainPanel({ attn: this.#attn, host: this, document: this.ownerDocument });
+      this.#ui.root.insertBefore(this.#train.element, this.#ui.view);
+      if (!this.#root.querySelector('style[data-train]')) this.#root.append(el('style', { text: TRAIN_STYLES, 'data-train': '' }));
+    } else if (!this.#view.train && this.#train) {
+      this.#train.dispose();
+      this.#train.element.remove();
+      this.#train = null;
+    }
+    this.#train?.sync();
   }
 
   #showMessage(text) {

@@ -56,6 +56,14 @@ export const SETTINGS = Object.freeze([
     help: 'the parts to show, separated by spaces (default all)' },
   { attr: 'controls', key: 'controls', kind: 'enum', values: CONTROLS,
     help: 'full, minimal (scale, causal, heads) or none' },
+  { attr: 'train', key: 'train', kind: 'bool', url: true,
+    help: 'show the Train part: gradient descent on W_Q and W_K of head 1 toward a target pattern' },
+  { attr: 'train-target', key: 'trainTarget', kind: 'text', url: true,
+    help: 'the Train part\'s target: previous-token, first-token, same-word, attend-to:<word> or paint:<row>-<col>,...' },
+  { attr: 'train-optimizer', key: 'trainOptimizer', kind: 'enum', values: ['adam', 'sgd'], url: true,
+    help: 'the Train part\'s optimizer: adam (default) or sgd (with momentum 0.9)' },
+  { attr: 'train-lr', key: 'trainLr', kind: 'number', url: true,
+    help: 'the Train part\'s learning rate (default 0.02)' },
 ]);
 
 export const SETTING = Object.freeze(Object.fromEntries(SETTINGS.map((s) => [s.attr, s])));
@@ -110,6 +118,7 @@ export function parseSetting(setting, text, name = setting.attr) {
     case 'window': return parseWindow(text, name);
     case 'number': return parseNumber(text, name);
     case 'bool': return text !== '0' && text !== 'false';
+    case 'text': return text.trim();
     case 'enum':
       if (!setting.values.includes(text)) throw new RangeError(`${name} must be one of ${setting.values.join(', ')}; got "${text}"`);
       return text;

@@ -85,6 +85,8 @@ export declare class AttentionExplorer extends HTMLElement {
   masking: boolean;
   /** The settings behind the numbers on screen, defaults filled in; null before the first. */
   readonly config: Omit<ExplorerChangeDetail, 'step' | 'mask' | 'edited'> | null;
+  /** Shows the Train part (attribute `train`): gradient descent on W_Q and W_K of head 1 toward a target pattern. */
+  train: boolean;
   /** Every matrix of the current computation; null before the first. */
   readonly state: ExplorerState | null;
   /** Replace the random draws. */

@@ -19,8 +19,11 @@
 #ifndef ATTN_KERNELS_H
 #define ATTN_KERNELS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "f32-tanh.h"
 
 /* Query rows per tile of the fused kernel, and keys per key block. */
 #define ATTN__MR 4
@@ -171,6 +174,131 @@ typedef struct attn__steps_args {
 
 void attn__f32_steps_scalar(const attn__steps_args* args);
 void attn__f32_steps_wasmsimd(const attn__steps_args* args);
+
+/* The backward pass (FlashAttention-2 order) for one (batch, query head).
+ * Keys go in blocks of BWD_BC; for each block, the query rows that may see
+ * one of its keys go in blocks of BWD_BR (tiles of MR in the scalar twin).
+ * Per block the weights are recomputed from the saved row log-sum-exp,
+ * never stored for the whole head:
+ *   p[i][j]  = exp(z_ij - lse_i)                    allowed keys, else 0
+ *   dp[i][j] = dout_i . v_j
+ *   dz[i][j] = p (dp - delta_i), 0 where p is 0     delta_i = dout_i . out_i
+ *   ds[i][j] = dz * (1 - tanh^2(s_ij / c)) * scale  (the softcap factor when c > 0)
+ * and the gradients are added into the outputs:
+ *   dv_j += sum_i p dout_i,  dk_j += sum_i ds q_i,  dq_i += sum_j ds k_j,
+ *   dbias_ij += dz.
+ * A row whose lse is -Infinity (no allowed key) adds nothing anywhere. */
+#define ATTN__BWD_BC 32
+#define ATTN__BWD_BR 64
+
+typedef struct attn__bwd_args {
+  const float* q;        /* (n_q, d_k) this query head, rows q_stride apart */
+  const float* k;        /* (n_k, d_k) its kv head's keys, rows k_stride apart */
+  const float* kp;       /* (n_k_pad / 8, d_k, 8) the same keys in panels of 8 (pack_k) */
+  const float* vp;       /* (n_k_pad / 8, d_v, 8) V in panels of 8 keys (pack_k of V) */
+  const float* dout;     /* (n_q, d_v) gradient of the output, rows dout_stride apart */
+  const float* lse;      /* (n_q) log-sum-exp of each logits row; -Infinity: no allowed key */
+  const float* delta;    /* (n_q) dout_i . out_i */
+  float* dq;             /* (n_q, d_k) added to, rows dq_stride apart */
+  float* dk;             /* (n_k, d_k) added to, rows dk_stride apart */
+  float* dv;             /* (n_k, d_v) added to, rows dv_stride apart */
+  float* dbias;          /* (n_q, >= n_k) added to, rows bias_stride apart (the bias's layout), or NULL */
+  const uint8_t* mask;   /* (n_q, >= n_k) keep-mask rows mask_stride apart, or NULL */
+  const float* bias;     /* (n_q, >= n_k) bias rows bias_stride apart, or NULL */
+  float* scratch;        /* attn__bwd_tile_floats(n_q, d_k, d_v) floats */
+  size_t q_stride, k_stride, dout_stride, dq_stride, dk_stride, dv_stride;
+  size_t mask_stride, bias_stride;
+  size_t n_q;
+  size_t n_k;            /* keys that exist for this head (kv_lengths, mask and bias cols) */
+  size_t d_k, d_v;
+  float scale;
+  float softcap;         /* c > 0: logits c tanh(scaled / c); 0: none */
+  int causal;
+  int64_t offset;        /* query i sits at position i + offset */
+  int32_t window_left, window_right;  /* -1: unbounded on that side */
+} attn__bwd_args;
+
+/* Scratch of the backward kernels for one head: lse and delta padded to
+ * n_q rounded up to 8; q and dout copied with empty rows zeroed, (n_q, d_k)
+ * and (n_q, d_v); the same in panels of 8 rows (pack_k layout); three
+ * (BWD_BC, BWD_BR) tiles and three BWD_BR rows of running row statistics.
+ * The scalar twin uses the same size (and less of it). */
+static inline size_t attn__bwd_tile_floats(size_t n_q, size_t d_k, size_t d_v) {
+  const size_t q_pad = attn__round_up(n_q, ATTN__PAD);
+  return 2 * q_pad + n_q * (d_k + d_v) + q_pad * (d_k + d_v) + 3 * ATTN__BWD_BC * ATTN__BWD_BR +
+         3 * ATTN__BWD_BR;
+}
+
+/* Whether key j is allowed for query i by position and mask (causal, window,
+ * mask; a -Infinity logit is the caller's test). */
+static inline int attn__bwd_visible(const attn__bwd_args* a, size_t i, size_t j) {
+  const int64_t pos = (int64_t)i + a->offset, key = (int64_t)j;
+  if (a->causal && key > pos) return 0;
+  if (a->window_right >= 0 && key > pos + a->window_right) return 0;
+  if (a->window_left >= 0 && key < pos - a->window_left) return 0;
+  return a->mask == NULL || a->mask[i * a->mask_stride + j] != 0;
+}
+
+/* The query rows [*lo, *hi) that may see some key in [j0, j1) by position. */
+static inline void attn__bwd_rows(const attn__bwd_args* a, size_t j0, size_t j1, size_t* lo,
+                                  size_t* hi) {
+  int64_t first = 0, end = (int64_t)a->n_q;
+  const int64_t off = a->offset;
+  if (a->causal && (int64_t)j0 - off > first) first = (int64_t)j0 - off;
+  if (a->window_right >= 0 && (int64_t)j0 - off - a->window_right > first) {
+    first = (int64_t)j0 - off - a->window_right;
+  }
+  if (a->window_left >= 0 && (int64_t)j1 - off + a->window_left < end) {
+    end = (int64_t)j1 - off + a->window_left;
+  }
+  if (end < first) end = first;
+  if (first > (int64_t)a->n_q) first = end = (int64_t)a->n_q;
+  if (end < 0) first = end = 0;
+  *lo = (size_t)first;
+  *hi = (size_t)end;
+}
+
+/* The keys [*lo, *hi) that some query row of [i0, i1) may see by position. */
+static inline void attn__bwd_keys(const attn__bwd_args* a, size_t i0, size_t i1, size_t* lo,
+                                  size_t* hi) {
+  int64_t first = 0, end = (int64_t)a->n_k;
+  const int64_t last_pos = (int64_t)i1 - 1 + a->offset, first_pos = (int64_t)i0 + a->offset;
+  if (a->causal && last_pos + 1 < end) end = last_pos + 1;
+  if (a->window_right >= 0 && last_pos + a->window_right + 1 < end) end = last_pos + a->window_right + 1;
+  if (a->window_left >= 0 && first_pos - a->window_left > first) first = first_pos - a->window_left;
+  if (end < first) end = first;
+  if (first > (int64_t)a->n_k) first = end = (int64_t)a->n_k;
+  if (end < 0) first = end = 0;
+  *lo = (size_t)first;
+  *hi = (size_t)end;
+}
+
+/* The logit of a scaled score s for (i, j) and, with a softcap, th =
+ * tanh(s / c) for the gradient: the forward's tanh (f32-tanh.h), so the
+ * recomputed weights match the forward's lse. -Infinity when the key is not
+ * allowed. */
+static inline float attn__bwd_logit(const attn__bwd_args* a, size_t i, size_t j, float s,
+                                    float* th) {
+  float z = s;
+  *th = 0.0f;
+  if (a->softcap > 0.0f) {
+    *th = attn__tanhf(s / a->softcap);
+    z = a->softcap * *th;
+  }
+  if (a->bias != NULL) z = z + a->bias[i * a->bias_stride + j];
+  return attn__bwd_visible(a, i, j) ? z : -INFINITY;
+}
+
+/* delta (n_q) = dout_i . out_i (out rows out_stride apart), or, when out is NULL, sum_j p_ij dout_i . v_j
+ * (the same value without the forward's output); and, when lse is not NULL,
+ * lse (n_q) = the log-sum-exp of each logits row (-Infinity for a row with
+ * no allowed key). The lse of a->lse is not read. */
+void attn__f32_backward_rows_scalar(const attn__bwd_args* a, const float* out, size_t out_stride,
+                                    float* lse, float* delta);
+void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out, size_t out_stride,
+                                      float* lse, float* delta);
+void attn__f32_backward_scalar(const attn__bwd_args* a);
+void attn__f32_backward_wasmsimd(const attn__bwd_args* a);
 
 #ifdef __wasm_simd128__
 #define ATTN__KERNEL(name) attn__f32_##name##_wasmsimd

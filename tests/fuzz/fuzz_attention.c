@@ -19,7 +19,10 @@
  * a mask and a bias broadcast by strides with a short last dimension, and
  * the bshd layout by strides. There the step path's logits say which keys
  * are allowed: a row without one is 0 on both paths with lse -Infinity, and
- * with moderate inputs outputs and lse agree between the paths. */
+ * with moderate inputs outputs and lse agree between the paths.
+ * Last, attn_sdpa_backward on the first tensors: a status, fully masked
+ * rows with dq 0, and with moderate inputs finite gradients that agree with
+ * and without the forward's output. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -55,6 +58,24 @@ static attn_status flat_sdpa(const float* q, const float* k, const float* v, flo
   o.mask_layout.row_stride = o.bias_layout.row_stride = n_k > 0 ? (size_t)n_k : 0;
   const attn_steps st = {scores, scaled, NULL, weights, NULL};
   return attn_sdpa(&s, q, k, v, out, &o, &st, scratch, scratch_floats);
+}
+
+/* attn_sdpa_backward over the same flat buffers. */
+static attn_status flat_backward(const float* q, const float* k, const float* v, const float* out,
+                                 const float* dout, float* dq, float* dk, float* dv, float* dbias,
+                                 int32_t batch, int32_t heads, int32_t kv_heads, int32_t n_q,
+                                 int32_t n_k, int32_t d_k, int32_t d_v, const uint8_t* mask,
+                                 const float* bias, float scale, uint32_t flags) {
+  const attn_shape s = flat_shape(batch, heads, kv_heads, n_q, n_k, d_k, d_v);
+  attn_options o = {0};
+  o.scale = scale, o.flags = flags, o.mask = mask, o.bias = bias;
+  o.mask_layout.row_stride = o.bias_layout.row_stride = n_k > 0 ? (size_t)n_k : 0;
+  const attn_grads g = {dq, dk, dv, dbias};
+  const size_t n = attn_sdpa_backward_scratch_size(&s);
+  float* scratch = malloc((n ? n : 1) * sizeof *scratch);
+  const attn_status st = attn_sdpa_backward(&s, q, k, v, out, dout, NULL, &o, &g, scratch, n);
+  free(scratch);
+  return st;
 }
 
 
@@ -286,6 +307,52 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     reader back = {reversed, size};
     fuzz_options(&back, batch, heads, kv_heads, n_q, n_k, d_k, d_v, q, k, v, moderate);
     free(reversed);
+  }
+  /* The backward pass on the same inputs, with and without the forward's
+   * output: a status, never a crash; bad heads write nothing; a fully
+   * masked row has dq 0; moderate inputs give finite gradients that agree
+   * between the two ways of getting delta. */
+  {
+    int dout_moderate = 1;
+    float* dout = malloc(out_n * sizeof *dout);
+    fill(&r, dout, out_n, &dout_moderate);
+    float* g1 = malloc((nq_all * d_k + nk_all * (d_k + d_v) + (size_t)n_q * n_k) * sizeof *g1);
+    float* g2 = malloc((nq_all * d_k + nk_all * (d_k + d_v) + (size_t)n_q * n_k) * sizeof *g2);
+    const size_t g_n = nq_all * d_k + nk_all * (d_k + d_v);
+    g1[0] = g2[0] = 12345.0f;
+    float* dbias1 = use_bias ? g1 + g_n : NULL;
+    const attn_status b1 = flat_backward(q, k, v, heads % kv_heads == 0 ? out : NULL, dout, g1, g1 + nq_all * d_k,
+                                         g1 + nq_all * d_k + nk_all * d_k, dbias1, batch, heads, kv_heads, n_q,
+                                         n_k, d_k, d_v, mask, bias, scale, flags);
+    const attn_status b2 = flat_backward(q, k, v, NULL, dout, g2, g2 + nq_all * d_k, g2 + nq_all * d_k + nk_all * d_k,
+                                         NULL, batch, heads, kv_heads, n_q, n_k, d_k, d_v, mask, bias, scale, flags);
+    if (heads % kv_heads != 0) {
+      if (b1 != ATTN_ERR_HEADS || b2 != ATTN_ERR_HEADS || g1[0] != 12345.0f) FAIL("backward: bad heads accepted");
+    } else {
+      if (b1 != ATTN_OK || b2 != ATTN_OK) FAIL("backward status %d %d", b1, b2);
+      for (size_t row = 0; row < nq_all; row++) {
+        const size_t i = row % (size_t)n_q;
+        int any = 0;
+        for (int32_t j = 0; j < n_k; j++) {
+          const float z = bias ? scaled[row * n_k + j] + bias[i * n_k + j] : 0.0f;
+          any |= !(flags && (size_t)j > i) && !(mask && !mask[i * n_k + j]) && !(isinf(z) && z < 0);
+        }
+        for (int32_t c = 0; c < d_k && !any; c++) {
+          if (g1[row * d_k + c] != 0.0f || g2[row * d_k + c] != 0.0f) FAIL("backward: fully masked row %zu has dq", row);
+        }
+      }
+      if (moderate && dout_moderate) {
+        float gmax = 1.0f;
+        for (size_t i = 0; i < g_n; i++) {
+          if (!isfinite(g1[i]) || !isfinite(g2[i])) FAIL("backward: non-finite gradient %zu: %g %g", i, g1[i], g2[i]);
+          gmax = fmaxf(gmax, fabsf(g1[i]));
+        }
+        for (size_t i = 0; i < g_n; i++) {
+          if (fabsf(g1[i] - g2[i]) > 1e-3f * gmax) FAIL("backward: with output %g, without %g at %zu", g1[i], g2[i], i);
+        }
+      }
+    }
+    free(dout), free(g1), free(g2);
   }
   /* The small helpers on the same buffers. */
   if (attn_softmax(scores, scaled, (int32_t)nq_all, n_k) != ATTN_OK) FAIL("softmax status");

@@ -315,7 +315,147 @@ static void test_masked_row_with_infinite_values(void) {
   free(scratch);
 }
 
+/* ---- backward ---------------------------------------------------------- */
+
+/* float64 loss L = sum(out * dout) of one head, with element probe_at of
+ * q (probe_which 0), k (1) or v (2) moved by h, for central differences;
+ * positions and softcap as attention.h's backward section. */
+static double loss64(const float* q, const float* k, const float* v, const float* dout,
+                     int probe_which, size_t probe_at, double h,
+                     int n_q, int n_k, int d, const uint8_t* mask, float scale, float softcap,
+                     int wl, int wr, int off, int causal) {
+  double total = 0;
+  double* z = malloc((size_t)n_k * sizeof *z);
+  for (int i = 0; i < n_q; i++) {
+    double m = -INFINITY;
+    for (int j = 0; j < n_k; j++) {
+      const int pos = i + off;
+      int ok = (!causal || j <= pos) && (wr < 0 || j <= pos + wr) && (wl < 0 || j >= pos - wl) &&
+               (mask == NULL || mask[i * n_k + j]);
+      double s = 0;
+      for (int c = 0; c < d; c++) {
+        double qv = q[i * d + c], kv = k[j * d + c];
+        if (probe_which == 0 && probe_at == (size_t)(i * d + c)) qv += h;
+        if (probe_which == 1 && probe_at == (size_t)(j * d + c)) kv += h;
+        s += qv * kv;
+      }
+      s *= scale;
+      if (softcap > 0) s = softcap * tanh(s / softcap);
+      z[j] = ok ? s : -INFINITY;
+      if (z[j] > m) m = z[j];
+    }
+    if (m == -INFINITY) continue;
+    double l = 0;
+    for (int j = 0; j < n_k; j++) l += exp(z[j] - m);
+    for (int c = 0; c < d; c++) {
+      double o = 0;
+      for (int j = 0; j < n_k; j++) {
+        double vv = v[j * d + c];
+        if (probe_which == 2 && probe_at == (size_t)(j * d + c)) vv += h;
+        o += exp(z[j] - m) / l * vv;
+      }
+      total += o * dout[i * d + c];
+    }
+  }
+  free(z);
+  return total;
+}
+
+typedef struct {
+  int n_q, n_k, d, causal, with_mask, wl, wr, off;
+  float softcap;
+} bwd_shape;
+
+static void run_backward_case(const bwd_shape* s, const char* name) {
+  const size_t nq = (size_t)s->n_q, nk = (size_t)s->n_k, d = (size_t)s->d;
+  float* q = fill(nq * d, 1), * k = fill(nk * d, 1), * v = fill(nk * d, 1), * dout = fill(nq * d, 1);
+  uint8_t* mask = NULL;
+  if (s->with_mask) {
+    mask = malloc(nq * nk);
+    for (size_t i = 0; i < nq * nk; i++) mask[i] = uniform() > -0.5f;
+    for (size_t j = 0; j < nk; j++) mask[j] = 0; /* row 0 fully masked */
+  }
+  const float scale = attn_default_scale(s->d);
+  const attn_shape shape = {.batch = 1, .heads = 1, .kv_heads = 1, .n_q = s->n_q, .n_k = s->n_k, .d_k = s->d, .d_v = s->d};
+  attn_options options = {.scale = scale, .flags = s->causal ? ATTN_CAUSAL : 0, .mask = mask,
+                          .mask_layout = {0, 0, nk, 0}, .softcap = s->softcap, .query_offset = s->off};
+  if (s->wl != -1 || s->wr != -1) {
+    options.flags |= ATTN_WINDOW;
+    options.window_left = s->wl;
+    options.window_right = s->wr;
+  }
+  const size_t n = attn_sdpa_backward_scratch_size(&shape);
+  float* scratch = malloc(n * sizeof *scratch);
+  float* g[3] = {malloc(nq * d * sizeof(float)), malloc(nk * d * sizeof(float)), malloc(nk * d * sizeof(float))};
+  const attn_grads grads = {g[0], g[1], g[2], NULL};
+  const int st = attn_sdpa_backward(&shape, q, k, v, NULL, dout, NULL, &options, &grads, scratch, n);
+  double worst = 0, largest = 0;
+  const size_t sizes[3] = {nq * d, nk * d, nk * d};
+  int finite = 1;
+  for (int w = 0; w < 3; w++) {
+    for (size_t at = 0; at < sizes[w]; at++) {
+      const double h = 1e-4;
+      const double up = loss64(q, k, v, dout, w, at, h, s->n_q, s->n_k, s->d, mask, scale, s->softcap, s->wl, s->wr, s->off, s->causal);
+      const double down = loss64(q, k, v, dout, w, at, -h, s->n_q, s->n_k, s->d, mask, scale, s->softcap, s->wl, s->wr, s->off, s->causal);
+      const double fd = (up - down) / (2 * h);
+      finite &= isfinite(g[w][at]) != 0;
+      if (fabs(fd) > largest) largest = fabs(fd);
+      if (fabs(fd - g[w][at]) > worst) worst = fabs(fd - g[w][at]);
+    }
+  }
+  /* Central differences of a float64 loss over float32 inputs: the step
+   * 1e-4 leaves O(h^2) ~ 1e-8 relative error, below the float32 kernels'. */
+  check(st == ATTN_OK && finite && worst <= 1e-4 * (largest > 1 ? largest : 1), name);
+  if (mask != NULL) {
+    int zero = 1;
+    for (size_t c = 0; c < d; c++) zero &= g[0][c] == 0.0f;
+    check(zero, "backward: a fully masked row has dq 0");
+  }
+  free(q), free(k), free(v), free(dout), free(mask), free(scratch), free(g[0]), free(g[1]), free(g[2]);
+}
+
+static void test_backward(void) {
+  const bwd_shape cases[] = {
+      {4, 5, 3, 0, 0, -1, -1, 0, 0.0f},   {5, 33, 4, 1, 0, -1, -1, 0, 0.0f},
+      {7, 40, 5, 0, 1, -1, -1, 0, 0.0f},  {9, 9, 2, 0, 0, 2, 0, 0, 0.0f},
+      {6, 12, 3, 1, 0, -1, 3, 4, 0.0f},   {5, 8, 3, 0, 0, -1, -1, 0, 1.5f},
+  };
+  const char* names[] = {"backward: plain vs float64 finite differences", "backward: causal, 33 keys",
+                         "backward: mask with a fully masked row", "backward: window [2, 0]",
+                         "backward: causal with queryOffset 4", "backward: softcap 1.5"};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) run_backward_case(&cases[c], names[c]);
+
+  float buf[64] = {0};
+  const attn_shape two = {.batch = 1, .heads = 1, .kv_heads = 1, .n_q = 2, .n_k = 2, .d_k = 2, .d_v = 2};
+  const size_t n = attn_sdpa_backward_scratch_size(&two);
+  float* scratch = malloc(n * sizeof *scratch);
+  float* o = buf + 32;  /* the gradients: 7 until something writes them */
+  for (int i = 32; i < 64; i++) buf[i] = 7;
+  const attn_grads grads = {o, o + 8, o + 16, NULL};
+  const attn_options plain = {.scale = 1};
+  attn_options bad_softcap = plain, bad_window = plain, bad_flags = plain;
+  bad_softcap.softcap = -1;
+  bad_window.flags = ATTN_WINDOW, bad_window.window_left = -2;
+  bad_flags.flags = 4;
+  attn_shape bad_heads = two;
+  bad_heads.heads = 3, bad_heads.kv_heads = 2;
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, NULL, NULL, &plain, &grads, scratch, n) == ATTN_ERR_NULL, "backward: NULL dout");
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, buf, NULL, &bad_softcap, &grads, scratch, n) == ATTN_ERR_SOFTCAP, "backward: negative softcap");
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, buf, NULL, &bad_window, &grads, scratch, n) == ATTN_ERR_WINDOW, "backward: window -2");
+  check(attn_sdpa_backward(&bad_heads, buf, buf, buf, NULL, buf, NULL, &plain, &grads, scratch, n) == ATTN_ERR_HEADS, "backward: heads 3 kv 2");
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, buf, NULL, &bad_flags, &grads, scratch, n) == ATTN_ERR_FLAGS, "backward: bad flags");
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, buf, NULL, &plain, &grads, scratch, n - 1) == ATTN_ERR_SCRATCH, "backward: small scratch");
+  check(o[0] == 7 && o[8] == 7 && o[16] == 7, "backward: nothing written when a check fails");
+  check(attn_sdpa_backward(&two, buf, buf, buf, NULL, buf, NULL, &plain, &grads, scratch, n) == ATTN_OK && o[0] == 0,
+        "backward: a valid call writes");
+  attn_shape none = two;
+  none.n_k = 0;
+  check(attn_sdpa_backward_scratch_size(&none) == 0, "backward: scratch size of invalid sizes is 0");
+  free(scratch);
+}
+
 int main(void) {
+  test_backward();
   test_masked_row_with_infinite_values();
   test_exp();
   test_tanh();

@@ -1,5 +1,5 @@
 // A strict TypeScript consumer: must type-check.
-import { loadAttention, Matrix, NumpyRandom, type AttentionResult } from 'attention-wasm';
+import { loadAttention, Matrix, NumpyRandom, type AttentionResult, type SdpaGradients } from 'attention-wasm';
 import 'attention-wasm/explorer';
 
 const attn = await loadAttention({ simd: true });
@@ -7,11 +7,14 @@ const q: Matrix = Matrix.from([[1, 2], [3, 4]]);
 const r: AttentionResult = attn.attention(q, q, q, { causal: true, steps: true, mask: [[true, false], [true, true]] });
 const weights: Matrix | undefined = r.weights;
 const flat: Float32Array = attn.sdpa(new Float32Array(4), new Float32Array(4), new Float32Array(4), { nq: 2, nk: 2, dk: 2, dv: 2 });
+const grads: SdpaGradients = attn.sdpaBackward(new Float32Array(4), new Float32Array(4), new Float32Array(4), null, new Float32Array(4), { nq: 2, nk: 2, dk: 2, dv: 2, window: [1, 0] });
+const dwq: Matrix = attn.multiHeadAttentionBackward(q, q, { wq: q, wk: q, wv: q, heads: 1 }).dwq;
+const dq: Matrix = attn.attentionBackward(q, q, q, q, { softcap: 30 }).dq;
 const draws: Float64Array = new NumpyRandom(7).randn(2, 3);
 const el = document.createElement('attention-explorer');
 el.heads = 2;
 el.addEventListener('attention-change', (e) => console.log(e.detail.tokens.join(' ')));
-console.log(weights?.get(0, 0), flat.length, draws.length, el.state?.tokens);
+console.log(weights?.get(0, 0), flat.length, grads.dq.length, dwq.rows, dq.cols, draws.length, el.state?.tokens);
 // Issue 11's options and the KV cache.
 const full = attn.sdpa(new Float32Array(8), new Float32Array(8), new Float32Array(8), {
   batch: 2, nq: 2, nk: 2, dk: 2, dv: 2, layout: 'bshd', softcap: 30, window: [1, 0], queryOffset: Int32Array.of(0, 1),

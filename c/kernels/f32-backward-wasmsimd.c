@@ -1,0 +1,449 @@
+/* f32-backward-wasmsimd.c - the backward pass for one (batch, query head)
+ * with SIMD128. Same algorithm, formulas and summation orders as
+ * f32-backward-scalar.c (read that first), so the SIMD128 build gives the
+ * scalar twin's bits (the relaxed build fuses each multiply-add of the hot
+ * loops, attn__f32x4_madd); how the work is laid on lanes:
+ *   - blocks are 32 keys x 64 query rows, computed key-major: the scores
+ *     and dout . v of a block are 4 keys x 8 rows per step (the keys'
+ *     element splatted from the packed K or V, 8 rows from the query or
+ *     dout panels), so 4 consecutive rows share a vector afterwards;
+ *   - p and ds go 4 rows to a vector (their lse and delta load as vectors)
+ *     when the block has no bias, mask, softcap or dbias and a row count
+ *     that is a multiple of 4; a causal frontier or window crossing the
+ *     block is a lane mask. Other blocks go element by element with the
+ *     scalar twin's helpers (the same operations);
+ *   - dv += p^T dout and dk += ds^T q are 4 keys x 8 columns per step over
+ *     the block's rows, dq += ds k 4 rows x 8 columns over its keys: every
+ *     product has the forward's 4 x 8 register tile;
+ *   - rows with no allowed key read as zeros with lse +Infinity, so their p
+ *     is 0 and they add nothing, even with Infinity in their q or dout. */
+#include <assert.h>
+#include <math.h>
+#include <wasm_simd128.h>
+
+#include "f32-exp-wasmsimd.h"
+#include "f32-madd-wasmsimd.h"
+#include "kernels.h"
+
+/* Whether every key of [j0, j1) is visible by position to every row of
+ * [i0, i1): the tiles inside a causal or window band. */
+static int attn__bwd_all_visible(const attn__bwd_args* a, size_t i0, size_t i1, size_t j0,
+                                 size_t j1) {
+  const int64_t first = (int64_t)i0 + a->offset, last = (int64_t)i1 - 1 + a->offset;
+  if (a->causal && (int64_t)j1 - 1 > first) return 0;
+  if (a->window_right >= 0 && (int64_t)j1 - 1 > first + a->window_right) return 0;
+  if (a->window_left >= 0 && (int64_t)j0 < last - a->window_left) return 0;
+  return 1;
+}
+
+/* t (BWD_BC, BWD_BR): t[jj][ii] = sum_c kp(jj, c) xp(ii, c) for keys jj <
+ * nk4 (a multiple of 4) and rows ii < nr8 (a multiple of 8). kp points at the
+ * panel of the block's first key, xp at the panel of its first row (both
+ * pack_k layout, d columns). Per step 4 keys x 8 rows: the four keys'
+ * element c splatted (4 consecutive floats of a key panel) against 8 rows'
+ * element c (two vectors of a row panel), 8 accumulators; sums over c in
+ * order, as the scalar twin. */
+__attribute__((noinline)) static void attn__bwd_kx_tile_wasmsimd(const float* kp, const float* xp, size_t d, size_t nk4,
+                                       size_t nr8, float* t) {
+  for (size_t j = 0; j < nk4; j += 4) {
+    const float* k_group = kp + (j / 8) * d * 8 + j % 8;  /* keys j .. j+3 at k_group[c * 8 + 0..3] */
+    for (size_t i = 0; i < nr8; i += 8) {
+      v128_t vacc0x0123 = wasm_f32x4_splat(0.0f), vacc0x4567 = vacc0x0123;
+      v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x0123;
+      v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x0123;
+      v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x0123;
+      const float* x_panel = xp + (i / 8) * d * 8;  /* (d, 8) rows i .. i+7 */
+      const float* k_col = k_group;
+      for (size_t c = 0; c < d; c++) {
+        const v128_t vx0123 = wasm_v128_load(x_panel);
+        const v128_t vx4567 = wasm_v128_load(x_panel + 4);
+        x_panel += 8;
+        const v128_t vk0 = wasm_v128_load32_splat(k_col);
+        const v128_t vk1 = wasm_v128_load32_splat(k_col + 1);
+        const v128_t vk2 = wasm_v128_load32_splat(k_col + 2);
+        const v128_t vk3 = wasm_v128_load32_splat(k_col + 3);
+        k_col += 8;
+        vacc0x0123 = attn__f32x4_madd(vk0, vx0123, vacc0x0123);
+        vacc0x4567 = attn__f32x4_madd(vk0, vx4567, vacc0x4567);
+        vacc1x0123 = attn__f32x4_madd(vk1, vx0123, vacc1x0123);
+        vacc1x4567 = attn__f32x4_madd(vk1, vx4567, vacc1x4567);
+        vacc2x0123 = attn__f32x4_madd(vk2, vx0123, vacc2x0123);
+        vacc2x4567 = attn__f32x4_madd(vk2, vx4567, vacc2x4567);
+        vacc3x0123 = attn__f32x4_madd(vk3, vx0123, vacc3x0123);
+        vacc3x4567 = attn__f32x4_madd(vk3, vx4567, vacc3x4567);
+      }
+      float* t_row = t + j * ATTN__BWD_BR + i;
+      wasm_v128_store(t_row, vacc0x0123);
+      wasm_v128_store(t_row + 4, vacc0x4567);
+      wasm_v128_store(t_row + ATTN__BWD_BR, vacc1x0123);
+      wasm_v128_store(t_row + ATTN__BWD_BR + 4, vacc1x4567);
+      wasm_v128_store(t_row + 2 * ATTN__BWD_BR, vacc2x0123);
+      wasm_v128_store(t_row + 2 * ATTN__BWD_BR + 4, vacc2x4567);
+      wasm_v128_store(t_row + 3 * ATTN__BWD_BR, vacc3x0123);
+      wasm_v128_store(t_row + 3 * ATTN__BWD_BR + 4, vacc3x4567);
+    }
+  }
+}
+
+/* acc_j (d) += sum_r w[j][r] x_r over rows r < nr, in order, for keys
+ * j < nb: dv (w = p, x = dout) and dk (w = ds, x = q). w is a (BWD_BC,
+ * BWD_BR) tile, x (nr, d) row-major, acc (nb, d) rows acc_stride apart. Per step 4 keys x 8
+ * columns: 8 accumulators over the rows, one x row (two vectors) and the
+ * four keys' w splatted per row. */
+__attribute__((noinline)) static void attn__bwd_wx_wasmsimd(const float* w, size_t nb, const float* x, size_t nr, size_t d,
+                                  float* acc, size_t acc_stride) {
+  size_t j = 0;
+  for (; j + 4 <= nb; j += 4) {
+    float* acc0 = acc + j * acc_stride;
+    float* acc1 = acc0 + acc_stride;
+    float* acc2 = acc1 + acc_stride;
+    float* acc3 = acc2 + acc_stride;
+    const float* w0 = w + j * ATTN__BWD_BR;
+    const float* w1 = w0 + ATTN__BWD_BR;
+    const float* w2 = w1 + ATTN__BWD_BR;
+    const float* w3 = w2 + ATTN__BWD_BR;
+    size_t c = 0;
+    for (; c + 8 <= d; c += 8) {
+      v128_t vacc0x0123 = wasm_v128_load(acc0 + c), vacc0x4567 = wasm_v128_load(acc0 + c + 4);
+      v128_t vacc1x0123 = wasm_v128_load(acc1 + c), vacc1x4567 = wasm_v128_load(acc1 + c + 4);
+      v128_t vacc2x0123 = wasm_v128_load(acc2 + c), vacc2x4567 = wasm_v128_load(acc2 + c + 4);
+      v128_t vacc3x0123 = wasm_v128_load(acc3 + c), vacc3x4567 = wasm_v128_load(acc3 + c + 4);
+      const float* x_col = x + c;
+      for (size_t r = 0; r < nr; r++) {
+        const v128_t vx0123 = wasm_v128_load(x_col);
+        const v128_t vx4567 = wasm_v128_load(x_col + 4);
+        x_col += d;
+        const v128_t vw0 = wasm_v128_load32_splat(w0 + r);
+        const v128_t vw1 = wasm_v128_load32_splat(w1 + r);
+        const v128_t vw2 = wasm_v128_load32_splat(w2 + r);
+        const v128_t vw3 = wasm_v128_load32_splat(w3 + r);
+        vacc0x0123 = attn__f32x4_madd(vw0, vx0123, vacc0x0123);
+        vacc0x4567 = attn__f32x4_madd(vw0, vx4567, vacc0x4567);
+        vacc1x0123 = attn__f32x4_madd(vw1, vx0123, vacc1x0123);
+        vacc1x4567 = attn__f32x4_madd(vw1, vx4567, vacc1x4567);
+        vacc2x0123 = attn__f32x4_madd(vw2, vx0123, vacc2x0123);
+        vacc2x4567 = attn__f32x4_madd(vw2, vx4567, vacc2x4567);
+        vacc3x0123 = attn__f32x4_madd(vw3, vx0123, vacc3x0123);
+        vacc3x4567 = attn__f32x4_madd(vw3, vx4567, vacc3x4567);
+      }
+      wasm_v128_store(acc0 + c, vacc0x0123);
+      wasm_v128_store(acc0 + c + 4, vacc0x4567);
+      wasm_v128_store(acc1 + c, vacc1x0123);
+      wasm_v128_store(acc1 + c + 4, vacc1x4567);
+      wasm_v128_store(acc2 + c, vacc2x0123);
+      wasm_v128_store(acc2 + c + 4, vacc2x4567);
+      wasm_v128_store(acc3 + c, vacc3x0123);
+      wasm_v128_store(acc3 + c + 4, vacc3x4567);
+    }
+    for (; c < d; c++) {
+      float s0 = acc0[c], s1 = acc1[c], s2 = acc2[c], s3 = acc3[c];
+      for (size_t r = 0; r < nr; r++) {
+        const float xr = x[r * d + c];
+        s0 = s0 + w0[r] * xr;
+        s1 = s1 + w1[r] * xr;
+        s2 = s2 + w2[r] * xr;
+        s3 = s3 + w3[r] * xr;
+      }
+      acc0[c] = s0, acc1[c] = s1, acc2[c] = s2, acc3[c] = s3;
+    }
+  }
+  for (; j < nb; j++) {  /* the block's last keys, one at a time */
+    float* acc_row = acc + j * acc_stride;
+    const float* w_row = w + j * ATTN__BWD_BR;
+    size_t c = 0;
+    for (; c + 4 <= d; c += 4) {
+      v128_t vacc = wasm_v128_load(acc_row + c);
+      for (size_t r = 0; r < nr; r++) {
+        vacc = attn__f32x4_madd(wasm_v128_load32_splat(w_row + r), wasm_v128_load(x + r * d + c), vacc);
+      }
+      wasm_v128_store(acc_row + c, vacc);
+    }
+    for (; c < d; c++) {
+      float sum = acc_row[c];
+      for (size_t r = 0; r < nr; r++) sum = sum + w_row[r] * x[r * d + c];
+      acc_row[c] = sum;
+    }
+  }
+}
+
+/* dq_r (d_k) += sum_j ds[j][r] k_j over keys j < nb, in order, for rows
+ * r < nr: ds a (BWD_BC, BWD_BR) tile, k (nb, d_k) rows k_stride apart, dq
+ * (nr, d_k) rows dq_stride apart. Per step 4 rows x 8 columns: 8 accumulators over the keys, one
+ * k row (two vectors) and the four rows' ds (consecutive floats) splatted. */
+__attribute__((noinline)) static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, size_t k_stride,
+                                  size_t nr, size_t d_k, float* dq, size_t dq_stride) {
+  size_t r = 0;
+  for (; r + 4 <= nr; r += 4) {
+    float* dq0 = dq + r * dq_stride;
+    float* dq1 = dq0 + dq_stride;
+    float* dq2 = dq1 + dq_stride;
+    float* dq3 = dq2 + dq_stride;
+    size_t c = 0;
+    for (; c + 8 <= d_k; c += 8) {
+      v128_t vacc0x0123 = wasm_v128_load(dq0 + c), vacc0x4567 = wasm_v128_load(dq0 + c + 4);
+      v128_t vacc1x0123 = wasm_v128_load(dq1 + c), vacc1x4567 = wasm_v128_load(dq1 + c + 4);
+      v128_t vacc2x0123 = wasm_v128_load(dq2 + c), vacc2x4567 = wasm_v128_load(dq2 + c + 4);
+      v128_t vacc3x0123 = wasm_v128_load(dq3 + c), vacc3x4567 = wasm_v128_load(dq3 + c + 4);
+      const float* k_col = k + c;
+      const float* ds_col = ds + r;
+      for (size_t j = 0; j < nb; j++) {
+        const v128_t vk0123 = wasm_v128_load(k_col);
+        const v128_t vk4567 = wasm_v128_load(k_col + 4);
+        k_col += k_stride;
+        const v128_t vs0 = wasm_v128_load32_splat(ds_col);
+        const v128_t vs1 = wasm_v128_load32_splat(ds_col + 1);
+        const v128_t vs2 = wasm_v128_load32_splat(ds_col + 2);
+        const v128_t vs3 = wasm_v128_load32_splat(ds_col + 3);
+        ds_col += ATTN__BWD_BR;
+        vacc0x0123 = attn__f32x4_madd(vs0, vk0123, vacc0x0123);
+        vacc0x4567 = attn__f32x4_madd(vs0, vk4567, vacc0x4567);
+        vacc1x0123 = attn__f32x4_madd(vs1, vk0123, vacc1x0123);
+        vacc1x4567 = attn__f32x4_madd(vs1, vk4567, vacc1x4567);
+        vacc2x0123 = attn__f32x4_madd(vs2, vk0123, vacc2x0123);
+        vacc2x4567 = attn__f32x4_madd(vs2, vk4567, vacc2x4567);
+        vacc3x0123 = attn__f32x4_madd(vs3, vk0123, vacc3x0123);
+        vacc3x4567 = attn__f32x4_madd(vs3, vk4567, vacc3x4567);
+      }
+      wasm_v128_store(dq0 + c, vacc0x0123);
+      wasm_v128_store(dq0 + c + 4, vacc0x4567);
+      wasm_v128_store(dq1 + c, vacc1x0123);
+      wasm_v128_store(dq1 + c + 4, vacc1x4567);
+      wasm_v128_store(dq2 + c, vacc2x0123);
+      wasm_v128_store(dq2 + c + 4, vacc2x4567);
+      wasm_v128_store(dq3 + c, vacc3x0123);
+      wasm_v128_store(dq3 + c + 4, vacc3x4567);
+    }
+    for (; c < d_k; c++) {
+      float s0 = dq0[c], s1 = dq1[c], s2 = dq2[c], s3 = dq3[c];
+      for (size_t j = 0; j < nb; j++) {
+        const float kj = k[j * k_stride + c];
+        const float* ds_j = ds + j * ATTN__BWD_BR + r;
+        s0 = s0 + ds_j[0] * kj;
+        s1 = s1 + ds_j[1] * kj;
+        s2 = s2 + ds_j[2] * kj;
+        s3 = s3 + ds_j[3] * kj;
+      }
+      dq0[c] = s0, dq1[c] = s1, dq2[c] = s2, dq3[c] = s3;
+    }
+  }
+  for (; r < nr; r++) {  /* the block's last rows, one at a time */
+    float* dq_row = dq + r * dq_stride;
+    size_t c = 0;
+    for (; c + 4 <= d_k; c += 4) {
+      v128_t vacc = wasm_v128_load(dq_row + c);
+      for (size_t j = 0; j < nb; j++) {
+        vacc = attn__f32x4_madd(wasm_v128_load32_splat(ds + j * ATTN__BWD_BR + r), wasm_v128_load(k + j * k_stride + c), vacc);
+      }
+      wasm_v128_store(dq_row + c, vacc);
+    }
+    for (; c < d_k; c++) {
+      float sum = dq_row[c];
+      for (size_t j = 0; j < nb; j++) sum = sum + ds[j * ATTN__BWD_BR + r] * k[j * k_stride + c];
+      dq_row[c] = sum;
+    }
+  }
+}
+
+void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out, size_t out_stride,
+                                      float* lse, float* delta) {
+  assert(a != NULL && delta != NULL && a->scratch != NULL);
+  const size_t n_q = a->n_q, d_k = a->d_k, d_v = a->d_v;
+  if (out != NULL) {
+    for (size_t i = 0; i < n_q; i++) {
+      float d = 0.0f;
+      for (size_t c = 0; c < d_v; c++) d = d + a->dout[i * a->dout_stride + c] * out[i * out_stride + c];
+      delta[i] = d;
+    }
+    if (lse == NULL) return;
+  }
+  /* The block loop's layout (attn__bwd_tile_floats); q and dout go into the
+   * panels as given. */
+  const size_t q_pad = attn__round_up(n_q, ATTN__PAD);
+  float* qp = a->scratch + 2 * q_pad + n_q * (d_k + d_v);  /* (q_pad / 8, d_k, 8) */
+  float* dop = qp + q_pad * d_k;                           /* (q_pad / 8, d_v, 8) */
+  float* zt = dop + q_pad * d_v;                           /* (BWD_BC, BWD_BR) logits, then exp */
+  float* dpt = zt + ATTN__BWD_BC * ATTN__BWD_BR;           /* (BWD_BC, BWD_BR) dout . v */
+  float* m = dpt + 2 * ATTN__BWD_BC * ATTN__BWD_BR;        /* (BWD_BR) running max */
+  float* l = m + ATTN__BWD_BR;                             /* (BWD_BR) running sum */
+  float* acc = l + ATTN__BWD_BR;                           /* (BWD_BR) running sum of exp dp */
+  attn__f32_pack_k_wasmsimd(a->q, a->q_stride, n_q, d_k, qp);
+  if (out == NULL) attn__f32_pack_k_wasmsimd(a->dout, a->dout_stride, n_q, d_v, dop);
+  const v128_t vscale = wasm_f32x4_splat(a->scale);
+  const v128_t vzero = wasm_f32x4_splat(0.0f);
+  const v128_t vminus_inf = wasm_f32x4_splat(-INFINITY);
+  const int plain_kind = a->softcap == 0.0f && a->bias == NULL && a->mask == NULL;
+
+  /* Online, per row, the invariants of the scalar twin, with 4 rows to a
+   * vector: m the max of the allowed logits so far, l the sum of exp(z - m),
+   * acc the sum of exp(z - m) dp; a block that raises the max rescales l and
+   * acc by exp(m_old - m_new). Each lane sums its row in key order, as the
+   * scalar twin does. */
+  for (size_t i0 = 0; i0 < n_q; i0 += ATTN__BWD_BR) {
+    const size_t nr = n_q - i0 < ATTN__BWD_BR ? n_q - i0 : ATTN__BWD_BR;
+    const size_t nr8 = attn__round_up(nr, 8);
+    for (size_t ii = 0; ii < nr8; ii++) m[ii] = -INFINITY, l[ii] = 0.0f, acc[ii] = 0.0f;
+    size_t k_lo, k_hi;
+    attn__bwd_keys(a, i0, i0 + nr, &k_lo, &k_hi);
+    /* Key blocks start on a panel boundary of kp. */
+    for (size_t j0 = k_lo / 8 * 8; j0 < k_hi; j0 += ATTN__BWD_BC) {
+      const size_t nb = k_hi - j0 < ATTN__BWD_BC ? k_hi - j0 : ATTN__BWD_BC;
+      attn__bwd_kx_tile_wasmsimd(a->kp + j0 * d_k, qp + i0 * d_k, d_k, attn__round_up(nb, 4), nr8, zt);
+      if (out == NULL) {
+        attn__bwd_kx_tile_wasmsimd(a->vp + j0 * d_v, dop + i0 * d_v, d_v, attn__round_up(nb, 4), nr8, dpt);
+      }
+      if (plain_kind && attn__bwd_all_visible(a, i0, i0 + nr, j0, j0 + nb)) {
+        for (size_t jj = 0; jj < nb; jj++) {
+          float* z_row = zt + jj * ATTN__BWD_BR;
+          for (size_t ii = 0; ii < nr8; ii += 4) wasm_v128_store(z_row + ii, wasm_f32x4_mul(wasm_v128_load(z_row + ii), vscale));
+        }
+      } else {
+        for (size_t jj = 0; jj < nb; jj++) {
+          float* z_row = zt + jj * ATTN__BWD_BR;
+          for (size_t ii = 0; ii < nr8; ii++) {
+            float th;
+            z_row[ii] = ii < nr ? attn__bwd_logit(a, i0 + ii, j0 + jj, z_row[ii] * a->scale, &th) : -INFINITY;
+          }
+        }
+      }
+      for (size_t ii = 0; ii < nr8; ii += 4) {
+        v128_t vblock_max = vminus_inf;
+        for (size_t jj = 0; jj < nb; jj++) vblock_max = wasm_f32x4_max(vblock_max, wasm_v128_load(zt + jj * ATTN__BWD_BR + ii));
+        const v128_t vm = wasm_v128_load(m + ii);
+        const v128_t vm_new = wasm_f32x4_max(vm, vblock_max);
+        /* Rows with nothing allowed yet subtract 0: their terms are all exp(-Infinity) = 0. */
+        const v128_t vm_sub = wasm_v128_bitselect(vzero, vm_new, wasm_f32x4_eq(vm_new, vminus_inf));
+        v128_t vsum = vzero, vdsum = vzero;
+        for (size_t jj = 0; jj < nb; jj++) {
+          const v128_t ve = attn__expf_nonpos_wasmsimd(wasm_f32x4_sub(wasm_v128_load(zt + jj * ATTN__BWD_BR + ii), vm_sub));
+          vsum = wasm_f32x4_add(vsum, ve);
+          if (out == NULL) {
+            const v128_t vterm = wasm_f32x4_mul(ve, wasm_v128_load(dpt + jj * ATTN__BWD_BR + ii));
+            vdsum = wasm_f32x4_add(vdsum, wasm_v128_and(vterm, wasm_f32x4_ne(ve, vzero)));
+          }
+        }
+        const v128_t valpha = attn__expf_nonpos_wasmsimd(wasm_f32x4_sub(vm, vm_sub));
+        wasm_v128_store(l + ii, wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(l + ii), valpha), vsum));
+        wasm_v128_store(acc + ii, wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(acc + ii), valpha), vdsum));
+        wasm_v128_store(m + ii, vm_new);
+      }
+    }
+    for (size_t ii = 0; ii < nr; ii++) {
+      if (lse != NULL) lse[i0 + ii] = m[ii] == -INFINITY ? -INFINITY : m[ii] + logf(l[ii]);
+      if (out == NULL) delta[i0 + ii] = l[ii] == 0.0f ? 0.0f : acc[ii] / l[ii];
+    }
+  }
+}
+
+void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
+  assert(a != NULL && a->scratch != NULL && ATTN__BWD_BC % 8 == 0 && ATTN__BWD_BR % 8 == 0);
+  const size_t n_q = a->n_q, n_k = a->n_k, d_k = a->d_k, d_v = a->d_v;
+  const size_t q_pad = attn__round_up(n_q, ATTN__PAD);
+  float* lse = a->scratch;               /* (q_pad) lse, +Infinity for empty and padding rows */
+  float* delta = lse + q_pad;            /* (q_pad) delta, 0 for padding rows */
+  float* qs = delta + q_pad;             /* (n_q, d_k) q, empty rows 0 */
+  float* dos = qs + n_q * d_k;           /* (n_q, d_v) dout, empty rows 0 */
+  float* qp = dos + n_q * d_v;           /* (q_pad / 8, d_k, 8) qs in panels of 8 rows */
+  float* dop = qp + q_pad * d_k;         /* (q_pad / 8, d_v, 8) dos in panels of 8 rows */
+  float* st = dop + q_pad * d_v;         /* (BWD_BC, BWD_BR) scores, key-major */
+  float* pt = st + ATTN__BWD_BC * ATTN__BWD_BR;   /* (BWD_BC, BWD_BR) weights */
+  float* dst = pt + ATTN__BWD_BC * ATTN__BWD_BR;  /* (BWD_BC, BWD_BR) dout . v, then ds */
+
+  /* Rows with no allowed key read as zeros and get lse = +Infinity, so
+   * their weights are exp(-Infinity) = 0 and they add nothing, even where
+   * their q or dout hold Infinity. */
+  for (size_t i = 0; i < q_pad; i++) {
+    const int live = i < n_q && a->lse[i] != -INFINITY;
+    lse[i] = live ? a->lse[i] : INFINITY;
+    delta[i] = live ? a->delta[i] : 0.0f;
+    if (i >= n_q) continue;
+    for (size_t c = 0; c < d_k; c++) qs[i * d_k + c] = live ? a->q[i * a->q_stride + c] : 0.0f;
+    for (size_t c = 0; c < d_v; c++) dos[i * d_v + c] = live ? a->dout[i * a->dout_stride + c] : 0.0f;
+  }
+  attn__f32_pack_k_wasmsimd(qs, d_k, n_q, d_k, qp);
+  attn__f32_pack_k_wasmsimd(dos, d_v, n_q, d_v, dop);
+
+  const v128_t vscale = wasm_f32x4_splat(a->scale);
+  const v128_t vzero = wasm_f32x4_splat(0.0f);
+  const int plain_kind = a->softcap == 0.0f && a->bias == NULL && a->mask == NULL && a->dbias == NULL;
+  /* Row positions, keys and window bounds in int32 lanes without overflow. */
+  const int64_t pos_lo = a->offset - (int64_t)(a->window_left > 0 ? a->window_left : 0);
+  const int64_t pos_hi = (int64_t)n_q + a->offset + (int64_t)(a->window_right > 0 ? a->window_right : 0);
+  const int positions_fit = pos_lo > -(INT64_C(1) << 30) && pos_hi < (INT64_C(1) << 30) && n_k < ((size_t)1 << 30);
+
+  for (size_t j0 = 0; j0 < n_k; j0 += ATTN__BWD_BC) {
+    const size_t nb = n_k - j0 < ATTN__BWD_BC ? n_k - j0 : ATTN__BWD_BC;
+    const size_t nk4 = attn__round_up(nb, 4);
+    size_t lo, hi;
+    attn__bwd_rows(a, j0, j0 + nb, &lo, &hi);
+    /* Row blocks start on a panel boundary of qp. */
+    for (size_t i0 = lo / 8 * 8; i0 < hi; i0 += ATTN__BWD_BR) {
+      const size_t nr = hi - i0 < ATTN__BWD_BR ? hi - i0 : ATTN__BWD_BR;
+      const size_t nr8 = attn__round_up(nr, 8);
+      attn__bwd_kx_tile_wasmsimd(a->kp + j0 * d_k, qp + i0 * d_k, d_k, nk4, nr8, st);
+      attn__bwd_kx_tile_wasmsimd(a->vp + j0 * d_v, dop + i0 * d_v, d_v, nk4, nr8, dst);
+      if (plain_kind && nr % 4 == 0 && positions_fit) {
+        /* Lanes are 4 rows: their lse and delta load as vectors. In a block
+         * that the causal frontier or the window crosses, a lane whose key
+         * is not visible gets p = 0 (its row position p_i against key j:
+         * cut when j > p_i (causal), j > p_i + right, j < p_i - left). */
+        const int cut = !attn__bwd_all_visible(a, i0, i0 + nr, j0, j0 + nb);
+        const v128_t vlane = wasm_i32x4_make(0, 1, 2, 3);
+        const v128_t vright = wasm_i32x4_splat(a->window_right), vleft = wasm_i32x4_splat(a->window_left);
+        for (size_t jj = 0; jj < nb; jj++) {
+          const float* s_row = st + jj * ATTN__BWD_BR;
+          float* p_row = pt + jj * ATTN__BWD_BR;
+          float* ds_row = dst + jj * ATTN__BWD_BR;
+          const v128_t vkey = wasm_i32x4_splat((int32_t)(j0 + jj));
+          for (size_t ii = 0; ii < nr; ii += 4) {
+            const v128_t vz = wasm_f32x4_mul(wasm_v128_load(s_row + ii), vscale);
+            /* pmin(x, 0) is 0 < x ? 0 : x: NaN stays NaN, as the scalar clamp. */
+            const v128_t varg = wasm_f32x4_pmin(wasm_f32x4_sub(vz, wasm_v128_load(lse + i0 + ii)), vzero);
+            v128_t vp = attn__expf_nonpos_wasmsimd(varg);
+            if (cut) {
+              const v128_t vpos = wasm_i32x4_add(wasm_i32x4_splat((int32_t)((int64_t)(i0 + ii) + a->offset)), vlane);
+              v128_t vhidden = a->causal ? wasm_i32x4_gt(vkey, vpos) : wasm_i32x4_splat(0);
+              if (a->window_right >= 0) vhidden = wasm_v128_or(vhidden, wasm_i32x4_gt(vkey, wasm_i32x4_add(vpos, vright)));
+              if (a->window_left >= 0) vhidden = wasm_v128_or(vhidden, wasm_i32x4_lt(vkey, wasm_i32x4_sub(vpos, vleft)));
+              vp = wasm_v128_andnot(vp, vhidden);
+            }
+            v128_t vdz = wasm_f32x4_mul(vp, wasm_f32x4_sub(wasm_v128_load(ds_row + ii), wasm_v128_load(delta + i0 + ii)));
+            vdz = wasm_v128_and(vdz, wasm_f32x4_ne(vp, vzero));  /* dz = 0 where p = 0 */
+            wasm_v128_store(p_row + ii, vp);
+            wasm_v128_store(ds_row + ii, wasm_f32x4_mul(vdz, vscale));
+          }
+        }
+      } else {
+        for (size_t jj = 0; jj < nb; jj++) {
+          const size_t j = j0 + jj;
+          const float* s_row = st + jj * ATTN__BWD_BR;
+          float* p_row = pt + jj * ATTN__BWD_BR;
+          float* ds_row = dst + jj * ATTN__BWD_BR;
+          for (size_t ii = 0; ii < nr; ii++) {
+            const size_t i = i0 + ii;
+            const float dp = ds_row[ii];
+            p_row[ii] = 0.0f;
+            ds_row[ii] = 0.0f;
+            if (lse[i] == INFINITY) continue;  /* no allowed key in this row */
+            float th;
+            const float z = attn__bwd_logit(a, i, j, s_row[ii] * a->scale, &th);
+            if (z == -INFINITY) continue;
+            float arg = z - lse[i];
+            if (arg > 0.0f) arg = 0.0f;
+            const float pij = attn__expf_nonpos(arg);
+            if (pij == 0.0f) continue;
+            const float dz = pij * (dp - delta[i]);
+            if (a->dbias != NULL) a->dbias[i * a->bias_stride + j] = a->dbias[i * a->bias_stride + j] + dz;
+            float dsij = dz;
+            if (a->softcap > 0.0f) dsij = dsij * (1.0f - th * th);
+            p_row[ii] = pij;
+            ds_row[ii] = dsij * a->scale;
+          }
+        }
+      }
+      attn__bwd_wx_wasmsimd(pt, nb, dos + i0 * d_v, nr, d_v, a->dv + j0 * a->dv_stride, a->dv_stride);
+      attn__bwd_wx_wasmsimd(dst, nb, qs + i0 * d_k, nr, d_k, a->dk + j0 * a->dk_stride, a->dk_stride);
+      attn__bwd_dq_wasmsimd(dst, nb, a->k + j0 * a->k_stride, a->k_stride, nr, d_k, a->dq + i0 * a->dq_stride,
+                            a->dq_stride);
+    }
+  }
+}
