@@ -31,7 +31,8 @@ function sameBits(actual, expected, what) {
 }
 
 // Shapes that take each way of splitting (work above the pool's threshold).
-// parts: how many worker calls the pool of 3 threads makes of it (1: whole).
+// parts: how many parts the pool of 3 threads cuts it into (1: whole, on a worker;
+// more: the calling thread computes the last one, workers the others).
 const SPLITS = [
   { name: '12 heads: head groups', parts: 3, heads: 12, nq: 256, nk: 256, d: 64 },
   { name: 'one head: query blocks', parts: 3, nq: 1030, nk: 1024, d: 64 },
@@ -55,13 +56,15 @@ for (const isa of BUILDS) {
   });
   s.after(({ pool }) => pool.dispose());
   for (const c of isa === 'scalar' ? SPLITS.slice(0, 5) : SPLITS) {
-    s(`${c.name}: ${c.parts} worker call${c.parts > 1 ? 's' : ''}, same bits`, async ({ pool, attn }) => {
+    s(`${c.name}: ${c.parts} part${c.parts > 1 ? 's' : ''}, same bits`, async ({ pool, attn }) => {
       const { q, k, v, options } = sdpaCase(c);
       const before = pool.stats;
       sameBits(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), c.name);
       const after = pool.stats;
-      assert.is(after.parts - before.parts, c.parts, 'worker calls');
-      assert.is(after.local, before.local, 'not run on the calling thread');
+      assert.is(after.parts - before.parts, c.parts, 'parts');
+      // A split call's last part runs on the calling thread; a whole call goes to a worker.
+      assert.is(after.here - before.here, c.parts > 1 ? 1 : 0, 'parts computed by the caller');
+      assert.is(after.local, before.local, 'not run whole on the calling thread');
     });
   }
   s('out is filled and returned; stats come back as objects', async ({ pool, attn }) => {
@@ -92,7 +95,8 @@ for (const isa of BUILDS) {
       const r = await pool.multiHeadAttention(x, options);
       const want = attn.multiHeadAttention(x, options);
       // The two large calls are split over kv-head groups (3 threads: min(3, kvHeads) parts).
-      assert.is(pool.stats.parts - before.parts, n === 5 ? 0 : Math.min(3, kvHeads), `mha n=${n} worker calls`);
+      assert.is(pool.stats.parts - before.parts, n === 5 ? 0 : Math.min(3, kvHeads), `mha n=${n} parts`);
+      assert.is(pool.stats.here - before.here, n === 5 ? 0 : 1, `mha n=${n} parts computed by the caller`);
       assert.equal([r.output.rows, r.output.cols], [want.output.rows, want.output.cols]);
       sameBits(r.output.data, want.output.data, `mha n=${n} heads=${heads}`);
     }
@@ -167,6 +171,12 @@ errors('bad createAttentionPool options; a disposed pool throws', async () => {
   }
   const pool = await createAttentionPool({ threads: 1 });
   assert.is(pool.threads, 1);
+  // One thread: even a large call runs on the calling thread (a worker would only add copies).
+  const big = sdpaCase({ heads: 4, nq: 512, nk: 512, d: 64 });
+  const attn = await loadAttention();
+  sameBits(await pool.sdpa(big.q, big.k, big.v, big.options), attn.sdpa(big.q, big.k, big.v, big.options), 'threads 1');
+  assert.equal(pool.stats, { local: 1, whole: 0, split: 0, parts: 0, here: 0 });
+  attn.dispose();
   pool.dispose();
   try {
     await pool.sdpa(draw(4, 1), draw(4, 2), draw(4, 3), { nq: 2, nk: 2, dk: 2, dv: 2 });

@@ -19,8 +19,8 @@ export declare class AttentionPool {
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Promise<ReturnType<Attention['sdpa']>>;
   /** attn.multiHeadAttention on the pool, as a Promise; large calls are split over groups of heads. */
   multiHeadAttention(x: MatrixLike, options: MultiHeadOptions): Promise<MultiHeadResult>;
-  /** Calls so far: on the calling thread (small or invalid), whole on one worker, split into parts. */
-  readonly stats: { local: number; whole: number; split: number; parts: number };
+  /** Calls so far: on the calling thread (small or invalid), whole on one worker, split into parts (of which `here` the calling thread computed: the last part of each split call). */
+  readonly stats: { local: number; whole: number; split: number; parts: number; here: number };
   /** Stops the workers; later calls throw, calls in flight reject. */
   dispose(): void;
 }

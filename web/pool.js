@@ -8,11 +8,16 @@
 // call is not causal, blocks of query rows whose bounds are multiples of the
 // kernel's 4-row tile. Each part is an ordinary sdpa call on sliced inputs
 // (copied to the worker, so no cross-origin isolation is needed), so the
-// result has the same bits as attn.sdpa with the same module. Calls below
+// result has the same bits as attn.sdpa with the same module. A call cut
+// into T parts (T = threads) sends T - 1 to workers and computes the last
+// on the calling thread's instance, in place, while they run: a caller that
+// only waited would leave a core idle and pay one more copy and message
+// (so a split call blocks its caller for about 1/T of its work). Calls below
 // SPLIT_MIN_FLOPS, and calls whose arguments are not plainly valid, run on
 // an instance on the calling thread: no message round trip, and an invalid
-// call throws exactly what attn.sdpa throws. Valid calls with options the
-// pool does not know how to split run whole on one worker.
+// call throws exactly what attn.sdpa throws. So does every call of a pool
+// with one thread: there the caller's share is the whole call. Valid calls
+// with options the pool does not know how to split run whole on one worker.
 
 import { compileAttention, loadAttention } from './attention.js';
 import { Matrix, describe, toMask, toMatrix } from './matrix.js';
@@ -148,7 +153,7 @@ export class AttentionPool {
   #queue = [];
   #nextId = 1;
   #disposed = false;
-  #stats = { local: 0, whole: 0, split: 0, parts: 0 };
+  #stats = { local: 0, whole: 0, split: 0, parts: 0, here: 0 };
 
   /** @internal use createAttentionPool() */
   constructor(module, local, threads, workerURL) {
@@ -171,8 +176,9 @@ export class AttentionPool {
   /**
    * What the pool did with its calls so far: `local` ran on the calling
    * thread (small or invalid), `whole` went to one worker unsplit, `split`
-   * were cut into `parts` worker calls in all. A copy.
-   * @returns {{ local: number, whole: number, split: number, parts: number }}
+   * were cut into `parts` in all, `here` of which the calling thread
+   * computed (the last part of each split call; workers the others). A copy.
+   * @returns {{ local: number, whole: number, split: number, parts: number, here: number }}
    */
   get stats() {
     return { ...this.#stats };
@@ -258,6 +264,8 @@ export class AttentionPool {
 
   // Runs parts (each { message, transfer, deliver(result) }) on the workers;
   // resolves with finish() once all have delivered, rejects on the first error.
+  // A last part with here() instead of a message runs on the calling thread
+  // once the others are posted: the caller computes a share instead of idling.
   #run(parts, finish) {
     if (parts.length === 1) this.#stats.whole++;
     else this.#stats.split++;
@@ -273,7 +281,8 @@ export class AttentionPool {
           }
         },
       };
-      for (const part of parts) {
+      const own = parts.at(-1).here ? parts.at(-1) : null;
+      for (const part of own ? parts.slice(0, -1) : parts) {
         this.#queue.push({
           id: this.#nextId++, call, message: part.message, transfer: part.transfer,
           deliver(result) {
@@ -284,6 +293,16 @@ export class AttentionPool {
         });
       }
       this.#pump();
+      if (own) {
+        this.#stats.here++;
+        try {
+          own.here();
+        } catch (err) {
+          call.fail(err);
+          return;
+        }
+        if (--left === 0) resolve(finish());
+      }
     });
   }
 
@@ -295,7 +314,8 @@ export class AttentionPool {
   async sdpa(q, k, v, options) {
     this.#live();
     const plan = sdpaPlan(q, k, v, options);
-    if (plan === null || plan.work < SPLIT_MIN_FLOPS) {
+    // One thread: the caller's share is the whole call (a worker would only add copies).
+    if (plan === null || plan.work < SPLIT_MIN_FLOPS || this.#threads === 1) {
       this.#stats.local++;
       return this.#local.sdpa(q, k, v, options);
     }
@@ -335,12 +355,21 @@ export class AttentionPool {
       const count = Math.min(T, units);
       for (let p = 0; p < count; p++) {
         const u0 = Math.floor(units * p / count), u1 = Math.floor(units * (p + 1) / count);
-        const qc = q.slice(u0 * group * nq * dk, u1 * group * nq * dk);
-        const kc = k.slice(u0 * nk * dk, u1 * nk * dk), vc = v.slice(u0 * nk * dv, u1 * nk * dv);
         const opts = { ...common, heads: (u1 - u0) * group, kvHeads: u1 - u0 };
         if (options.queryOffset != null) opts.queryOffset = offset;
         if (options.mask != null) opts.mask = options.mask;
         if (options.bias != null) opts.bias = options.bias;
+        if (p === count - 1 && count > 1) {
+          // The caller's share reads the inputs in place and writes straight into out.
+          parts.push({
+            here: () => this.#local.sdpa(q.subarray(u0 * group * nq * dk, u1 * group * nq * dk),
+              k.subarray(u0 * nk * dk, u1 * nk * dk), v.subarray(u0 * nk * dv, u1 * nk * dv),
+              { ...opts, out: out.subarray(u0 * group * nq * dv, u1 * group * nq * dv) }),
+          });
+          continue;
+        }
+        const qc = q.slice(u0 * group * nq * dk, u1 * group * nq * dk);
+        const kc = k.slice(u0 * nk * dk, u1 * nk * dk), vc = v.slice(u0 * nk * dv, u1 * nk * dv);
         parts.push({
           message: { method: 'sdpa', q: qc, k: kc, v: vc, options: opts },
           transfer: [qc.buffer, kc.buffer, vc.buffer],
@@ -364,14 +393,22 @@ export class AttentionPool {
           const opts = { ...common, heads: group, kvHeads: 1, nq: rows, queryOffset: offset + i0 };
           if (options.mask != null) opts.mask = options.mask.slice(i0 * nk, i1 * nk);
           if (options.bias != null) opts.bias = options.bias.slice(i0 * nk, i1 * nk);
+          const deliver = (result) => {
+            for (let h = 0; h < group; h++) {
+              out.set(result.subarray(h * rows * dv, (h + 1) * rows * dv), ((u * group + h) * nq + i0) * dv);
+            }
+          };
+          if (u === units - 1 && r + 2 === bounds.length && units * (bounds.length - 1) > 1) {
+            // The caller's share reads K and V in place.
+            parts.push({ here: () => deliver(this.#local.sdpa(qc, kc, vc, opts)) });
+            continue;
+          }
+          // Copies of K and V are moved, not cloned a second time.
+          const kk = kc.slice(), vv = vc.slice();
           parts.push({
-            message: { method: 'sdpa', q: qc, k: kc.slice(), v: vc.slice(), options: opts },
-            transfer: [qc.buffer],
-            deliver: (result) => {
-              for (let h = 0; h < group; h++) {
-                out.set(result.subarray(h * rows * dv, (h + 1) * rows * dv), ((u * group + h) * nq + i0) * dv);
-              }
-            },
+            message: { method: 'sdpa', q: qc, k: kk, v: vv, options: opts },
+            transfer: [qc.buffer, kk.buffer, vv.buffer],
+            deliver,
           });
         }
       }
@@ -389,7 +426,7 @@ export class AttentionPool {
   async multiHeadAttention(x, options) {
     this.#live();
     const plan = mhaPlan(x, options);
-    if (plan === null || plan.work < SPLIT_MIN_FLOPS) {
+    if (plan === null || plan.work < SPLIT_MIN_FLOPS || this.#threads === 1) {
       this.#stats.local++;
       return this.#local.multiHeadAttention(x, options);
     }
@@ -409,13 +446,19 @@ export class AttentionPool {
       };
       if (C !== X) opts.context = plain(C);
       const width = (g1 - g0) * group * dv, at = g0 * group * dv;
+      const deliver = (result) => {
+        const data = result.output.data;
+        for (let i = 0; i < n; i++) concat.set(data.subarray(i * width, (i + 1) * width), i * heads * dv + at);
+      };
+      if (p === count - 1 && count > 1) {
+        // The caller's share of the heads.
+        parts.push({ here: () => deliver(this.#local.multiHeadAttention(X, opts)) });
+        continue;
+      }
       parts.push({
         message: { method: 'multiHeadAttention', x: plain(X), options: opts },
         transfer: [opts.wq.data.buffer, opts.wk.data.buffer, opts.wv.data.buffer],
-        deliver: (result) => {
-          const data = result.output.data;
-          for (let i = 0; i < n; i++) concat.set(data.subarray(i * width, (i + 1) * width), i * heads * dv + at);
-        },
+        deliver,
       });
     }
     return this.#run(parts, () => {
