@@ -186,6 +186,42 @@ errors('bad createAttentionPool options; a disposed pool throws', async () => {
   }
 });
 
+errors('callerShare false: every part goes to a worker, the same bits; one thread sends the call to its worker', async () => {
+  const attn = await loadAttention();
+  for (const threads of [3, 1]) {
+    const pool = await createAttentionPool({ threads, callerShare: false });
+    try {
+      assert.is(pool.callerShare, false);
+      for (const c of [SPLITS[0], SPLITS[1], SPLITS[4]]) {
+        const { q, k, v, options } = sdpaCase(c);
+        const before = pool.stats;
+        sameBits(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), `${c.name}, threads ${threads}`);
+        const after = pool.stats;
+        assert.is(after.here - before.here, 0, 'no part on the calling thread');
+        assert.is(after.parts - before.parts, threads === 1 ? 1 : c.parts, 'parts');
+        assert.is(after.local, before.local, 'not run on the calling thread');
+      }
+      const x = { rows: 256, cols: 96, data: draw(256 * 96, 7) };
+      const w = { rows: 96, cols: 96, data: draw(96 * 96, 8) };
+      const mha = { wq: w, wk: w, wv: w, heads: 6 };
+      const before = pool.stats;
+      sameBits((await pool.multiHeadAttention(x, mha)).output.data, attn.multiHeadAttention(x, mha).output.data, `mha, threads ${threads}`);
+      assert.is(pool.stats.here - before.here, 0, 'mha: no part on the calling thread');
+      assert.is(pool.stats.local, before.local, 'mha: not run on the calling thread');
+    } finally {
+      pool.dispose();
+    }
+  }
+  try {
+    await createAttentionPool({ callerShare: 'yes' });
+    assert.unreachable('should have thrown');
+  } catch (err) {
+    assert.instance(err, TypeError);
+    assert.match(err.message, /callerShare must be a boolean/);
+  }
+  attn.dispose();
+});
+
 errors('a worker that dies: its call rejects with a clear Error, the pool replaces it and keeps working', async () => {
   const pool = await createAttentionPool({ threads: 2, worker: new URL('./pages/pool-crash-worker.js', import.meta.url) });
   const attn = await loadAttention();
@@ -223,6 +259,10 @@ browser('module Workers on a page without cross-origin isolation: same bits as t
   assert.is(result.pageIsa, 'relaxed-simd');
   assert.is(result.threads, 2);
   assert.equal(result.checks, { heads: true, rows: true, 'causal rows': true });
+  // The page's main thread only waits: every part went to a worker.
+  assert.is(result.callerShare, false);
+  assert.is(result.here, 0);
+  assert.ok(result.parts >= 6, `parts ${result.parts}`);
   assert.match(result.error, /^RangeError: sdpa: scale must be finite/);
   assert.equal(problems, []);
 });

@@ -6,6 +6,12 @@ export interface PoolOptions extends LoadOptions {
   threads?: number;
   /** Where web/pool-worker.js is, for hosts that move files. Default: beside pool.js. */
   worker?: URL | string;
+  /**
+   * The calling thread computes one part of each split call (and every call of a one-thread pool)
+   * instead of only waiting. Default: true in Node and in workers, false on a page's main thread,
+   * which must stay free to paint.
+   */
+  callerShare?: boolean;
 }
 
 /** Workers, each with an instance of one compiled module. */
@@ -13,6 +19,8 @@ export declare class AttentionPool {
   private constructor();
   /** Number of workers. */
   readonly threads: number;
+  /** Whether the calling thread computes a share of split calls. */
+  readonly callerShare: boolean;
   /** The build every worker (and the calling thread's instance) runs. */
   readonly isa: Isa;
   /** attn.sdpa on the pool: same arguments, same result (same bits with the same module), as a Promise. */

@@ -12,7 +12,10 @@
 // into T parts (T = threads) sends T - 1 to workers and computes the last
 // on the calling thread's instance, in place, while they run: a caller that
 // only waited would leave a core idle and pay one more copy and message
-// (so a split call blocks its caller for about 1/T of its work). Calls below
+// (so a split call blocks its caller for about 1/T of its work). On a page's
+// main thread that would freeze the page for that long, so there the caller
+// only waits (option callerShare; default: share everywhere but a window).
+// Calls below
 // SPLIT_MIN_FLOPS, and calls whose arguments are not plainly valid, run on
 // an instance on the calling thread: no message round trip, and an invalid
 // call throws exactly what attn.sdpa throws. So does every call of a pool
@@ -45,14 +48,21 @@ const MHA_KEYS = new Set(['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context',
   'softcap', 'window', 'queryOffset']);
 
 const isNode = typeof process !== 'undefined' && process.versions?.node !== undefined && typeof window === 'undefined';
+// A page's main thread must stay free to paint; Node and workers may compute.
+const DEFAULT_CALLER_SHARE = typeof document === 'undefined';
+const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'callerShare'];
 
 /**
  * Starts a pool of workers. Resolves when every worker has its instance.
  * @param {{ threads?: number, simd?: boolean, deterministic?: boolean,
- *   wasm?: URL | string | BufferSource | Response | WebAssembly.Module, worker?: URL | string }} [options]
+ *   wasm?: URL | string | BufferSource | Response | WebAssembly.Module, worker?: URL | string,
+ *   callerShare?: boolean }} [options]
  *   threads: default navigator.hardwareConcurrency (browser) or
  *   os.availableParallelism() (Node); simd, deterministic, wasm: as
- *   loadAttention; worker: where web/pool-worker.js is, for hosts that move files.
+ *   loadAttention; worker: where web/pool-worker.js is, for hosts that move files;
+ *   callerShare: the calling thread computes one part of a split call (and a
+ *   one-thread pool's calls) instead of waiting; default true in Node and in
+ *   workers, false on a page's main thread, which must stay free to paint.
  * @returns {Promise<AttentionPool>}
  */
 export async function createAttentionPool(options = {}) {
@@ -60,8 +70,8 @@ export async function createAttentionPool(options = {}) {
     throw new TypeError(`createAttentionPool: options must be an object, got ${describe(options)}`);
   }
   for (const key in options) {
-    if (!['threads', 'simd', 'deterministic', 'wasm', 'worker'].includes(key)) {
-      throw new TypeError(`createAttentionPool: unknown option ${JSON.stringify(key)} (known: threads, simd, deterministic, wasm, worker)`);
+    if (!POOL_KEYS.includes(key)) {
+      throw new TypeError(`createAttentionPool: unknown option ${JSON.stringify(key)} (known: ${POOL_KEYS.join(', ')})`);
     }
   }
   const threads = options.threads ?? await defaultThreads();
@@ -73,11 +83,15 @@ export async function createAttentionPool(options = {}) {
   if (!(worker instanceof URL) && typeof worker !== 'string') {
     throw new TypeError(`createAttentionPool: worker must be a URL or string, got ${describe(worker)}`);
   }
+  const callerShare = options.callerShare ?? DEFAULT_CALLER_SHARE;
+  if (typeof callerShare !== 'boolean') {
+    throw new TypeError(`createAttentionPool: callerShare must be a boolean, got ${describe(callerShare)}`);
+  }
   const loadOptions = {};
   for (const key of ['simd', 'deterministic', 'wasm']) if (options[key] !== undefined) loadOptions[key] = options[key];
   const module = await compileAttention(loadOptions);
   const local = await loadAttention({ wasm: module });
-  const pool = new AttentionPool(module, local, threads, worker);
+  const pool = new AttentionPool(module, local, threads, worker, callerShare);
   try {
     await pool._start();
   } catch (err) {
@@ -149,6 +163,7 @@ export class AttentionPool {
   #local;
   #threads;
   #workerURL;
+  #callerShare;
   #slots = [];
   #queue = [];
   #nextId = 1;
@@ -156,11 +171,17 @@ export class AttentionPool {
   #stats = { local: 0, whole: 0, split: 0, parts: 0, here: 0 };
 
   /** @internal use createAttentionPool() */
-  constructor(module, local, threads, workerURL) {
+  constructor(module, local, threads, workerURL, callerShare) {
     this.#module = module;
     this.#local = local;
     this.#threads = threads;
     this.#workerURL = workerURL;
+    this.#callerShare = callerShare;
+  }
+
+  /** Whether the calling thread computes a share of split calls (see createAttentionPool). */
+  get callerShare() {
+    return this.#callerShare;
   }
 
   /** Number of workers. */
@@ -315,13 +336,15 @@ export class AttentionPool {
     this.#live();
     const plan = sdpaPlan(q, k, v, options);
     // One thread: the caller's share is the whole call (a worker would only add copies).
-    if (plan === null || plan.work < SPLIT_MIN_FLOPS || this.#threads === 1) {
+    const alone = this.#threads === 1;
+    if (plan === null || plan.work < SPLIT_MIN_FLOPS || (alone && this.#callerShare)) {
       this.#stats.local++;
       return this.#local.sdpa(q, k, v, options);
     }
     const { batch, heads, kvHeads, nq, nk, dk, dv } = plan;
-    if (plan.unknown) {
-      // Options this pool does not split: the whole call on one worker. Its
+    if (plan.unknown || alone) {
+      // Options this pool does not split, or one thread and a caller that
+      // must not compute: the whole call on one worker. Its
       // output lands in out when given; results with steps or stats are
       // objects and come back as they are.
       const { out: given, ...rest } = options;
@@ -359,7 +382,7 @@ export class AttentionPool {
         if (options.queryOffset != null) opts.queryOffset = offset;
         if (options.mask != null) opts.mask = options.mask;
         if (options.bias != null) opts.bias = options.bias;
-        if (p === count - 1 && count > 1) {
+        if (p === count - 1 && count > 1 && this.#callerShare) {
           // The caller's share reads the inputs in place and writes straight into out.
           parts.push({
             here: () => this.#local.sdpa(q.subarray(u0 * group * nq * dk, u1 * group * nq * dk),
@@ -398,7 +421,7 @@ export class AttentionPool {
               out.set(result.subarray(h * rows * dv, (h + 1) * rows * dv), ((u * group + h) * nq + i0) * dv);
             }
           };
-          if (u === units - 1 && r + 2 === bounds.length && units * (bounds.length - 1) > 1) {
+          if (u === units - 1 && r + 2 === bounds.length && units * (bounds.length - 1) > 1 && this.#callerShare) {
             // The caller's share reads K and V in place.
             parts.push({ here: () => deliver(this.#local.sdpa(qc, kc, vc, opts)) });
             continue;
@@ -426,7 +449,7 @@ export class AttentionPool {
   async multiHeadAttention(x, options) {
     this.#live();
     const plan = mhaPlan(x, options);
-    if (plan === null || plan.work < SPLIT_MIN_FLOPS || this.#threads === 1) {
+    if (plan === null || plan.work < SPLIT_MIN_FLOPS || (this.#threads === 1 && this.#callerShare)) {
       this.#stats.local++;
       return this.#local.multiHeadAttention(x, options);
     }
@@ -450,7 +473,7 @@ export class AttentionPool {
         const data = result.output.data;
         for (let i = 0; i < n; i++) concat.set(data.subarray(i * width, (i + 1) * width), i * heads * dv + at);
       };
-      if (p === count - 1 && count > 1) {
+      if (p === count - 1 && count > 1 && this.#callerShare) {
         // The caller's share of the heads.
         parts.push({ here: () => deliver(this.#local.multiHeadAttention(X, opts)) });
         continue;
