@@ -31,7 +31,8 @@ function sameBits(actual, expected, what) {
 }
 
 // Shapes that take each way of splitting (work above the pool's threshold).
-// parts: how many worker calls the pool of 3 threads makes of it (1: whole).
+// parts: how many parts the pool of 3 threads cuts it into (1: whole, on a worker;
+// more: the calling thread computes the last one, workers the others).
 const SPLITS = [
   { name: '12 heads: head groups', parts: 3, heads: 12, nq: 256, nk: 256, d: 64 },
   { name: 'one head: query blocks', parts: 3, nq: 1030, nk: 1024, d: 64 },
@@ -55,13 +56,15 @@ for (const isa of BUILDS) {
   });
   s.after(({ pool }) => pool.dispose());
   for (const c of isa === 'scalar' ? SPLITS.slice(0, 5) : SPLITS) {
-    s(`${c.name}: ${c.parts} worker call${c.parts > 1 ? 's' : ''}, same bits`, async ({ pool, attn }) => {
+    s(`${c.name}: ${c.parts} part${c.parts > 1 ? 's' : ''}, same bits`, async ({ pool, attn }) => {
       const { q, k, v, options } = sdpaCase(c);
       const before = pool.stats;
       sameBits(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), c.name);
       const after = pool.stats;
-      assert.is(after.parts - before.parts, c.parts, 'worker calls');
-      assert.is(after.local, before.local, 'not run on the calling thread');
+      assert.is(after.parts - before.parts, c.parts, 'parts');
+      // A split call's last part runs on the calling thread; a whole call goes to a worker.
+      assert.is(after.here - before.here, c.parts > 1 ? 1 : 0, 'parts computed by the caller');
+      assert.is(after.local, before.local, 'not run whole on the calling thread');
     });
   }
   s('out is filled and returned; stats come back as objects', async ({ pool, attn }) => {
@@ -92,7 +95,8 @@ for (const isa of BUILDS) {
       const r = await pool.multiHeadAttention(x, options);
       const want = attn.multiHeadAttention(x, options);
       // The two large calls are split over kv-head groups (3 threads: min(3, kvHeads) parts).
-      assert.is(pool.stats.parts - before.parts, n === 5 ? 0 : Math.min(3, kvHeads), `mha n=${n} worker calls`);
+      assert.is(pool.stats.parts - before.parts, n === 5 ? 0 : Math.min(3, kvHeads), `mha n=${n} parts`);
+      assert.is(pool.stats.here - before.here, n === 5 ? 0 : 1, `mha n=${n} parts computed by the caller`);
       assert.equal([r.output.rows, r.output.cols], [want.output.rows, want.output.cols]);
       sameBits(r.output.data, want.output.data, `mha n=${n} heads=${heads}`);
     }
@@ -167,6 +171,12 @@ errors('bad createAttentionPool options; a disposed pool throws', async () => {
   }
   const pool = await createAttentionPool({ threads: 1 });
   assert.is(pool.threads, 1);
+  // One thread: even a large call runs on the calling thread (a worker would only add copies).
+  const big = sdpaCase({ heads: 4, nq: 512, nk: 512, d: 64 });
+  const attn = await loadAttention();
+  sameBits(await pool.sdpa(big.q, big.k, big.v, big.options), attn.sdpa(big.q, big.k, big.v, big.options), 'threads 1');
+  assert.equal(pool.stats, { local: 1, whole: 0, split: 0, parts: 0, here: 0 });
+  attn.dispose();
   pool.dispose();
   try {
     await pool.sdpa(draw(4, 1), draw(4, 2), draw(4, 3), { nq: 2, nk: 2, dk: 2, dv: 2 });
@@ -174,6 +184,42 @@ errors('bad createAttentionPool options; a disposed pool throws', async () => {
   } catch (err) {
     assert.match(err.message, /disposed/);
   }
+});
+
+errors('callerShare false: every part goes to a worker, the same bits; one thread sends the call to its worker', async () => {
+  const attn = await loadAttention();
+  for (const threads of [3, 1]) {
+    const pool = await createAttentionPool({ threads, callerShare: false });
+    try {
+      assert.is(pool.callerShare, false);
+      for (const c of [SPLITS[0], SPLITS[1], SPLITS[4]]) {
+        const { q, k, v, options } = sdpaCase(c);
+        const before = pool.stats;
+        sameBits(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), `${c.name}, threads ${threads}`);
+        const after = pool.stats;
+        assert.is(after.here - before.here, 0, 'no part on the calling thread');
+        assert.is(after.parts - before.parts, threads === 1 ? 1 : c.parts, 'parts');
+        assert.is(after.local, before.local, 'not run on the calling thread');
+      }
+      const x = { rows: 256, cols: 96, data: draw(256 * 96, 7) };
+      const w = { rows: 96, cols: 96, data: draw(96 * 96, 8) };
+      const mha = { wq: w, wk: w, wv: w, heads: 6 };
+      const before = pool.stats;
+      sameBits((await pool.multiHeadAttention(x, mha)).output.data, attn.multiHeadAttention(x, mha).output.data, `mha, threads ${threads}`);
+      assert.is(pool.stats.here - before.here, 0, 'mha: no part on the calling thread');
+      assert.is(pool.stats.local, before.local, 'mha: not run on the calling thread');
+    } finally {
+      pool.dispose();
+    }
+  }
+  try {
+    await createAttentionPool({ callerShare: 'yes' });
+    assert.unreachable('should have thrown');
+  } catch (err) {
+    assert.instance(err, TypeError);
+    assert.match(err.message, /callerShare must be a boolean/);
+  }
+  attn.dispose();
 });
 
 errors('a worker that dies: its call rejects with a clear Error, the pool replaces it and keeps working', async () => {
@@ -213,6 +259,10 @@ browser('module Workers on a page without cross-origin isolation: same bits as t
   assert.is(result.pageIsa, 'relaxed-simd');
   assert.is(result.threads, 2);
   assert.equal(result.checks, { heads: true, rows: true, 'causal rows': true });
+  // The page's main thread only waits: every part went to a worker.
+  assert.is(result.callerShare, false);
+  assert.is(result.here, 0);
+  assert.ok(result.parts >= 6, `parts ${result.parts}`);
   assert.match(result.error, /^RangeError: sdpa: scale must be finite/);
   assert.equal(problems, []);
 });

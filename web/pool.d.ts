@@ -6,6 +6,12 @@ export interface PoolOptions extends LoadOptions {
   threads?: number;
   /** Where web/pool-worker.js is, for hosts that move files. Default: beside pool.js. */
   worker?: URL | string;
+  /**
+   * The calling thread computes one part of each split call (and every call of a one-thread pool)
+   * instead of only waiting. Default: true in Node and in workers, false on a page's main thread,
+   * which must stay free to paint.
+   */
+  callerShare?: boolean;
 }
 
 /** Workers, each with an instance of one compiled module. */
@@ -13,14 +19,16 @@ export declare class AttentionPool {
   private constructor();
   /** Number of workers. */
   readonly threads: number;
+  /** Whether the calling thread computes a share of split calls. */
+  readonly callerShare: boolean;
   /** The build every worker (and the calling thread's instance) runs. */
   readonly isa: Isa;
   /** attn.sdpa on the pool: same arguments, same result (same bits with the same module), as a Promise. */
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Promise<ReturnType<Attention['sdpa']>>;
   /** attn.multiHeadAttention on the pool, as a Promise; large calls are split over groups of heads. */
   multiHeadAttention(x: MatrixLike, options: MultiHeadOptions): Promise<MultiHeadResult>;
-  /** Calls so far: on the calling thread (small or invalid), whole on one worker, split into parts. */
-  readonly stats: { local: number; whole: number; split: number; parts: number };
+  /** Calls so far: on the calling thread (small or invalid), whole on one worker, split into parts (of which `here` the calling thread computed: the last part of each split call). */
+  readonly stats: { local: number; whole: number; split: number; parts: number; here: number };
   /** Stops the workers; later calls throw, calls in flight reject. */
   dispose(): void;
 }

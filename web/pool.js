@@ -8,11 +8,19 @@
 // call is not causal, blocks of query rows whose bounds are multiples of the
 // kernel's 4-row tile. Each part is an ordinary sdpa call on sliced inputs
 // (copied to the worker, so no cross-origin isolation is needed), so the
-// result has the same bits as attn.sdpa with the same module. Calls below
+// result has the same bits as attn.sdpa with the same module. A call cut
+// into T parts (T = threads) sends T - 1 to workers and computes the last
+// on the calling thread's instance, in place, while they run: a caller that
+// only waited would leave a core idle and pay one more copy and message
+// (so a split call blocks its caller for about 1/T of its work). On a page's
+// main thread that would freeze the page for that long, so there the caller
+// only waits (option callerShare; default: share everywhere but a window).
+// Calls below
 // SPLIT_MIN_FLOPS, and calls whose arguments are not plainly valid, run on
 // an instance on the calling thread: no message round trip, and an invalid
-// call throws exactly what attn.sdpa throws. Valid calls with options the
-// pool does not know how to split run whole on one worker.
+// call throws exactly what attn.sdpa throws. So does every call of a pool
+// with one thread: there the caller's share is the whole call. Valid calls
+// with options the pool does not know how to split run whole on one worker.
 
 import { compileAttention, loadAttention } from './attention.js';
 import { Matrix, describe, toMask, toMatrix } from './matrix.js';
@@ -40,14 +48,21 @@ const MHA_KEYS = new Set(['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context',
   'softcap', 'window', 'queryOffset']);
 
 const isNode = typeof process !== 'undefined' && process.versions?.node !== undefined && typeof window === 'undefined';
+// A page's main thread must stay free to paint; Node and workers may compute.
+const DEFAULT_CALLER_SHARE = typeof document === 'undefined';
+const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'callerShare'];
 
 /**
  * Starts a pool of workers. Resolves when every worker has its instance.
  * @param {{ threads?: number, simd?: boolean, deterministic?: boolean,
- *   wasm?: URL | string | BufferSource | Response | WebAssembly.Module, worker?: URL | string }} [options]
+ *   wasm?: URL | string | BufferSource | Response | WebAssembly.Module, worker?: URL | string,
+ *   callerShare?: boolean }} [options]
  *   threads: default navigator.hardwareConcurrency (browser) or
  *   os.availableParallelism() (Node); simd, deterministic, wasm: as
- *   loadAttention; worker: where web/pool-worker.js is, for hosts that move files.
+ *   loadAttention; worker: where web/pool-worker.js is, for hosts that move files;
+ *   callerShare: the calling thread computes one part of a split call (and a
+ *   one-thread pool's calls) instead of waiting; default true in Node and in
+ *   workers, false on a page's main thread, which must stay free to paint.
  * @returns {Promise<AttentionPool>}
  */
 export async function createAttentionPool(options = {}) {
@@ -55,8 +70,8 @@ export async function createAttentionPool(options = {}) {
     throw new TypeError(`createAttentionPool: options must be an object, got ${describe(options)}`);
   }
   for (const key in options) {
-    if (!['threads', 'simd', 'deterministic', 'wasm', 'worker'].includes(key)) {
-      throw new TypeError(`createAttentionPool: unknown option ${JSON.stringify(key)} (known: threads, simd, deterministic, wasm, worker)`);
+    if (!POOL_KEYS.includes(key)) {
+      throw new TypeError(`createAttentionPool: unknown option ${JSON.stringify(key)} (known: ${POOL_KEYS.join(', ')})`);
     }
   }
   const threads = options.threads ?? await defaultThreads();
@@ -68,11 +83,15 @@ export async function createAttentionPool(options = {}) {
   if (!(worker instanceof URL) && typeof worker !== 'string') {
     throw new TypeError(`createAttentionPool: worker must be a URL or string, got ${describe(worker)}`);
   }
+  const callerShare = options.callerShare ?? DEFAULT_CALLER_SHARE;
+  if (typeof callerShare !== 'boolean') {
+    throw new TypeError(`createAttentionPool: callerShare must be a boolean, got ${describe(callerShare)}`);
+  }
   const loadOptions = {};
   for (const key of ['simd', 'deterministic', 'wasm']) if (options[key] !== undefined) loadOptions[key] = options[key];
   const module = await compileAttention(loadOptions);
   const local = await loadAttention({ wasm: module });
-  const pool = new AttentionPool(module, local, threads, worker);
+  const pool = new AttentionPool(module, local, threads, worker, callerShare);
   try {
     await pool._start();
   } catch (err) {
@@ -144,18 +163,25 @@ export class AttentionPool {
   #local;
   #threads;
   #workerURL;
+  #callerShare;
   #slots = [];
   #queue = [];
   #nextId = 1;
   #disposed = false;
-  #stats = { local: 0, whole: 0, split: 0, parts: 0 };
+  #stats = { local: 0, whole: 0, split: 0, parts: 0, here: 0 };
 
   /** @internal use createAttentionPool() */
-  constructor(module, local, threads, workerURL) {
+  constructor(module, local, threads, workerURL, callerShare) {
     this.#module = module;
     this.#local = local;
     this.#threads = threads;
     this.#workerURL = workerURL;
+    this.#callerShare = callerShare;
+  }
+
+  /** Whether the calling thread computes a share of split calls (see createAttentionPool). */
+  get callerShare() {
+    return this.#callerShare;
   }
 
   /** Number of workers. */
@@ -171,8 +197,9 @@ export class AttentionPool {
   /**
    * What the pool did with its calls so far: `local` ran on the calling
    * thread (small or invalid), `whole` went to one worker unsplit, `split`
-   * were cut into `parts` worker calls in all. A copy.
-   * @returns {{ local: number, whole: number, split: number, parts: number }}
+   * were cut into `parts` in all, `here` of which the calling thread
+   * computed (the last part of each split call; workers the others). A copy.
+   * @returns {{ local: number, whole: number, split: number, parts: number, here: number }}
    */
   get stats() {
     return { ...this.#stats };
@@ -258,6 +285,8 @@ export class AttentionPool {
 
   // Runs parts (each { message, transfer, deliver(result) }) on the workers;
   // resolves with finish() once all have delivered, rejects on the first error.
+  // A last part with here() instead of a message runs on the calling thread
+  // once the others are posted: the caller computes a share instead of idling.
   #run(parts, finish) {
     if (parts.length === 1) this.#stats.whole++;
     else this.#stats.split++;
@@ -273,7 +302,8 @@ export class AttentionPool {
           }
         },
       };
-      for (const part of parts) {
+      const own = parts.at(-1).here ? parts.at(-1) : null;
+      for (const part of own ? parts.slice(0, -1) : parts) {
         this.#queue.push({
           id: this.#nextId++, call, message: part.message, transfer: part.transfer,
           deliver(result) {
@@ -284,6 +314,16 @@ export class AttentionPool {
         });
       }
       this.#pump();
+      if (own) {
+        this.#stats.here++;
+        try {
+          own.here();
+        } catch (err) {
+          call.fail(err);
+          return;
+        }
+        if (--left === 0) resolve(finish());
+      }
     });
   }
 
@@ -295,13 +335,16 @@ export class AttentionPool {
   async sdpa(q, k, v, options) {
     this.#live();
     const plan = sdpaPlan(q, k, v, options);
-    if (plan === null || plan.work < SPLIT_MIN_FLOPS) {
+    // One thread: the caller's share is the whole call (a worker would only add copies).
+    const alone = this.#threads === 1;
+    if (plan === null || plan.work < SPLIT_MIN_FLOPS || (alone && this.#callerShare)) {
       this.#stats.local++;
       return this.#local.sdpa(q, k, v, options);
     }
     const { batch, heads, kvHeads, nq, nk, dk, dv } = plan;
-    if (plan.unknown) {
-      // Options this pool does not split: the whole call on one worker. Its
+    if (plan.unknown || alone) {
+      // Options this pool does not split, or one thread and a caller that
+      // must not compute: the whole call on one worker. Its
       // output lands in out when given; results with steps or stats are
       // objects and come back as they are.
       const { out: given, ...rest } = options;
@@ -335,12 +378,21 @@ export class AttentionPool {
       const count = Math.min(T, units);
       for (let p = 0; p < count; p++) {
         const u0 = Math.floor(units * p / count), u1 = Math.floor(units * (p + 1) / count);
-        const qc = q.slice(u0 * group * nq * dk, u1 * group * nq * dk);
-        const kc = k.slice(u0 * nk * dk, u1 * nk * dk), vc = v.slice(u0 * nk * dv, u1 * nk * dv);
         const opts = { ...common, heads: (u1 - u0) * group, kvHeads: u1 - u0 };
         if (options.queryOffset != null) opts.queryOffset = offset;
         if (options.mask != null) opts.mask = options.mask;
         if (options.bias != null) opts.bias = options.bias;
+        if (p === count - 1 && count > 1 && this.#callerShare) {
+          // The caller's share reads the inputs in place and writes straight into out.
+          parts.push({
+            here: () => this.#local.sdpa(q.subarray(u0 * group * nq * dk, u1 * group * nq * dk),
+              k.subarray(u0 * nk * dk, u1 * nk * dk), v.subarray(u0 * nk * dv, u1 * nk * dv),
+              { ...opts, out: out.subarray(u0 * group * nq * dv, u1 * group * nq * dv) }),
+          });
+          continue;
+        }
+        const qc = q.slice(u0 * group * nq * dk, u1 * group * nq * dk);
+        const kc = k.slice(u0 * nk * dk, u1 * nk * dk), vc = v.slice(u0 * nk * dv, u1 * nk * dv);
         parts.push({
           message: { method: 'sdpa', q: qc, k: kc, v: vc, options: opts },
           transfer: [qc.buffer, kc.buffer, vc.buffer],
@@ -364,14 +416,22 @@ export class AttentionPool {
           const opts = { ...common, heads: group, kvHeads: 1, nq: rows, queryOffset: offset + i0 };
           if (options.mask != null) opts.mask = options.mask.slice(i0 * nk, i1 * nk);
           if (options.bias != null) opts.bias = options.bias.slice(i0 * nk, i1 * nk);
+          const deliver = (result) => {
+            for (let h = 0; h < group; h++) {
+              out.set(result.subarray(h * rows * dv, (h + 1) * rows * dv), ((u * group + h) * nq + i0) * dv);
+            }
+          };
+          if (u === units - 1 && r + 2 === bounds.length && units * (bounds.length - 1) > 1 && this.#callerShare) {
+            // The caller's share reads K and V in place.
+            parts.push({ here: () => deliver(this.#local.sdpa(qc, kc, vc, opts)) });
+            continue;
+          }
+          // Copies of K and V are moved, not cloned a second time.
+          const kk = kc.slice(), vv = vc.slice();
           parts.push({
-            message: { method: 'sdpa', q: qc, k: kc.slice(), v: vc.slice(), options: opts },
-            transfer: [qc.buffer],
-            deliver: (result) => {
-              for (let h = 0; h < group; h++) {
-                out.set(result.subarray(h * rows * dv, (h + 1) * rows * dv), ((u * group + h) * nq + i0) * dv);
-              }
-            },
+            message: { method: 'sdpa', q: qc, k: kk, v: vv, options: opts },
+            transfer: [qc.buffer, kk.buffer, vv.buffer],
+            deliver,
           });
         }
       }
@@ -389,7 +449,7 @@ export class AttentionPool {
   async multiHeadAttention(x, options) {
     this.#live();
     const plan = mhaPlan(x, options);
-    if (plan === null || plan.work < SPLIT_MIN_FLOPS) {
+    if (plan === null || plan.work < SPLIT_MIN_FLOPS || (this.#threads === 1 && this.#callerShare)) {
       this.#stats.local++;
       return this.#local.multiHeadAttention(x, options);
     }
@@ -409,13 +469,19 @@ export class AttentionPool {
       };
       if (C !== X) opts.context = plain(C);
       const width = (g1 - g0) * group * dv, at = g0 * group * dv;
+      const deliver = (result) => {
+        const data = result.output.data;
+        for (let i = 0; i < n; i++) concat.set(data.subarray(i * width, (i + 1) * width), i * heads * dv + at);
+      };
+      if (p === count - 1 && count > 1 && this.#callerShare) {
+        // The caller's share of the heads.
+        parts.push({ here: () => deliver(this.#local.multiHeadAttention(X, opts)) });
+        continue;
+      }
       parts.push({
         message: { method: 'multiHeadAttention', x: plain(X), options: opts },
         transfer: [opts.wq.data.buffer, opts.wk.data.buffer, opts.wv.data.buffer],
-        deliver: (result) => {
-          const data = result.output.data;
-          for (let i = 0; i < n; i++) concat.set(data.subarray(i * width, (i + 1) * width), i * heads * dv + at);
-        },
+        deliver,
       });
     }
     return this.#run(parts, () => {

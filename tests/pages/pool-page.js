@@ -16,13 +16,14 @@ try {
     const options = { heads: h, nq, nk, dk: d, dv: d, ...extra };
     checks[name] = same(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options));
   }
+  const { here, parts } = pool.stats;
   let error = null;
   try {
     await pool.sdpa(draw(4, 1), draw(4, 2), draw(4, 3), { nq: 2, nk: 2, dk: 2, dv: 2, scale: Infinity });
   } catch (err) {
     error = `${err.name}: ${err.message}`;
   }
-  out.textContent = JSON.stringify({ isa: pool.isa, pageIsa: attn.isa, threads: pool.threads, checks, error, isolated: globalThis.crossOriginIsolated === true });
+  out.textContent = JSON.stringify({ isa: pool.isa, pageIsa: attn.isa, threads: pool.threads, callerShare: pool.callerShare, here, parts, checks, error, isolated: globalThis.crossOriginIsolated === true });
   pool.dispose();
 } catch (err) {
   out.textContent = JSON.stringify({ failed: `${err.name}: ${err.message}` });

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// pool-ab.js - web/pool.js against an earlier copy of it (--old path), and
+// both against one instance, side by side in one process: interleaved
+// rounds, medians of per-round ratios. For checking a change to the pool:
+//   git show <commit>:web/pool.js > web/pool-old.js   (beside pool.js, so its
+//   imports and worker resolve; delete it afterwards)
+//   node bench/pool-ab.js --old web/pool-old.js [--threads 2] [--only 1x4096]
+import { spawnSync } from 'node:child_process';
+
+import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
+import { createAttentionPool } from '../web/pool.js';
+import { random } from './random.js';
+
+// Node 20 runs the relaxed module only with the flag: re-run with it.
+const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+if (!relaxedSimdSupported() && !process.execArgv.includes(RELAXED_FLAG)) {
+  const r = spawnSync(process.execPath, [RELAXED_FLAG, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
+const arg = (name, dflt) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : dflt);
+const threads = Number(arg('--threads', 2)), rounds = Number(arg('--rounds', 7)), roundMs = Number(arg('--ms', 300));
+const oldPath = arg('--old', null);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const single = await loadAttention();
+const contenders = [['one instance', null], ['pool (this tree)', await createAttentionPool({ threads })]];
+if (oldPath) contenders.push(['pool (--old)', await (await import(new URL(oldPath, `file://${process.cwd()}/`))).createAttentionPool({ threads })]);
+const only = arg('--only', null);
+for (const [heads, n] of [[12, 512], [1, 1024], [1, 4096]].filter(([h, n]) => only === null || `${h}x${n}` === only)) {
+  const d = 64, q = random(heads * n * d, 1), k = random(heads * n * d, 2), v = random(heads * n * d, 3);
+  const o = { heads, nq: n, nk: n, dk: d, dv: d };
+  const run = (pool) => (pool ? pool.sdpa(q, k, v, o) : single.sdpa(q, k, v, o));
+  const times = contenders.map(() => []);
+  for (let r = -1; r < rounds; r++) {
+    for (let j = 0; j < contenders.length; j++) {
+      const i = (Math.max(r, 0) + j) % contenders.length;
+      let calls = 0;
+      const t0 = performance.now();
+      do {
+        await run(contenders[i][1]);
+        calls++;
+      } while (performance.now() - t0 < roundMs);
+      if (r >= 0) times[i].push((performance.now() - t0) / calls);
+    }
+  }
+  console.log(`${heads} head(s) x n=${n}, d=${d}, ${threads} threads`);
+  contenders.forEach(([name], i) => console.log(`  ${name.padEnd(18)} ${median(times[i]).toFixed(2).padStart(8)} ms  ${median(times[i].map((t, r) => times[0][r] / t)).toFixed(2)}x vs one instance`));
+}
+for (const [, pool] of contenders) pool?.dispose();
