@@ -174,6 +174,20 @@ static attn_status attn__check_call(const attn_shape* shape, const attn_options*
   return ATTN_OK;
 }
 
+/* The strides of q, k, v and out for a checked shape, and the count of
+ * (batch, heads, n_q, n_k) elements: false when a tensor's span or the count
+ * overflows size_t (ATTN_ERR_OVERFLOW for attn_sdpa and attn_sdpa_backward). */
+static int attn__tensors(const attn_shape* sh, attn_strides* qs, attn_strides* ks, attn_strides* vs,
+                         attn_strides* os, size_t* count) {
+  const size_t batch = (size_t)sh->batch, heads = (size_t)sh->heads, kv_heads = (size_t)sh->kv_heads;
+  const size_t nq = (size_t)sh->n_q, nk = (size_t)sh->n_k, dk = (size_t)sh->d_k, dv = (size_t)sh->d_v;
+  *qs = attn__strides(sh->q, heads, nq, dk), *ks = attn__strides(sh->k, kv_heads, nk, dk);
+  *vs = attn__strides(sh->v, kv_heads, nk, dv), *os = attn__strides(sh->out, heads, nq, dv);
+  return attn__span(*qs, batch, heads, nq, dk) && attn__span(*ks, batch, kv_heads, nk, dk) &&
+         attn__span(*vs, batch, kv_heads, nk, dv) && attn__span(*os, batch, heads, nq, dv) &&
+         attn__count(batch, heads, nq, nk, count);
+}
+
 attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
                       float* out, const attn_options* options, const attn_steps* steps,
                       float* scratch, size_t scratch_floats) {
@@ -193,14 +207,9 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
   }
   const size_t batch = (size_t)sh.batch, heads = (size_t)sh.heads, kv_heads = (size_t)sh.kv_heads;
   const size_t nq = (size_t)sh.n_q, nk = (size_t)sh.n_k, dk = (size_t)sh.d_k, dv = (size_t)sh.d_v;
-  const attn_strides qs = attn__strides(sh.q, heads, nq, dk), ks = attn__strides(sh.k, kv_heads, nk, dk);
-  const attn_strides vs = attn__strides(sh.v, kv_heads, nk, dv), os = attn__strides(sh.out, heads, nq, dv);
+  attn_strides qs, ks, vs, os;
   size_t count;
-  if (!attn__span(qs, batch, heads, nq, dk) || !attn__span(ks, batch, kv_heads, nk, dk) ||
-      !attn__span(vs, batch, kv_heads, nk, dv) || !attn__span(os, batch, heads, nq, dv) ||
-      !attn__count(batch, heads, nq, nk, &count)) {
-    return ATTN_ERR_OVERFLOW;
-  }
+  if (!attn__tensors(&sh, &qs, &ks, &vs, &os, &count)) return ATTN_ERR_OVERFLOW;
   attn__scratch at;
   if (!attn__scratch_layout(&sh, &at)) return ATTN_ERR_OVERFLOW;
   if (scratch == NULL || scratch_floats < at.total) return ATTN_ERR_SCRATCH;
@@ -381,14 +390,9 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
   const int window = (op.flags & ATTN_WINDOW) != 0;
   const size_t batch = (size_t)sh.batch, heads = (size_t)sh.heads, kv_heads = (size_t)sh.kv_heads;
   const size_t nq = (size_t)sh.n_q, nk = (size_t)sh.n_k, dk = (size_t)sh.d_k, dv = (size_t)sh.d_v;
-  const attn_strides qs = attn__strides(sh.q, heads, nq, dk), ks = attn__strides(sh.k, kv_heads, nk, dk);
-  const attn_strides vs = attn__strides(sh.v, kv_heads, nk, dv), os = attn__strides(sh.out, heads, nq, dv);
+  attn_strides qs, ks, vs, os;
   size_t count;
-  if (!attn__span(qs, batch, heads, nq, dk) || !attn__span(ks, batch, kv_heads, nk, dk) ||
-      !attn__span(vs, batch, kv_heads, nk, dv) || !attn__span(os, batch, heads, nq, dv) ||
-      !attn__count(batch, heads, nq, nk, &count)) {
-    return ATTN_ERR_OVERFLOW;
-  }
+  if (!attn__tensors(&sh, &qs, &ks, &vs, &os, &count)) return ATTN_ERR_OVERFLOW;
   const size_t need = attn_sdpa_backward_scratch_size(&sh);
   if (need == 0) return ATTN_ERR_OVERFLOW;
   if (scratch == NULL || scratch_floats < need) return ATTN_ERR_SCRATCH;
