@@ -67,6 +67,12 @@ test('Node require() consumer computes the handbook numbers (scalar build)', () 
   assert.is(checkHandbook(r.stdout).simd, false);
 });
 
+test('the pool runs from the installed package: workers found in node_modules, same bits', () => {
+  const r = sh(process.execPath, ['pool.mjs'], { cwd: consumer });
+  assert.is(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout), { same: true, split: 1, here: 1, sameIsa: true });
+});
+
 test('the CLI runs from the installed package', () => {
   const r = sh(process.execPath, [`${consumer}/node_modules/attention-wasm/web/cli.js`], { cwd: consumer });
   assert.is(r.status, 0, r.stderr);
