@@ -548,19 +548,7 @@ export class Attention {
     checkOptions(options, ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'steps', 'scale',
       'softcap', 'window', 'queryOffset'], 'multiHeadAttention');
     const name = 'multiHeadAttention';
-    const X = toMatrix(x, `${name}: x`);
-    const C = options.context == null ? X : toMatrix(options.context, `${name}: context`);
-    const heads = checkCount(options.heads, `${name}: heads`);
-    const kvHeads = checkCount(options.kvHeads, `${name}: kvHeads`, heads);
-    if (heads % kvHeads !== 0) throw new RangeError(`${name}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
-    const WQ = toMatrix(options.wq, `${name}: wq`, X.cols);
-    if (WQ.cols % heads !== 0) throw new RangeError(`${name}: wq has ${WQ.cols} columns, which must be heads * dk (a multiple of heads = ${heads})`);
-    const dk = WQ.cols / heads;
-    const WK = toMatrix(options.wk, `${name}: wk`, C.cols, kvHeads * dk);
-    const WV = toMatrix(options.wv, `${name}: wv`, C.cols);
-    if (WV.cols % kvHeads !== 0) throw new RangeError(`${name}: wv has ${WV.cols} columns, which must be kvHeads * dv (a multiple of kvHeads = ${kvHeads})`);
-    const dv = WV.cols / kvHeads;
-    const WO = options.wo == null ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
+    const { X, C, heads, kvHeads, WQ, WK, WV, WO, dk, dv } = projections(x, options, name);
     const n = X.rows, m = C.rows;
     const mask = options.mask == null ? null : flatBcast(toMask(options.mask, `${name}: mask`, n, m), m);
     const bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, `${name}: bias`, n, m).data, m);
@@ -821,19 +809,7 @@ export class Attention {
     }
     checkOptions(options, ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'scale',
       'softcap', 'window', 'queryOffset'], name);
-    const X = toMatrix(x, `${name}: x`);
-    const C = options.context == null ? X : toMatrix(options.context, `${name}: context`);
-    const heads = checkCount(options.heads, `${name}: heads`);
-    const kvHeads = checkCount(options.kvHeads, `${name}: kvHeads`, heads);
-    if (heads % kvHeads !== 0) throw new RangeError(`${name}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
-    const WQ = toMatrix(options.wq, `${name}: wq`, X.cols);
-    if (WQ.cols % heads !== 0) throw new RangeError(`${name}: wq has ${WQ.cols} columns, which must be heads * dk (a multiple of heads = ${heads})`);
-    const dk = WQ.cols / heads;
-    const WK = toMatrix(options.wk, `${name}: wk`, C.cols, kvHeads * dk);
-    const WV = toMatrix(options.wv, `${name}: wv`, C.cols);
-    if (WV.cols % kvHeads !== 0) throw new RangeError(`${name}: wv has ${WV.cols} columns, which must be kvHeads * dv (a multiple of kvHeads = ${kvHeads})`);
-    const dv = WV.cols / kvHeads;
-    const WO = options.wo == null ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
+    const { X, C, heads, kvHeads, WQ, WK, WV, WO, dk, dv } = projections(x, options, name);
     const n = X.rows, m = C.rows;
     const dO = toMatrix(dOutput, `${name}: dOutput`, n, WO ? WO.cols : heads * dv);
     const mask = options.mask == null ? null : flatBcast(toMask(options.mask, `${name}: mask`, n, m), m);
@@ -1171,6 +1147,25 @@ function checkBcast(value, Type, name, dims) {
     strides: [full[0] === 1 ? 0 : batchStride, full[1] === 1 ? 0 : headStride, full[2] === 1 ? 0 : rowStride],
     cols: full[3],
   };
+}
+
+// The matrices and sizes of a multi-head layer (multiHeadAttention and its
+// backward), checked in one order so both calls name the same errors.
+function projections(x, options, name) {
+  const X = toMatrix(x, `${name}: x`);
+  const C = options.context == null ? X : toMatrix(options.context, `${name}: context`);
+  const heads = checkCount(options.heads, `${name}: heads`);
+  const kvHeads = checkCount(options.kvHeads, `${name}: kvHeads`, heads);
+  if (heads % kvHeads !== 0) throw new RangeError(`${name}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+  const WQ = toMatrix(options.wq, `${name}: wq`, X.cols);
+  if (WQ.cols % heads !== 0) throw new RangeError(`${name}: wq has ${WQ.cols} columns, which must be heads * dk (a multiple of heads = ${heads})`);
+  const dk = WQ.cols / heads;
+  const WK = toMatrix(options.wk, `${name}: wk`, C.cols, kvHeads * dk);
+  const WV = toMatrix(options.wv, `${name}: wv`, C.cols);
+  if (WV.cols % kvHeads !== 0) throw new RangeError(`${name}: wv has ${WV.cols} columns, which must be kvHeads * dv (a multiple of kvHeads = ${kvHeads})`);
+  const dv = WV.cols / kvHeads;
+  const WO = options.wo == null ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
+  return { X, C, heads, kvHeads, WQ, WK, WV, WO, dk, dv };
 }
 
 function isCount(n) {
