@@ -38,8 +38,10 @@
 #define ATTN__EXP_C4 0x1.573A1Ap-5f
 #define ATTN__EXP_C5 0x1.0F9F9Cp-7f
 
-static inline float attn__expf_nonpos(float x) {
-  if (x < ATTN__EXP_CUTOFF) return 0.0f;                   /* and -Infinity; NaN goes on */
+/* The two parts of exp(x) = s + (t s) p(t) for x in the range above: stores
+ * s = 2^n and returns (t s) p(t). exp adds s; expm1 adds s - 1 instead
+ * (f32-tanh.h), so both share one reduction and one polynomial. */
+static inline float attn__exp_parts(float x, float* s_out) {
   const float biased = x * ATTN__LOG2E + ATTN__EXP_MAGIC;  /* n + 127 in the low bits */
   uint32_t bits;
   memcpy(&bits, &biased, sizeof bits);
@@ -54,7 +56,15 @@ static inline float attn__expf_nonpos(float x) {
   p = p * t + ATTN__EXP_C2;
   p = p * t + ATTN__EXP_C1;
   t = t * s;
-  return t * p + s;
+  *s_out = s;
+  return t * p;
+}
+
+static inline float attn__expf_nonpos(float x) {
+  if (x < ATTN__EXP_CUTOFF) return 0.0f; /* and -Infinity; NaN goes on */
+  float s;
+  const float tsp = attn__exp_parts(x, &s);
+  return tsp + s;
 }
 
 #endif /* ATTN_F32_EXP_H */

@@ -36,21 +36,9 @@ static inline float attn__tanhf(float x) {
   float a;
   memcpy(&a, &bits, sizeof a);  /* |x| */
   const float y = a * -2.0f;
-  const float biased = y * ATTN__LOG2E + ATTN__EXP_MAGIC;  /* n + 127 in the low bits */
-  uint32_t sbits;
-  memcpy(&sbits, &biased, sizeof sbits);
-  sbits <<= 23;  /* the float 2^n */
   float s;
-  memcpy(&s, &sbits, sizeof s);
-  const float n = biased - ATTN__EXP_MAGIC;
-  float t = y - n * ATTN__LN2_HI;
-  t = t - n * ATTN__LN2_LO;
-  float p = ATTN__EXP_C5 * t + ATTN__EXP_C4;
-  p = p * t + ATTN__EXP_C3;
-  p = p * t + ATTN__EXP_C2;
-  p = p * t + ATTN__EXP_C1;
-  t = t * s;
-  float e = t * p + (s - 1.0f);  /* expm1(y) */
+  const float tsp = attn__exp_parts(y, &s);
+  float e = tsp + (s - 1.0f); /* expm1(y) */
   if (y < ATTN__EXPM1_CUTOFF) e = -1.0f;
   float r = -e / (e + 2.0f);
   if (a < ATTN__TANH_TINY) r = a;
