@@ -8,13 +8,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
-import { diverging, luminance, sequential } from '../web/colors.js';
-import { computeExample, defaultScale, drawInputs, normalizeConfig, sinusoid, wordSeed } from '../web/example.js';
-import { snapshotView } from '../web/explorer-export.js';
-import { lineStyle, linesLayout } from '../web/explorer-lines.js';
-import { PARTS, SCALE_SLIDER, SETTINGS, parseSetting, readSettings, scaleToSlider, sliderToScale } from '../web/explorer-settings.js';
-import { DEFAULT_EXPLANATIONS, attendsMost, blockedReason, defaultExplanation, explain, snapshotTitle } from '../web/explorer-text.js';
-import { toSVG } from '../web/snapshot.js';
+import { diverging, luminance, sequential } from '../web/explorer/colors.js';
+import { computeExample, defaultScale, drawInputs, normalizeConfig, sinusoid, wordSeed } from '../web/explorer/computation.js';
+import { snapshotView } from '../web/explorer/export.js';
+import { lineStyle, linesLayout } from '../web/explorer/lines.js';
+import { PARTS, SCALE_SLIDER, SETTINGS, parseSetting, readSettings, scaleToSlider, sliderToScale } from '../web/explorer/settings.js';
+import { DEFAULT_EXPLANATIONS, attendsMost, blockedReason, defaultExplanation, explain, snapshotTitle } from '../web/explorer/text.js';
+import { toSVG } from '../web/explorer/snapshot.js';
 import { assertClose } from './helpers.js';
 
 // float32 rows drawn from the same float64 draws are bit-identical; a sum of

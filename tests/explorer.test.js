@@ -7,9 +7,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
-import { computeExample, normalizeConfig } from '../web/example.js';
-import { DIGITS, fixed } from '../web/format.js';
-import { Matrix } from '../web/matrix.js';
+import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
+import { DIGITS, fixed } from '../web/explorer/format.js';
+import { Matrix } from '../web/core/matrix.js';
 import { OUTPUT, start } from './browser.js';
 import { handbookTables } from './helpers.js';
 

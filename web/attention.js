@@ -6,10 +6,10 @@
 // status and copies results out. Results are always copies, never views, so
 // they stay valid after later calls and after the memory grows.
 
-import { Matrix, toMatrix, toMask, checkSize, describe } from './matrix.js';
+import { Matrix, toMatrix, toMask, checkSize, describe } from './core/matrix.js';
 
-export { Matrix } from './matrix.js';
-export { NumpyRandom } from './numpy-random.js';
+export { Matrix } from './core/matrix.js';
+export { NumpyRandom } from './core/numpy-random.js';
 
 // The smallest module that uses a SIMD128 instruction (v128 result of
 // i8x16.splat + i8x16.popcnt), the probe wasm-feature-detect uses.

@@ -5,10 +5,10 @@
 import { parseArgs } from 'node:util';
 
 import { loadAttention } from './attention.js';
-import { HANDBOOK, computeExample, defaultScale, normalizeConfig } from './example.js';
-import { SETTINGS, parseSetting } from './explorer-settings.js';
-import { windowText } from './explorer-text.js';
-import { DIGITS, textTable } from './format.js';
+import { HANDBOOK, computeExample, defaultScale, normalizeConfig } from './explorer/computation.js';
+import { SETTINGS, parseSetting } from './explorer/settings.js';
+import { windowText } from './explorer/text.js';
+import { DIGITS, textTable } from './explorer/format.js';
 
 const FLAGS = SETTINGS.filter((s) => s.cli);
 const usage = (s) => `--${s.attr}${s.kind === 'bool' ? '' : ` ${s.arg ?? '<n>'}`}`;

@@ -23,7 +23,7 @@
 // with options the pool does not know how to split run whole on one worker.
 
 import { compileAttention, loadAttention } from './attention.js';
-import { Matrix, describe, toMask, toMatrix } from './matrix.js';
+import { Matrix, describe, toMask, toMatrix } from './core/matrix.js';
 
 // Work (FLOPs, 2 (dk + dv) per query-key pair) below which a call runs on
 // the calling thread (about 1 ms of one core): a sleeping worker wakes in
@@ -444,7 +444,7 @@ export class AttentionPool {
    * Promise. Large calls are split over groups of heads: each worker
    * projects and attends its heads (with its columns of wq, wk, wv); the
    * heads are concatenated here and multiplied by wo.
-   * @returns {Promise<{ output: import('./matrix.js').Matrix, weights?: import('./matrix.js').Matrix[], scores?: import('./matrix.js').Matrix[], scaled?: import('./matrix.js').Matrix[] }>}
+   * @returns {Promise<{ output: import('./core/matrix.js').Matrix, weights?: import('./core/matrix.js').Matrix[], scores?: import('./core/matrix.js').Matrix[], scaled?: import('./core/matrix.js').Matrix[] }>}
    */
   async multiHeadAttention(x, options) {
     this.#live();

@@ -1,12 +1,12 @@
-// explorer-lines.js - the lines view: the tokens twice, queries on the left
+// lines.js - the lines view: the tokens twice, queries on the left
 // and keys on the right, and a line from query i to key j whose opacity and
 // width are the attention weight, one colour per head (as BertViz draws it).
 // linesLayout is pure and shared with the export; LinesView is its SVG in
 // the page: heads toggle on and off, hovering or focusing a query shows only
 // its lines, and each query is announced ("cat attends most to there, 0.2808").
 
-import { el, svg } from './explorer-dom.js';
-import { attendsMost } from './explorer-text.js';
+import { el, svg } from './dom.js';
+import { attendsMost } from './text.js';
 
 const PAD = 14; // px above the first token
 const CHAR = 8; // px per character of a 13 px monospace label, rounded up

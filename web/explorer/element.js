@@ -1,34 +1,34 @@
-// explorer-element.js - the <attention-explorer> custom element class: its
+// element.js - the <attention-explorer> custom element class: its
 // properties, lifecycle, one update per microtask and the events it fires.
 // web/explorer.js defines it; this file only declares it.
 //
-// Data flow: attributes/properties -> readSettings (explorer-settings.js)
+// Data flow: attributes/properties -> readSettings (settings.js)
 // -> the wasm library computes every matrix (example.js) -> the shadow root:
-// the toolbar, the lines view (explorer-lines.js), the tables
-// (explorer-tables.js, keyboard and editing in explorer-grid.js), and the
-// popover with a number's derivation (explorer-text.js). Saving goes through
-// explorer-export.js. User text only enters the DOM through textContent or
+// the toolbar, the lines view (lines.js), the tables
+// (tables.js, keyboard and editing in grid.js), and the
+// popover with a number's derivation (text.js). Saving goes through
+// export.js. User text only enters the DOM through textContent or
 // attribute values.
 //
 // A new view of the numbers (the lines view is the model) is a module of its
 // own with a class holding an `element`, `build(...)` for a new structure and
 // `update(...)` for new numbers: #render builds it when its part is in `show`
-// (PARTS in explorer-settings.js), #repaint updates it, snapshotView
-// (explorer-export.js) draws it for PNG/SVG.
+// (PARTS in settings.js), #repaint updates it, snapshotView
+// (export.js) draws it for PNG/SVG.
 
-import { loadAttention } from './attention.js';
-import { el } from './explorer-dom.js';
-import { save, snapshotView, toSVG } from './explorer-export.js';
-import { cellAt, moveTabStop, nextCell, parseCellValue, startEdit } from './explorer-grid.js';
-import { LinesView } from './explorer-lines.js';
-import { CONTROLS, PARTS, SCALE_SLIDER, SETTING, SETTINGS, STEPS, readSettings, scaleToSlider, sliderToScale } from './explorer-settings.js';
-import { STYLES } from './explorer-styles.js';
-import { TRAIN_STYLES, TrainPanel } from './explorer-train-view.js';
-import { buildTable, cellLabel, highlight, paintTable } from './explorer-tables.js';
-import { DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, defaultExplanation, explain, leadTitle, scaleText, sectionTitle } from './explorer-text.js';
-import { EMBEDDINGS, HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './example.js';
+import { loadAttention } from '../attention.js';
+import { el } from './dom.js';
+import { save, snapshotView, toSVG } from './export.js';
+import { cellAt, moveTabStop, nextCell, parseCellValue, startEdit } from './grid.js';
+import { LinesView } from './lines.js';
+import { CONTROLS, PARTS, SCALE_SLIDER, SETTING, SETTINGS, STEPS, readSettings, scaleToSlider, sliderToScale } from './settings.js';
+import { STYLES } from './styles.js';
+import { TRAIN_STYLES, TrainPanel } from './train-view.js';
+import { buildTable, cellLabel, highlight, paintTable } from './tables.js';
+import { DEFAULT_EXPLANATIONS, STEP_TITLES, blockedReason, defaultExplanation, explain, leadTitle, scaleText, sectionTitle } from './text.js';
+import { EMBEDDINGS, HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './computation.js';
 import { DIGITS, fixed, toCSV, toMarkdown, toNumpy } from './format.js';
-import { Matrix, toMatrix } from './matrix.js';
+import { Matrix, toMatrix } from '../core/matrix.js';
 
 export { STEPS, DEFAULT_EXPLANATIONS };
 
@@ -67,7 +67,7 @@ export class AttentionExplorer extends Base {
   #root;
   #ui = {};
   #attn = null;
-  #train = null; // the Train part (explorer-train-view.js) while the train attribute is on
+  #train = null; // the Train part (train-view.js) while the train attribute is on
   #loadError = null;
   #config = null; // last good config
   #view = { step: 'all', show: new Set(PARTS), controls: 'full' }; // last good view settings

@@ -1,9 +1,9 @@
-// example.js - the handbook's worked example (../shared/seed-example.md) and
+// computation.js - the handbook's worked example (../shared/seed-example.md) and
 // its generalisation: tokens, seed, sizes and heads in; every matrix out.
 // Shared by the command line and the explorer. No DOM here.
 
-import { Matrix } from './matrix.js';
-import { NumpyRandom } from './numpy-random.js';
+import { Matrix } from '../core/matrix.js';
+import { NumpyRandom } from '../core/numpy-random.js';
 
 export const HANDBOOK = Object.freeze({
   tokens: Object.freeze(['the', 'cat', 'sat', 'there']),
@@ -151,7 +151,7 @@ export function headColumns(m, h, d) {
 
 /**
  * Runs the example: projections, then the four steps for every head.
- * @param {import('./attention.js').Attention} attn
+ * @param {import('../attention.js').Attention} attn
  * @param {object} config normalized by normalizeConfig
  * @param {{ X?, WQ?, WK?, WV? }} [inputs] replace the random draws
  * @param {Uint8Array} [mask] keep-mask (n, n), 1 = may attend

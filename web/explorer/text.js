@@ -1,10 +1,10 @@
-// explorer-text.js - every text the explorer writes about the numbers: step
+// text.js - every text the explorer writes about the numbers: step
 // titles and explanations, why a pair is not allowed, the derivation of a
 // single number with the cells it is computed from, the lines view's
 // summaries and the title of an exported picture. Pure: no DOM, no wasm,
 // tested in Node (tests/explorer-text.test.js).
 
-import { defaultScale } from './example.js';
+import { defaultScale } from './computation.js';
 import { fixed } from './format.js';
 
 export const STEP_TITLES = Object.freeze({

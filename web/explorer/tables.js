@@ -1,9 +1,9 @@
-// explorer-tables.js - the heatmap tables of <attention-explorer>: built once
+// tables.js - the heatmap tables of <attention-explorer>: built once
 // per structure (tokens, sizes, heads, parts shown), then repainted in place
 // on every recompute, and the highlight of the cells a number comes from.
 
 import { heatClass, maxAbs } from './colors.js';
-import { el } from './explorer-dom.js';
+import { el } from './dom.js';
 import { fixed } from './format.js';
 
 /** Shown for a logit that may not attend. */

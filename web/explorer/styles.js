@@ -1,9 +1,9 @@
-// explorer-styles.js - the shadow-root stylesheet of <attention-explorer>.
+// styles.js - the shadow-root stylesheet of <attention-explorer>.
 // Themable from the page through CSS custom properties (see README), light
 // and dark by prefers-color-scheme; motion only when the reader allows it.
 
 import { HEAD_COLORS, heatmapRules } from './colors.js';
-import { LIMITS } from './example.js';
+import { LIMITS } from './computation.js';
 
 export const STYLES = `
 

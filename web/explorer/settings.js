@@ -1,9 +1,9 @@
-// explorer-settings.js - the one table of the explorer's settings and their
+// settings.js - the one table of the explorer's settings and their
 // parsing. It drives the attributes of <attention-explorer>, the URL of
 // index.html (web/page.js), the options of the command line (web/cli.js) and
 // the attribute list on the page. Pure: no DOM, no wasm.
 
-import { EMBEDDINGS, HANDBOOK, LIMITS, defaultScale, normalizeConfig } from './example.js';
+import { EMBEDDINGS, HANDBOOK, LIMITS, defaultScale, normalizeConfig } from './computation.js';
 
 /** The steps in the order they are computed. */
 export const STEPS = Object.freeze(['inputs', 'projections', 'scores', 'scaled', 'weights', 'output']);

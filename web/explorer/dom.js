@@ -1,4 +1,4 @@
-// explorer-dom.js - the two DOM helpers the explorer's modules share. Text
+// dom.js - the two DOM helpers the explorer's modules share. Text
 // only ever goes in through textContent or attribute values, never as HTML.
 
 const SVG_NS = 'http://www.w3.org/2000/svg';

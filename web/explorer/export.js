@@ -1,11 +1,11 @@
-// explorer-export.js - what "Save PNG", "Save SVG" and toSVG() write: the
+// export.js - what "Save PNG", "Save SVG" and toSVG() write: the
 // parts on screen (lines view, step tables) with hatched disallowed pairs,
 // −∞ logits, and a title that states causal, mask, window and scale.
 
 import { HEAD_COLORS } from './colors.js';
-import { el } from './explorer-dom.js';
-import { lineStyle, linesLayout } from './explorer-lines.js';
-import { STEP_TITLES, snapshotTitle } from './explorer-text.js';
+import { el } from './dom.js';
+import { lineStyle, linesLayout } from './lines.js';
+import { STEP_TITLES, snapshotTitle } from './text.js';
 import { DIGITS } from './format.js';
 import { layout, paint, toSVG } from './snapshot.js';
 

@@ -1,7 +1,7 @@
-// explorer-train-view.js - the Train part of <attention-explorer>: choose a
+// train-view.js - the Train part of <attention-explorer>: choose a
 // target for the weights of head 1 (paint it, or a preset), then step or
 // play gradient descent on W_Q and W_K; every step runs the forward and the
-// backward in wasm (explorer-train.js) and hands the new weights to the
+// backward in wasm (train.js) and hands the new weights to the
 // explorer through its public `inputs` property, so its lines view and
 // tables repaint from them. Shows the loss (number and plot), the target
 // and current weights, and dW_Q, dW_K as heatmaps whose cells explain
@@ -19,11 +19,11 @@
 // textContent.
 
 import { heatClass, maxAbs } from './colors.js';
-import { headColumns } from './example.js';
-import { Matrix } from './matrix.js';
+import { headColumns } from './computation.js';
+import { Matrix } from '../core/matrix.js';
 import {
   PRESETS, TRAIN_DEFAULTS, Trainer, formatTarget, gradientTerms, parseTarget, presetTarget, targetCells, targetFromCells,
-} from './explorer-train.js';
+} from './train.js';
 
 /** Styles of the Train part (the host adds them to its shadow root). */
 export const TRAIN_STYLES = `
@@ -86,7 +86,7 @@ export class TrainPanel {
   #observer = null;
 
   /**
-   * @param {{ attn: import('./attention.js').Attention, host: HTMLElement, document?: Document }} options
+   * @param {{ attn: import('../attention.js').Attention, host: HTMLElement, document?: Document }} options
    *   host: an <attention-explorer> (its state, config and inputs are used)
    */
   constructor({ attn, host, document = globalThis.document }) {

@@ -17,7 +17,7 @@ export const DIGITS = Object.freeze({ X: 4, WQ: 4, WK: 4, WV: 4, Q: 4, K: 4, V: 
 
 /**
  * A plain-text table: row labels, optional column labels, right-aligned cells.
- * @param {import('./matrix.js').Matrix} m
+ * @param {import('../core/matrix.js').Matrix} m
  */
 export function textTable(m, rowLabels, colLabels, digits) {
   const cells = m.toArray().map((row) => row.map((x) => fixed(x, digits)));

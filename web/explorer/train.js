@@ -1,4 +1,4 @@
-// explorer-train.js - the explorer's Train mode without the DOM: target
+// train.js - the explorer's Train mode without the DOM: target
 // patterns (painted or preset), the loss, the optimizers and one training
 // step of a single attention head through the Attention API (forward and
 // backward in wasm). Node tests import it directly.
@@ -21,8 +21,8 @@
 // Deterministic: the same inputs, target and settings give the same bits
 // (float32 wasm kernels, fixed order of every JS loop).
 
-import { drawInputs, normalizeConfig } from './example.js';
-import { Matrix } from './matrix.js';
+import { drawInputs, normalizeConfig } from './computation.js';
+import { Matrix } from '../core/matrix.js';
 
 /** The preset tasks; 'same-word' wants repeated words, 'attend-to' a chosen word. */
 export const PRESETS = Object.freeze(['previous-token', 'first-token', 'same-word', 'attend-to']);
@@ -258,7 +258,7 @@ export class Trainer {
   #history = [];
 
   /**
-   * @param {import('./attention.js').Attention} attn
+   * @param {import('../attention.js').Attention} attn
    * @param {{ x: Matrix, wq: Matrix, wk: Matrix, wv?: Matrix, target: Matrix, targetOutput?: Matrix,
    *   learn?: string[], causal?: boolean, scale?: number, mask?: boolean[][] | null,
    *   window?: [number, number] | null, softcap?: number, queryOffset?: number, optimizer?: string, learningRate?: number,

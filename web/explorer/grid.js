@@ -1,9 +1,9 @@
-// explorer-grid.js - the tables as keyboard grids and the editing of a cell.
+// grid.js - the tables as keyboard grids and the editing of a cell.
 // Each table is one tab stop (roving tabindex): arrows move between cells
 // and, left of the first column, the row labels; Home/End go to the ends of
 // a row (with Ctrl, of the table).
 
-import { el } from './explorer-dom.js';
+import { el } from './dom.js';
 
 const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
 
