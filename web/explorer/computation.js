@@ -1,5 +1,6 @@
-// computation.js - the handbook's worked example (../shared/seed-example.md) and
-// its generalisation: tokens, seed, sizes and heads in; every matrix out.
+// computation.js - the computation the explorer shows: the handbook's worked example
+// (seed 7, four tokens, d_model 6, d_k 3) and its generalisation: tokens, seed,
+// sizes and heads in; every matrix out.
 // Shared by the command line and the explorer. No DOM here.
 
 import { Matrix } from '../core/matrix.js';
