@@ -207,7 +207,7 @@ errors('sdpaBackward and sdpa reject the same options with the same messages', (
   const o = { batch: 2, heads: 2, nq: 3, nk: 4, dk: 2, dv: 2 };
   const q = new Float32Array(24), k = new Float32Array(32), v = new Float32Array(32), dO = new Float32Array(24);
   const bad = [
-    { softcap: -1 }, { softcap: 0 }, { softcap: 'x' }, { window: [-2, 0] }, { window: 3 }, { window: [1, 0.5] },
+    { softcap: -1 }, { softcap: 1e-46 }, { softcap: 'x' }, { scale: 1e39 }, { window: [-2, 0] }, { window: 3 }, { window: [1, 0.5] },
     { queryOffset: 0.5 }, { queryOffset: new Int32Array(3) }, { kvLengths: new Int32Array([1, 5]) },
     { kvLengths: [1, 2] }, { layout: 'bsdh' }, { mask: new Uint8Array(5) }, { bias: { data: new Float32Array(8), shape: [2, 4] } },
     { bias: { data: new Float32Array(10), shape: [2, 5] } }, { scale: Infinity }, { causal: 1 }, { heads: 3, kvHeads: 2 },

@@ -45,4 +45,35 @@ cli('--embeddings word says how a word\'s seed is made', () => {
   assert.match(run(['--embeddings', 'word']).stdout, /FNV-1a hash of "7 " and the token/);
 });
 
+cli('a scale no float32 holds is a usage error (exit 2, one line), not a stack trace', () => {
+  for (const args of [['--scale', '1e39'], ['--softcap', '1e-46']]) {
+    const r = run(args);
+    assert.is(r.status, 2, args.join(' '));
+    assert.match(r.stderr, /^attention-wasm: --(scale|softcap) must be .*float32/);
+    assert.not.match(r.stderr, /\n\s+at /);
+  }
+});
+
+cli('negative values as the help says: --window "-1 0" and --query-offset -3', () => {
+  const w = run(['--window', '-1 0']);
+  assert.is(w.status, 0, w.stderr);
+  assert.match(w.stdout, /window unbounded back, 0 ahead/);
+  const q = run(['--query-offset', '-3', '--causal']);
+  assert.is(q.status, 0, q.stderr);
+  assert.match(q.stdout, /query offset -3/);
+});
+
+cli('CJK and emoji tokens keep the columns aligned (a wide character takes two)', () => {
+  const r = run(['--tokens', '猫 🐱 the é']);
+  assert.is(r.status, 0, r.stderr);
+  const step1 = r.stdout.split('Step 1')[1].split('Step 2')[0];
+  const table = step1.split('\n').filter((l) => /^ {4}\S/.test(l));
+  assert.is(table.length, 4);
+  // Every row ends its last number in the same terminal column as the header's last label.
+  const header = step1.split('\n').find((l) => /^ {5,}猫/.test(l));
+  const widthOf = (s) => [...s].reduce((w, ch) => w + (/\p{Extended_Pictographic}|[\u4e00-\u9fff]/u.test(ch) ? 2 : 1), 0);
+  const ends = new Set([header, ...table].map(widthOf));
+  assert.is(ends.size, 1, [header, ...table].join('\n'));
+});
+
 cli.run();

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 
 import { loadAttention } from './attention.js';
-import { HANDBOOK, computeExample, defaultScale, normalizeConfig } from './explorer/computation.js';
+import { HANDBOOK, computeExample, normalizeConfig } from './explorer/computation.js';
 import { SETTINGS, parseSetting } from './explorer/settings.js';
 import { windowText } from './explorer/text.js';
 import { DIGITS, textTable } from './explorer/format.js';
@@ -32,12 +32,28 @@ Example: attention-wasm --tokens "a b c d e" --heads 2 --causal`;
 
 class UsageError extends Error {}
 
+// parseArgs reads "--window -1" as a flag missing its value; the settings
+// take negative numbers (-1: unbounded), so a value flag followed by a
+// number is joined into "--window=-1" first.
+function joinNegatives(argv, options) {
+  const out = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i].startsWith('--') ? argv[i].slice(2) : null;
+    if (name && options[name]?.type === 'string' && i + 1 < argv.length && /^-\d/.test(argv[i + 1])) {
+      out.push(`${argv[i]}=${argv[++i]}`);
+    } else {
+      out.push(argv[i]);
+    }
+  }
+  return out;
+}
+
 function parse(argv) {
   let parsed;
   const options = { scalar: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
   for (const s of FLAGS) options[s.attr] = { type: s.kind === 'bool' ? 'boolean' : 'string' };
   try {
-    parsed = parseArgs({ args: argv, strict: true, allowPositionals: false, options });
+    parsed = parseArgs({ args: joinNegatives(argv, options), strict: true, allowPositionals: false, options });
   } catch (err) {
     throw new UsageError(err.message);
   }
@@ -76,7 +92,7 @@ async function main(argv) {
   const attn = await loadAttention(args.scalar ? { simd: false } : {});
   const ex = computeExample(attn, config);
   const t = config.tokens;
-  const isHandbook = JSON.stringify({ ...config, scale: undefined }) === JSON.stringify({ ...normalizeConfig(), scale: undefined });
+  const isHandbook = JSON.stringify(config) === JSON.stringify(normalizeConfig());
   const out = [];
   out.push(isHandbook ? "The handbook's worked example: scaled dot-product attention" : 'Scaled dot-product attention');
   out.push(`tokens: ${t.join(' ')} (n = ${t.length})   seed ${config.seed}   d_model ${config.dModel}   d_k ${config.dk}   d_v ${config.dv}` +
@@ -90,7 +106,7 @@ async function main(argv) {
   if (config.positions) out.push(`positions: sinusoidal position encodings added to X`);
   out.push(`Q = X W_Q, K = X W_K, V = X W_V; float32 in the ${ISA_NAMES[attn.isa] ?? attn.isa} WebAssembly build`);
   const sqrt = Math.sqrt(config.dk);
-  const scaleText = config.scale === defaultScale(config.dk) ? `scores / sqrt(${config.dk}) = scores / ${sqrt.toFixed(3)}` : `scores * ${config.scale}`;
+  const scaleText = config.scaleIsDefault ? `scores / sqrt(${config.dk}) = scores / ${sqrt.toFixed(3)}` : `scores * ${config.scale}`;
   ex.heads.forEach((head, h) => {
     if (config.heads > 1) out.push('', `=== Head ${h + 1} of ${config.heads}${config.kvHeads !== config.heads ? ` (kv head ${head.kvHead + 1})` : ''} ===`);
     out.push('', `Step 1, raw scores QK^T (${DIGITS.scores} decimals)`, '', indent(textTable(head.scores, t, t, DIGITS.scores)));
@@ -118,7 +134,9 @@ function indent(text) {
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err) => {
-    process.stderr.write(`attention-wasm: ${err.stack ?? err}\n`);
+    // Bad flags are usage errors (exit 2); this is anything else, said
+    // plainly; ATTN_DEBUG=1 adds the stack for a bug report.
+    process.stderr.write(`attention-wasm: ${process.env.ATTN_DEBUG ? err.stack : err.message ?? err}\n`);
     process.exitCode = 1;
   },
 );

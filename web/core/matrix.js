@@ -37,10 +37,16 @@ export class Matrix {
     return out;
   }
 
-  /** A Matrix from a Matrix (copied), { rows, cols, data } or number[][]. */
+  /**
+   * A new Matrix from a Matrix, { rows, cols, data } or number[][], always
+   * with its own data: later writes to x never show through it, nor the reverse.
+   */
   static from(x) {
     const m = toMatrix(x, 'Matrix.from: x');
-    return m === x ? new Matrix(m.rows, m.cols, m.data.slice()) : m;
+    // toMatrix keeps a Float32Array it is given (a Matrix's, or a plain
+    // object's `data`); only the arrays it built itself are already private.
+    const shared = m === x || (x !== null && typeof x === 'object' && m.data === x.data);
+    return shared ? new Matrix(m.rows, m.cols, m.data.slice()) : m;
   }
 }
 

@@ -5,6 +5,7 @@
 
 import { Matrix } from '../core/matrix.js';
 import { NumpyRandom } from '../core/numpy-random.js';
+import { WINDOW_MAX, checkOffset, checkScale, checkSoftcap, checkWindow, defaultScale } from '../core/options.js';
 
 export const HANDBOOK = Object.freeze({
   tokens: Object.freeze(['the', 'cat', 'sat', 'there']),
@@ -25,17 +26,16 @@ export const HANDBOOK = Object.freeze({
 /** Where the rows of X come from: row i = draw i, or one draw per distinct word. */
 export const EMBEDDINGS = Object.freeze(['position', 'word']);
 
-/** The scale used when none is given: 1/sqrt(d_k), as in "Attention Is All You Need". */
-export function defaultScale(dk) {
-  return 1 / Math.sqrt(dk);
-}
+/** The scale used when none is given: 1/sqrt(d_k) (the options module's rule). */
+export { defaultScale };
 
 /** The limits the explorer and command line accept. */
-export const LIMITS = Object.freeze({ tokens: 64, dModel: 512, d: 256, heads: 16, window: 1 << 20 });
+export const LIMITS = Object.freeze({ tokens: 64, dModel: 512, d: 256, heads: 16, window: WINDOW_MAX });
 
 /**
  * Checks and completes a configuration; throws RangeError/TypeError naming
- * the setting. dv defaults to dk, kvHeads to heads, scale to 1/sqrt(dk).
+ * the setting. dv defaults to dk, kvHeads to heads, scale to 1/sqrt(dk)
+ * (then scaleIsDefault is true).
  */
 export function normalizeConfig(config = {}) {
   const c = { ...HANDBOOK, ...config };
@@ -62,22 +62,14 @@ export function normalizeConfig(config = {}) {
   if (typeof c.causal !== 'boolean') throw new TypeError('causal must be true or false');
   if (!EMBEDDINGS.includes(c.embeddings)) throw new RangeError(`embeddings must be one of ${EMBEDDINGS.join(', ')}, got ${String(c.embeddings)}`);
   if (typeof c.positions !== 'boolean') throw new TypeError('positions must be true or false');
-  if (c.window !== null) {
-    const w = c.window;
-    if (!Array.isArray(w) || w.length !== 2 || w.some((x) => !Number.isInteger(x) || x < -1 || x > LIMITS.window)) {
-      throw new RangeError(`window must be [left, right], integers from -1 (unbounded) to ${LIMITS.window}, got ${JSON.stringify(w)}`);
-    }
-    c.window = w[0] === -1 && w[1] === -1 ? null : [w[0], w[1]];
-  }
-  if (typeof c.softcap !== 'number' || !Number.isFinite(c.softcap) || c.softcap < 0) {
-    throw new RangeError(`softcap must be a finite number >= 0 (0: none), got ${String(c.softcap)}`);
-  }
-  int('query-offset', c.queryOffset, -LIMITS.window, LIMITS.window);
-  if (c.scale === undefined || c.scale === null) {
-    c.scale = defaultScale(c.dk);
-  } else if (typeof c.scale !== 'number' || !Number.isFinite(c.scale)) {
-    throw new RangeError(`scale must be a finite number, got ${String(c.scale)}`);
-  }
+  // The attention options follow the library's rules (web/core/options.js),
+  // named as the settings are.
+  c.window = checkWindow(c.window, 'window');
+  c.softcap = checkSoftcap(c.softcap, 'softcap');
+  c.queryOffset = checkOffset(c.queryOffset ?? 0, 'query-offset').queryOffset;
+  // Decided here once: the explorer's titles and the command line both ask config.scaleIsDefault.
+  c.scaleIsDefault = c.scale == null;
+  c.scale = checkScale(c.scale, 'scale', c.dk);
   c.tokens = [...c.tokens];
   return c;
 }

@@ -15,17 +15,37 @@ export function fixed(x, digits) {
 /** Decimals per step, as in the handbook: 3 for scores, 4 for weights and outputs. */
 export const DIGITS = Object.freeze({ X: 4, WQ: 4, WK: 4, WV: 4, Q: 4, K: 4, V: 4, scores: 3, scaled: 3, weights: 4, output: 4 });
 
+// Characters a terminal draws two columns wide (East Asian Wide and
+// Fullwidth, and emoji presentation), and those it draws over the previous
+// one (combining marks, joiners, variation selectors).
+const WIDE = /\p{Extended_Pictographic}|\p{Emoji_Presentation}|[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{20000}-\u{3fffd}]/u;
+const ZERO = /[\p{Mn}\p{Me}\u200b-\u200f\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/u;
+
+/** The columns a terminal gives `text`: wide characters 2, combining ones 0. */
+export function displayWidth(text) {
+  let width = 0;
+  for (const ch of text) {
+    if (ZERO.test(ch)) continue;
+    width += ch.codePointAt(0) >= 0x1100 && WIDE.test(ch) ? 2 : 1;
+  }
+  return width;
+}
+
+const padStart = (s, w) => ' '.repeat(Math.max(0, w - displayWidth(s))) + s;
+const padEnd = (s, w) => s + ' '.repeat(Math.max(0, w - displayWidth(s)));
+
 /**
- * A plain-text table: row labels, optional column labels, right-aligned cells.
+ * A plain-text table: row labels, optional column labels, right-aligned
+ * cells, aligned by the columns a terminal draws (CJK and emoji take two).
  * @param {import('../core/matrix.js').Matrix} m
  */
 export function textTable(m, rowLabels, colLabels, digits) {
   const cells = m.toArray().map((row) => row.map((x) => fixed(x, digits)));
-  const labelWidth = Math.max(...rowLabels.map((l) => l.length));
-  const width = Math.max(...cells.flat().map((c) => c.length), ...(colLabels ?? []).map((l) => l.length));
+  const labelWidth = Math.max(...rowLabels.map(displayWidth));
+  const width = Math.max(...cells.flat().map((c) => c.length), ...(colLabels ?? []).map(displayWidth));
   const lines = [];
-  if (colLabels) lines.push(`${' '.repeat(labelWidth)}  ${colLabels.map((l) => l.padStart(width)).join(' ')}`);
-  cells.forEach((row, i) => lines.push(`${rowLabels[i].padEnd(labelWidth)}  ${row.map((c) => c.padStart(width)).join(' ')}`));
+  if (colLabels) lines.push(`${' '.repeat(labelWidth)}  ${colLabels.map((l) => padStart(l, width)).join(' ')}`);
+  cells.forEach((row, i) => lines.push(`${padEnd(rowLabels[i], labelWidth)}  ${row.map((c) => padStart(c, width)).join(' ')}`));
   return lines.join('\n');
 }
 

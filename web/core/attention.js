@@ -1,0 +1,256 @@
+// attention.js (core) - the Attention class: the public calls. Each checks
+// its arguments with core/options.js (errors name the argument and the
+// expected shape), hands one checked call to the wasm instance
+// (core/instance.js) and wraps what comes back.
+
+import { KVCache } from './kvcache.js';
+import { Instance } from './instance.js';
+import { Matrix, describe, toMatrix } from './matrix.js';
+import {
+  checkBool, checkCount, checkFlat, checkKeys, checkLayout, checkLengths, checkOutputLike, newCall, projections,
+  readFlatMasks, readMatrixMasks, readSdpaShape, readShared, sdpaCall,
+} from './options.js';
+
+/** The attention API over one wasm instance. Make one with loadAttention(). */
+export class Attention {
+  #wasm;
+  #call = newCall(); // reused by sdpa(), the hot path: no object per call
+
+  /** @internal use loadAttention() */
+  constructor(instance) {
+    this.#wasm = new Instance(instance);
+  }
+
+  /** True when a SIMD build is running (SIMD128 or relaxed SIMD). */
+  get simd() {
+    return this.#wasm.simd;
+  }
+
+  /**
+   * The running build: 'relaxed-simd' (fused multiply-add where the CPU has
+   * it: results may differ in the last bits between machines), 'simd128' or
+   * 'scalar' (the same bits on every engine).
+   * @returns {'relaxed-simd' | 'simd128' | 'scalar'}
+   */
+  get isa() {
+    return this.#wasm.isa;
+  }
+
+  /** The instance's WebAssembly.Memory. */
+  get memory() {
+    return this.#wasm.memory;
+  }
+
+  /** Frees the instance's memory; every later call throws. */
+  dispose() {
+    this.#wasm.dispose();
+  }
+
+  /**
+   * Scaled dot-product attention of one head.
+   * q (nq, dk), k (nk, dk), v (nk, dv); mask and bias (nq, nk).
+   */
+  attention(q, k, v, options = {}) {
+    this.#wasm.live();
+    const c = matrixCall(q, k, v, options, 'attention');
+    c.steps = checkBool(options.steps, 'attention: steps');
+    const { nq, nk, dv } = c;
+    const r = this.#wasm.sdpa(c);
+    if (!c.steps) return { output: new Matrix(nq, dv, r) };
+    return {
+      output: new Matrix(nq, dv, r.output), scores: new Matrix(nq, nk, r.scores), scaled: new Matrix(nq, nk, r.scaled),
+      logits: new Matrix(nq, nk, r.logits), weights: new Matrix(nq, nk, r.weights),
+    };
+  }
+
+  /**
+   * The fast path over flat Float32Arrays, layout 'bhsd' (PyTorch, default)
+   * or 'bshd': q (batch, heads, nq, dk), k (batch, kvHeads, nk, dk),
+   * v (batch, kvHeads, nk, dv).
+   * @returns {Float32Array | object} (batch, heads, nq, dv); with steps or
+   *   stats an object { output, scores?, scaled?, logits?, weights?, lse? }
+   */
+  sdpa(q, k, v, options) {
+    this.#wasm.live();
+    return this.#wasm.sdpa(sdpaCall(this.#call, q, k, v, options));
+  }
+
+  /**
+   * Multi-head attention with projections, as torch.nn.MultiheadAttention does
+   * it: Q = x wq (n, heads*dk), K = c wk, V = c wv (m, kvHeads*dk / kvHeads*dv),
+   * c = context ?? x; heads concatenated in order, then times wo when given.
+   */
+  multiHeadAttention(x, options) {
+    this.#wasm.live();
+    const name = 'multiHeadAttention';
+    const { c, X, C, WQ, WK, WV, WO } = layerCall(x, options, name);
+    c.steps = checkBool(options.steps, `${name}: steps`);
+    const { heads, nq: n, nk: m, dv, steps } = c;
+    // The projections are (n, heads * d): the bshd layout, read in place.
+    c.q = this.matmul(X, WQ).data;
+    c.k = this.matmul(C, WK).data;
+    c.v = this.matmul(C, WV).data;
+    const r = this.#wasm.sdpa(c);
+    const concat = new Matrix(n, heads * dv, steps ? r.output : r);
+    const result = { output: WO ? this.matmul(concat, WO) : concat };
+    if (steps) {
+      const perHead = (flat) => Array.from({ length: heads }, (_, h) => new Matrix(n, m, flat.slice(h * n * m, (h + 1) * n * m)));
+      result.scores = perHead(r.scores);
+      result.scaled = perHead(r.scaled);
+      result.logits = perHead(r.logits);
+      result.weights = perHead(r.weights);
+    }
+    return result;
+  }
+
+  /**
+   * A key/value cache in wasm memory: append keys and values token by token,
+   * attend over them in place (no copy of K and V per call).
+   * @param {{ batch?: number, kvHeads?: number, dk: number, dv?: number, capacity: number, layout?: 'bhsd' | 'bshd' }} options
+   * @returns {KVCache}
+   */
+  kvCache(options) {
+    this.#wasm.live();
+    checkKeys(options, 'kvCache');
+    const batch = checkCount(options.batch, 'kvCache: batch', 1);
+    const kvHeads = checkCount(options.kvHeads, 'kvCache: kvHeads', 1);
+    const dk = checkCount(options.dk, 'kvCache: dk');
+    const dv = checkCount(options.dv, 'kvCache: dv', dk);
+    const capacity = checkCount(options.capacity, 'kvCache: capacity');
+    const layout = checkLayout(options.layout, 'kvCache: layout');
+    return new KVCache(this.#wasm, { batch, kvHeads, dk, dv, capacity, layout });
+  }
+
+  /** a (m, k) times b (k, n), float32. */
+  matmul(a, b) {
+    this.#wasm.live();
+    const A = toMatrix(a, 'matmul: a');
+    const B = toMatrix(b, 'matmul: b', A.cols);
+    return this.#wasm.matmul(A, B);
+  }
+
+  /** Row-wise softmax; -Infinity entries weigh 0, a row of only -Infinity gives 0. */
+  softmax(x) {
+    this.#wasm.live();
+    return this.#wasm.softmax(toMatrix(x, 'softmax: x'));
+  }
+
+  /**
+   * Gradients of attention() for one head, given dOutput = dL/d(output)
+   * (nq, dv): { dq, dk, dv } as Matrix objects, and dbias (nq, nk) when a
+   * bias was given. PyTorch: autograd of scaled_dot_product_attention.
+   */
+  attentionBackward(q, k, v, dOutput, options = {}) {
+    this.#wasm.live();
+    const name = 'attentionBackward';
+    const c = matrixCall(q, k, v, options, name);
+    const { nq, nk, dk, dv } = c;
+    c.dout = toMatrix(dOutput, `${name}: dOutput`, nq, dv).data;
+    c.out = null; c.lse = null; c.dbias = c.bias !== null;
+    const g = this.#wasm.backward(c);
+    const result = { dq: new Matrix(nq, dk, g.dq), dk: new Matrix(nk, dk, g.dk), dv: new Matrix(nk, dv, g.dv) };
+    if (c.bias) result.dbias = new Matrix(nq, nk, g.dbias);
+    return result;
+  }
+
+  /**
+   * Gradients of sdpa() over flat arrays in its layout, given the forward's
+   * output (or null) and dOutput (like the output): { dq, dk, dv } like q, k,
+   * v (a kv head sums the gradients of its query heads), and dbias (like the
+   * bias, summed over its broadcast dims) when a bias was given.
+   * options.lse (batch, heads, nq), from sdpa({ stats: true }), saves a pass.
+   */
+  sdpaBackward(q, k, v, output, dOutput, options) {
+    this.#wasm.live();
+    const name = 'sdpaBackward';
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`${name}: options must be an object with nq, nk, dk, dv, got ${describe(options)}`);
+    }
+    checkKeys(options, name);
+    const c = newCall();
+    readSdpaShape(c, q, k, v, options, name);
+    if (output != null) checkOutputLike(output, c, name, 'output');
+    checkOutputLike(dOutput, c, name, 'dOutput');
+    const { lse } = options;
+    if (lse != null) checkFlat(lse, Float32Array, `${name}: lse`, [c.batch, c.heads, c.nq], '(batch, heads, nq)');
+    readFlatMasks(c, options, name);
+    readShared(c, options, name, c.batch);
+    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, `${name}: kvLengths`, c.batch, c.nk);
+    c.out = output ?? null; c.dout = dOutput; c.lse = lse ?? null; c.dbias = c.bias !== null;
+    return this.#wasm.backward(c);
+  }
+
+  /**
+   * Gradients of multiHeadAttention(x, options) given dOutput (like its
+   * output): { dx, dwq, dwk, dwv } as Matrix objects, dwo when options.wo was
+   * given, and dcontext (the paths through K and V) for cross-attention.
+   */
+  multiHeadAttentionBackward(x, dOutput, options) {
+    this.#wasm.live();
+    const name = 'multiHeadAttentionBackward';
+    const { c, X, C, WQ, WK, WV, WO } = layerCall(x, options, name);
+    const { heads, kvHeads, nq: n, nk: m, dk, dv } = c;
+    const dO = toMatrix(dOutput, `${name}: dOutput`, n, WO ? WO.cols : heads * dv);
+    c.stats = true;
+    // The projections are (n, heads * d): the bshd layout, read in place,
+    // and the gradients come back in it: dq is dL/dQ as a (n, heads * dk) matrix.
+    c.q = this.matmul(X, WQ).data;
+    c.k = this.matmul(C, WK).data;
+    c.v = this.matmul(C, WV).data;
+    const spec = { ...c }; // the instance lets go of the call's arrays when it returns
+    const forward = this.#wasm.sdpa(c);
+    const concat = new Matrix(n, heads * dv, forward.output);
+    const dConcat = WO ? this.matmul(dO, transpose(WO)) : dO;
+    const g = this.#wasm.backward({ ...spec, out: forward.output, dout: dConcat.data, lse: forward.lse, dbias: false });
+    const dQ = new Matrix(n, heads * dk, g.dq), dK = new Matrix(m, kvHeads * dk, g.dk), dV = new Matrix(m, kvHeads * dv, g.dv);
+    const Xt = transpose(X), Ct = options.context == null ? Xt : transpose(C);
+    const result = { dx: this.matmul(dQ, transpose(WQ)), dwq: this.matmul(Xt, dQ), dwk: this.matmul(Ct, dK), dwv: this.matmul(Ct, dV) };
+    if (WO) result.dwo = this.matmul(transpose(concat), dO);
+    const dc = addInto(this.matmul(dK, transpose(WK)), this.matmul(dV, transpose(WV)));
+    if (options.context == null) addInto(result.dx, dc);
+    else result.dcontext = dc;
+    return result;
+  }
+}
+
+// A one-head call over matrices (attention, attentionBackward), checked.
+function matrixCall(q, k, v, options, name) {
+  checkKeys(options, name);
+  const Q = toMatrix(q, `${name}: q`);
+  const K = toMatrix(k, `${name}: k`, undefined, Q.cols);
+  const V = toMatrix(v, `${name}: v`, K.rows);
+  const c = newCall();
+  c.q = Q.data; c.k = K.data; c.v = V.data;
+  c.nq = Q.rows; c.nk = K.rows; c.dk = Q.cols; c.dv = V.cols;
+  readMatrixMasks(c, options, name);
+  readShared(c, options, name);
+  return c;
+}
+
+// A multi-head layer's call (multiHeadAttention and its backward), checked,
+// with its matrices; q, k and v are the projections, made by the caller.
+function layerCall(x, options, name) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${name}: options must be an object with wq, wk, wv, heads, got ${describe(options)}`);
+  }
+  checkKeys(options, name);
+  const p = projections(x, options, name);
+  const c = newCall();
+  c.heads = p.heads; c.kvHeads = p.kvHeads; c.nq = p.X.rows; c.nk = p.C.rows; c.dk = p.dk; c.dv = p.dv;
+  c.layout = 'bshd';
+  readMatrixMasks(c, options, name);
+  readShared(c, options, name);
+  return { c, ...p };
+}
+
+function transpose(a) {
+  const t = new Float32Array(a.rows * a.cols);
+  for (let i = 0; i < a.rows; i++) for (let j = 0; j < a.cols; j++) t[j * a.rows + i] = a.data[i * a.cols + j];
+  return new Matrix(a.cols, a.rows, t);
+}
+
+// a += b, elementwise, for Matrix objects of the same shape; returns a.
+function addInto(a, b) {
+  for (let i = 0; i < a.data.length; i++) a.data[i] += b.data[i];
+  return a;
+}

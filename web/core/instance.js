@@ -1,0 +1,429 @@
+// instance.js - one wasm instance of the attention module and everything
+// that touches its memory: the arena calls borrow, the structs of
+// c/attention.h written by offset, the copies in and out, and the statuses.
+// Calls arrive checked (core/options.js); results are always copies, never
+// views, so they stay valid after later calls and after the memory grows.
+
+import { Matrix } from './matrix.js';
+
+const ATTN_CAUSAL = 1;
+const ATTN_WINDOW = 2;
+const ATTN_ERR_OVERFLOW = 7;
+// wasm32 addresses 4 GiB; leave room for the stack, statics and allocator.
+export const MAX_ARENA_BYTES = 2 ** 32 - 2 ** 24;
+// Arenas above this size are freed after the call that needed them, so one
+// huge step call does not pin its memory inside malloc's free lists.
+const KEEP_ARENA_BYTES = 2 ** 24;
+
+// The value of attn_isa() for each build.
+const ISA_NAMES = ['scalar', 'simd128', 'relaxed-simd'];
+
+// Small copies by hand: a TypedArray set/subarray call costs more in V8
+// than the whole attention of a few tokens (bench/RESULTS.md).
+const SMALL_COPY = 64;
+
+function copyIn(heap, src, at) {
+  const n = src.length;
+  if (n <= SMALL_COPY) {
+    for (let i = 0; i < n; i++) heap[at + i] = src[i];
+  } else {
+    heap.set(src, at);
+  }
+}
+
+function copyOut(heap, at, dst, n) {
+  if (n <= SMALL_COPY) {
+    for (let i = 0; i < n; i++) dst[i] = heap[at + i];
+  } else {
+    dst.set(heap.subarray(at, at + n));
+  }
+}
+
+/** The wasm side of an Attention: made by it, never by users. */
+export class Instance {
+  #exports;
+  #memory;
+  #simd;
+  #isa;
+  #arena = 0; // pointer into wasm memory
+  #arenaBytes = 0;
+  #addresses = new Array(10).fill(0);
+  #scratchKey = [0, 0, 0, 0, 0, 0, 0]; // nq, nk, dk, dv, heads, kvHeads of the last call, and its scratch size
+  #f32 = new Float32Array(0);
+  #i32 = new Int32Array(0);
+  #u8 = new Uint8Array(0);
+
+  constructor(instance) {
+    this.#exports = instance.exports;
+    this.#memory = instance.exports.memory;
+    this.#exports._initialize?.();
+    // Asked of the module itself, so a module passed as `wasm` reports truly.
+    this.#simd = this.#exports.attn_simd_enabled() === 1;
+    // Modules built before attn_isa existed are SIMD128 or scalar.
+    this.#isa = this.#exports.attn_isa ? ISA_NAMES[this.#exports.attn_isa()] : this.#simd ? 'simd128' : 'scalar';
+  }
+
+  /** True when a SIMD build is running (SIMD128 or relaxed SIMD). */
+  get simd() {
+    return this.#simd;
+  }
+
+  /**
+   * The running build: 'relaxed-simd' (fused multiply-add where the CPU has
+   * it: results may differ in the last bits between machines), 'simd128' or
+   * 'scalar' (the same bits on every engine).
+   * @returns {'relaxed-simd' | 'simd128' | 'scalar'}
+   */
+  get isa() {
+    return this.#isa;
+  }
+
+  /** The instance's WebAssembly.Memory. */
+  get memory() {
+    this.live();
+    return this.#memory;
+  }
+
+  /** Frees the instance's memory; every later call throws. */
+  dispose() {
+    if (this.#exports === null) return;
+    if (this.#arena !== 0) this.#exports.free(this.#arena);
+    this.#arena = 0;
+    this.#arenaBytes = 0;
+    this.#exports = null;
+    this.#memory = null;
+  }
+
+  /** The exports, or throws when disposed. */
+  live() {
+    if (this.#exports === null) throw new Error('attention-wasm: this instance was disposed; call loadAttention() for a new one');
+    return this.#exports;
+  }
+
+  // Lays out `sizes` (bytes, each rounded up to 16) in the arena and returns
+  // their addresses (a reused array). Throws RangeError when wasm32 cannot
+  // hold them. Afterwards #f32/#u8 view the current memory.
+  #reserve(sizes, what) {
+    const ex = this.live();
+    const at = this.#addresses;
+    let total = 0;
+    for (let i = 0; i < sizes.length; i++) {
+      at[i] = total;
+      total += Math.ceil(sizes[i] / 16) * 16; // not bitwise: sizes may pass 2^32
+      if (total > MAX_ARENA_BYTES) break;
+    }
+    if (total > MAX_ARENA_BYTES) {
+      throw new RangeError(`attention-wasm: ${what} needs ${formatBytes(sizes.reduce((a, b) => a + b, 0))} of wasm memory; wasm32 holds at most 4 GiB`);
+    }
+    if (total > this.#arenaBytes) {
+      if (this.#arena !== 0) ex.free(this.#arena);
+      this.#arena = 0;
+      this.#arenaBytes = 0;
+      const bytes = Math.max(total, Math.min(2 * total, 65536));
+      const ptr = ex.malloc(bytes) >>> 0; // addresses past 2 GiB come back negative
+      if (ptr === 0) {
+        throw new RangeError(`attention-wasm: ${what} needs ${formatBytes(total)} of wasm memory, and the memory could not grow that far`);
+      }
+      this.#arena = ptr;
+      this.#arenaBytes = bytes;
+    }
+    for (let i = 0; i < sizes.length; i++) at[i] += this.#arena;
+    this.views();
+    return at;
+  }
+
+  // Views of the whole memory, re-made only after it grew (growth detaches
+  // the old buffer).
+  /** The current float32 view of the memory (a KV cache copies through it). */
+  f32() {
+    this.views();
+    return this.#f32;
+  }
+
+  /** Bytes from the module's allocator (a KV cache's buffers), or 0 when the memory cannot grow. */
+  malloc(bytes) {
+    return this.live().malloc(bytes) >>> 0; // addresses past 2 GiB come back negative
+  }
+
+  free(ptr) {
+    this.#exports?.free(ptr);
+  }
+
+  views() {
+    if (this.#f32.buffer !== this.#memory.buffer) {
+      this.#f32 = new Float32Array(this.#memory.buffer);
+      this.#i32 = new Int32Array(this.#memory.buffer);
+      this.#u8 = new Uint8Array(this.#memory.buffer);
+    }
+  }
+
+  #release() {
+    if (this.#arenaBytes > KEEP_ARENA_BYTES) {
+      this.#exports.free(this.#arena);
+      this.#arena = 0;
+      this.#arenaBytes = 0;
+    }
+  }
+
+  #check(status, what) {
+    if (status === 0) return;
+    const message = this.#cString(this.#exports.attn_status_string(status));
+    const E = status === ATTN_ERR_OVERFLOW ? RangeError : Error;
+    throw new E(`attention-wasm: ${what}: ${message} (status ${status})`);
+  }
+
+  #cString(ptr) {
+    const bytes = new Uint8Array(this.#memory.buffer, ptr);
+    return new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
+  }
+
+  // The one way into attn_sdpa, shared by attention, sdpa, multiHeadAttention
+  // and the KV caches; `c` (made by newCall) is checked already. Written for
+  // small calls: one arena check, the three structs of attention.h written
+  // by offset, one copy in per input and one copy out. c.kAt / c.vAt, when
+  // set, are byte addresses of K and V already in wasm memory (a cache), read
+  // in place with c.kStrides / c.vStrides.
+  sdpa(c) {
+    const ex = this.live();
+    const { batch, heads, kvHeads, nq, nk, dk, dv } = c;
+    const inPlace = c.kAt !== undefined;
+    const qLen = batch * heads * nq * dk, kLen = inPlace ? 0 : batch * kvHeads * nk * dk;
+    const vLen = inPlace ? 0 : batch * kvHeads * nk * dv;
+    const oLen = batch * heads * nq * dv, bLen = c.bias ? c.bias.data.length : 0, mLen = c.mask ? c.mask.data.length : 0;
+    const sLen = c.steps ? batch * heads * nq * nk : 0, lLen = c.stats ? batch * heads * nq : 0;
+    const iLen = (c.queryOffsets ? batch : 0) + (c.kvLengths ? batch : 0);
+    // Float offsets from the arena start, each region 16-byte aligned: the
+    // structs (shape 76 bytes, options 72, steps 20), int32 per-batch
+    // arrays, the tensors, scratch; the mask (bytes) last.
+    const SHAPE = 0, OPTS = 20, STEPS = 40, I32 = 48;
+    const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
+    const bO = oO + align(oLen), sO = bO + align(bLen), zO = sO + align(sLen), gO = zO + align(sLen);
+    const wO = gO + align(sLen), lO = wO + align(sLen), xO = lO + align(lLen);
+    if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this call');
+    // Growth detaches the old buffer, and a detached view has length 0: far
+    // cheaper to check than the memory.buffer getter on every small call.
+    else if (this.#f32.length === 0) this.views();
+    let base = this.#arena, at = base >>> 2;
+    this.#writeShape(at + SHAPE, c);
+    // The scratch size depends on the sizes only (not on strides or
+    // options): asked of the C side once per new set of sizes.
+    const sk = this.#scratchKey;
+    if (sk[0] !== nq || sk[1] !== nk || sk[2] !== dk || sk[3] !== dv || sk[4] !== heads || sk[5] !== kvHeads) {
+      sk[6] = ex.attn_sdpa_scratch_size(base + SHAPE * 4) >>> 0;
+      sk[0] = nq; sk[1] = nk; sk[2] = dk; sk[3] = dv; sk[4] = heads; sk[5] = kvHeads;
+    }
+    const scratch = sk[6];
+    if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
+    const mO = xO + scratch;
+    const bytes = mO * 4 + mLen;
+    if (bytes > this.#arenaBytes) {
+      this.#reserve([bytes], 'this call');
+      base = this.#arena;
+      at = base >>> 2;
+      this.#writeShape(at + SHAPE, c);
+    } else if (this.#f32.length === 0) this.views();
+    const f32 = this.#f32, i32 = this.#i32;
+    try {
+      if (inPlace) {
+        writeStrides(i32, at + SHAPE + 10, c.kStrides);
+        writeStrides(i32, at + SHAPE + 13, c.vStrides);
+      }
+      writeOptions(f32, i32, at + OPTS, c, c.mask ? base + mO * 4 : 0, c.bias ? base + bO * 4 : 0, base + I32 * 4);
+      // attn_steps
+      const t = at + STEPS;
+      i32[t] = c.steps ? base + sO * 4 : 0;
+      i32[t + 1] = c.steps ? base + zO * 4 : 0;
+      i32[t + 2] = c.steps ? base + gO * 4 : 0;
+      i32[t + 3] = c.steps ? base + wO * 4 : 0;
+      i32[t + 4] = c.stats ? base + lO * 4 : 0;
+      copyIn(f32, c.q, at + qO);
+      if (!inPlace) {
+        copyIn(f32, c.k, at + kO);
+        copyIn(f32, c.v, at + vO);
+      }
+      if (c.bias) copyIn(f32, c.bias.data, at + bO);
+      if (c.mask) this.#u8.set(c.mask.data, base + mO * 4);
+      const status = ex.attn_sdpa(
+        base + SHAPE * 4, base + qO * 4, inPlace ? c.kAt : base + kO * 4, inPlace ? c.vAt : base + vO * 4, base + oO * 4,
+        base + OPTS * 4, base + STEPS * 4, base + xO * 4, scratch,
+      );
+      if (status !== 0) this.#check(status, 'attention');
+      const output = c.out ?? new Float32Array(oLen);
+      copyOut(f32, at + oO, output, oLen); // attn_sdpa does not allocate: the view is current
+      if (!c.steps && !c.stats) return output;
+      const result = { output };
+      if (c.steps) {
+        result.scores = f32.slice(at + sO, at + sO + sLen);
+        result.scaled = f32.slice(at + zO, at + zO + sLen);
+        result.logits = f32.slice(at + gO, at + gO + sLen);
+        result.weights = f32.slice(at + wO, at + wO + sLen);
+      }
+      if (c.stats) result.lse = f32.slice(at + lO, at + lO + lLen);
+      return result;
+    } finally {
+      // The reused call object must not keep the caller's arrays alive.
+      c.q = c.k = c.v = c.out = c.mask = c.bias = c.kvLengths = c.queryOffsets = null;
+      this.#release();
+    }
+  }
+
+  // attn_shape at float index `o`: sizes, then strides of q, k, v, out for
+  // c.layout (all 0 = contiguous bhsd, which the C side fills in).
+  #writeShape(o, c) {
+    const i32 = this.#i32;
+    i32[o] = c.batch; i32[o + 1] = c.heads; i32[o + 2] = c.kvHeads;
+    i32[o + 3] = c.nq; i32[o + 4] = c.nk; i32[o + 5] = c.dk; i32[o + 6] = c.dv;
+    if (c.layout === 'bshd') {
+      writeStrides(i32, o + 7, [c.nq * c.heads * c.dk, c.dk, c.heads * c.dk]);
+      writeStrides(i32, o + 10, [c.nk * c.kvHeads * c.dk, c.dk, c.kvHeads * c.dk]);
+      writeStrides(i32, o + 13, [c.nk * c.kvHeads * c.dv, c.dv, c.kvHeads * c.dv]);
+      writeStrides(i32, o + 16, [c.nq * c.heads * c.dv, c.dv, c.heads * c.dv]);
+    } else {
+      for (let i = 7; i < 19; i++) i32[o + i] = 0;
+    }
+  }
+
+  /**
+   * Scaled dot-product attention of one head.
+   * q (nq, dk), k (nk, dk), v (nk, dv); mask and bias (nq, nk).
+
+  /** A (m, k) times B (k, n), checked Matrix objects. */
+  matmul(A, B) {
+    const ex = this.live();
+    const m = A.rows, k = A.cols, n = B.cols;
+    const [aP, bP, cP] = this.#reserve([m * k * 4, k * n * 4, m * n * 4], 'matmul');
+    try {
+      this.#f32.set(A.data, aP >>> 2);
+      this.#f32.set(B.data, bP >>> 2);
+      this.#check(ex.attn_matmul(aP, bP, cP, m, k, n), 'matmul');
+      return new Matrix(m, n, this.#f32.slice(cP >>> 2, (cP >>> 2) + m * n));
+    } finally {
+      this.#release();
+    }
+  }
+
+  /** Row-wise softmax of a checked Matrix. */
+  softmax(X) {
+    const ex = this.live();
+    const count = X.rows * X.cols;
+    const [xP] = this.#reserve([count * 4], 'softmax');
+    try {
+      this.#f32.set(X.data, xP >>> 2);
+      this.#check(ex.attn_softmax(xP, xP, X.rows, X.cols), 'softmax');
+      return new Matrix(X.rows, X.cols, this.#f32.slice(xP >>> 2, (xP >>> 2) + count));
+    } finally {
+      this.#release();
+    }
+  }
+
+
+  // The one way into attn_sdpa_backward; `c` is a call spec as #sdpa takes
+  // (checked already) plus dout, out (or null), lse (or null) and dbias
+  // (whether to return the bias's gradient). Lays out the shape, options and
+  // attn_grads structs, the tensors and the scratch in the arena.
+  backward(c) {
+    const ex = this.live();
+    const { batch, heads, kvHeads, nq, nk, dk, dv } = c;
+    const qLen = batch * heads * nq * dk, kLen = batch * kvHeads * nk * dk, vLen = batch * kvHeads * nk * dv;
+    const oLen = batch * heads * nq * dv, lLen = c.lse ? batch * heads * nq : 0;
+    const bLen = c.bias ? c.bias.data.length : 0, dbLen = c.dbias && c.bias ? bLen : 0, mLen = c.mask ? c.mask.data.length : 0;
+    const iLen = (c.queryOffsets ? batch : 0) + (c.kvLengths ? batch : 0);
+    // Float offsets from the arena start, each region 16-byte aligned: the
+    // structs (shape 76 bytes, options 72, grads 16), int32 per-batch
+    // arrays, the tensors, scratch; the mask (bytes) last.
+    const SHAPE = 0, OPTS = 20, GRADS = 40, I32 = 44;
+    const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
+    const dO = oO + align(c.out ? oLen : 0), lO = dO + align(oLen), bO = lO + align(lLen);
+    const dqO = bO + align(bLen), dkO = dqO + align(qLen), dvO = dkO + align(kLen), dbO = dvO + align(vLen);
+    const xO = dbO + align(dbLen);
+    if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this backward call');
+    else if (this.#f32.length === 0) this.views();
+    let base = this.#arena, at = base >>> 2;
+    this.#writeShape(at + SHAPE, c);
+    const scratch = ex.attn_sdpa_backward_scratch_size(base + SHAPE * 4) >>> 0;
+    if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
+    const mO = xO + scratch;
+    if (mO * 4 + mLen > this.#arenaBytes) {
+      this.#reserve([mO * 4 + mLen], 'this backward call');
+      base = this.#arena;
+      at = base >>> 2;
+      this.#writeShape(at + SHAPE, c);
+    } else if (this.#f32.length === 0) this.views();
+    const f32 = this.#f32, i32 = this.#i32, addr = (o) => base + o * 4;
+    try {
+      writeOptions(f32, i32, at + OPTS, c, c.mask ? addr(mO) : 0, c.bias ? addr(bO) : 0, addr(I32));
+      i32[at + GRADS] = addr(dqO);
+      i32[at + GRADS + 1] = addr(dkO);
+      i32[at + GRADS + 2] = addr(dvO);
+      i32[at + GRADS + 3] = dbLen ? addr(dbO) : 0;
+      copyIn(f32, c.q, at + qO);
+      copyIn(f32, c.k, at + kO);
+      copyIn(f32, c.v, at + vO);
+      if (c.out) copyIn(f32, c.out, at + oO);
+      copyIn(f32, c.dout, at + dO);
+      if (c.lse) copyIn(f32, c.lse, at + lO);
+      if (c.bias) copyIn(f32, c.bias.data, at + bO);
+      if (c.mask) this.#u8.set(c.mask.data, addr(mO));
+      this.#check(ex.attn_sdpa_backward(
+        addr(SHAPE), addr(qO), addr(kO), addr(vO), c.out ? addr(oO) : 0, addr(dO), c.lse ? addr(lO) : 0,
+        addr(OPTS), addr(GRADS), addr(xO), scratch,
+      ), 'backward');
+      const result = {
+        dq: f32.slice(at + dqO, at + dqO + qLen),
+        dk: f32.slice(at + dkO, at + dkO + kLen),
+        dv: f32.slice(at + dvO, at + dvO + vLen),
+      };
+      if (dbLen) result.dbias = f32.slice(at + dbO, at + dbO + dbLen);
+      return result;
+    } finally {
+      this.#release();
+    }
+  }
+
+}
+
+// n rounded up to a multiple of 4 floats (16 bytes); not bitwise: counts may pass 2^31.
+function align(n) {
+  return Math.ceil(n / 4) * 4;
+}
+
+// attn_strides (batch, head, row) at int index o; addresses and strides are
+// below 2^32 and written as int32 bit patterns.
+function writeStrides(i32, o, s) {
+  i32[o] = s[0]; i32[o + 1] = s[1]; i32[o + 2] = s[2];
+}
+
+// attn_bcast at int index o for a checked mask or bias ({ data, strides, cols }).
+function writeBcast(i32, o, m) {
+  if (!m) {
+    i32[o] = 0; i32[o + 1] = 0; i32[o + 2] = 0; i32[o + 3] = 0;
+    return;
+  }
+  i32[o] = m.strides[0]; i32[o + 1] = m.strides[1]; i32[o + 2] = m.strides[2]; i32[o + 3] = m.cols;
+}
+
+// attn_options at int index o for a checked call c, the one place its layout
+// is written (forward and backward): mask and bias at the given byte
+// addresses, and the per-batch int32 arrays copied to byte address intsAt
+// (16-byte aligned, room for both): queryOffsets first, then kvLengths.
+function writeOptions(f32, i32, o, c, maskAt, biasAt, intsAt) {
+  f32[o] = c.scale;
+  i32[o + 1] = (c.causal ? ATTN_CAUSAL : 0) | (c.window ? ATTN_WINDOW : 0);
+  i32[o + 2] = maskAt;
+  writeBcast(i32, o + 3, c.mask);
+  i32[o + 7] = biasAt;
+  writeBcast(i32, o + 8, c.bias);
+  f32[o + 12] = c.softcap;
+  i32[o + 13] = c.window ? c.window[0] : -1;
+  i32[o + 14] = c.window ? c.window[1] : -1;
+  i32[o + 15] = c.queryOffsets ? 0 : c.queryOffset;
+  let ip = intsAt;
+  i32[o + 16] = c.queryOffsets ? ip : 0;
+  if (c.queryOffsets) { i32.set(c.queryOffsets, ip >>> 2); ip += 4 * c.queryOffsets.length; }
+  i32[o + 17] = c.kvLengths ? ip : 0;
+  if (c.kvLengths) i32.set(c.kvLengths, ip >>> 2);
+}
+
+export function formatBytes(bytes) {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}

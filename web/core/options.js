@@ -1,0 +1,378 @@
+// options.js - every option's rule, once: its name, type, range, default,
+// what 0 / null / [-1, -1] mean, and its error message. The API calls
+// (core/attention.js), the KV cache, the pool's planner and the explorer's
+// settings all check options here, so an option means the same thing
+// wherever it is given. Pure: no wasm, no DOM.
+//
+// The rules, as c/attention.h states them for the C side:
+//   causal       boolean, default false: key j is allowed for query i only when j <= p,
+//                p = i + queryOffset (PyTorch's is_causal, top-left aligned).
+//   scale        finite as a float32; default 1/sqrt(dk) (defaultScale).
+//   softcap      0 or absent: none (as C and ONNX's softcap = 0); else c > 0 as a float32,
+//                logits = c * tanh(scaled / c).
+//   window       [left, right], integers in [-1, WINDOW_MAX]; -1 leaves a side unbounded,
+//                so [-1, -1] (or absent) is no window.
+//   queryOffset  integer in [-WINDOW_MAX, WINDOW_MAX] (or an Int32Array(batch)); default 0.
+//   kvLengths    Int32Array(batch), each in [0, nk].
+//   mask, bias   (nq, nk), or { data, shape } broadcast numpy-style to (batch, heads, nq, nk).
+//   layout       'bhsd' (default, PyTorch) or 'bshd'.
+// A value is checked as the float32 or int32 C will see, so nothing that
+// passes here comes back from C as a status.
+
+import { checkSize, describe, toMask, toMatrix } from './matrix.js';
+
+/** Window sides and query offsets are int32 in C. */
+export const WINDOW_MAX = 2 ** 31 - 1;
+
+/** The scale used when none is given: 1/sqrt(d_k), as in "Attention Is All You Need". */
+export function defaultScale(dk) {
+  return 1 / Math.sqrt(dk);
+}
+
+// ---- which options each call takes -------------------------------------------
+
+const SIZES = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv'];
+/** The options every attention call shares. */
+export const SHARED_OPTIONS = Object.freeze(['causal', 'mask', 'bias', 'scale', 'softcap', 'window', 'queryOffset']);
+const PROJECTIONS = ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context'];
+
+/** The options each call of the API accepts; any other key is a TypeError naming them. */
+export const CALL_OPTIONS = Object.freeze({
+  attention: Object.freeze([...SHARED_OPTIONS, 'steps']),
+  attentionBackward: SHARED_OPTIONS,
+  sdpa: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'steps', 'stats', 'out']),
+  sdpaBackward: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'lse']),
+  multiHeadAttention: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS, 'steps']),
+  multiHeadAttentionBackward: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS]),
+  kvCache: Object.freeze(['batch', 'kvHeads', 'dk', 'dv', 'capacity', 'layout']),
+  attend: Object.freeze(['heads', 'nq', ...SHARED_OPTIONS, 'kvLengths', 'steps', 'stats', 'out']),
+  load: Object.freeze(['simd', 'deterministic', 'wasm']),
+});
+
+const ALLOWED = new Map(Object.entries(CALL_OPTIONS).map(([call, keys]) => [call, new Set(keys)]));
+
+/**
+ * Throws TypeError unless `options` is an object whose keys `call` takes.
+ * for-in, not Object.keys: no array per call, and inherited keys are
+ * checked too, as they are read.
+ */
+export function checkKeys(options, call, fn = call) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
+  }
+  const allowed = ALLOWED.get(call);
+  for (const key in options) {
+    if (!allowed.has(key)) {
+      throw new TypeError(`${fn}: unknown option ${JSON.stringify(key)} (known: ${CALL_OPTIONS[call].join(', ')})`);
+    }
+  }
+}
+
+// ---- one option at a time ----------------------------------------------------
+
+/** null and undefined both mean "not given" for optional options. */
+export function checkBool(value, name) {
+  if (value != null && typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${describe(value)}`);
+  return value === true;
+}
+
+/** A positive integer, or `fallback` when absent and a fallback exists. */
+export function checkCount(value, name, fallback) {
+  if (value == null && fallback !== undefined) return fallback;
+  checkSize(value, name);
+  return value;
+}
+
+export function isCount(n) {
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1;
+}
+
+/** scale: absent -> defaultScale(dk); else a number that is finite as a float32. */
+export function checkScale(value, name, dk) {
+  if (value == null) return defaultScale(dk);
+  if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${describe(value)}`);
+  if (!Number.isFinite(Math.fround(value))) {
+    throw new RangeError(`${name} must be finite as a float32 (magnitude below 3.4e38), got ${value}`);
+  }
+  return value;
+}
+
+/** softcap: absent or 0 -> 0 (none); else a number > 0 that stays > 0 and finite as a float32. */
+export function checkSoftcap(value, name) {
+  if (value == null || value === 0) return 0;
+  if (typeof value !== 'number') throw new TypeError(`${name} must be 0 (none) or a number > 0, got ${describe(value)}`);
+  const f = Math.fround(value);
+  if (!(f > 0) || !Number.isFinite(f)) {
+    throw new RangeError(`${name} must be 0 (none) or a number > 0 that a float32 holds (1.4e-45 to 3.4e38), got ${value}`);
+  }
+  return value;
+}
+
+/** window: absent or [-1, -1] -> null (none); else [left, right], integers in [-1, WINDOW_MAX]. */
+export function checkWindow(value, name) {
+  if (value == null) return null;
+  if (!(Array.isArray(value) || ArrayBuffer.isView(value)) || value.length !== 2) {
+    throw new TypeError(`${name} must be [left, right] (integers, -1 for unbounded), got ${describe(value)}`);
+  }
+  for (const side of [0, 1]) {
+    const x = value[side];
+    if (typeof x !== 'number') throw new TypeError(`${name}[${side}] must be an integer from -1 (unbounded) to ${WINDOW_MAX}, got ${describe(x)}`);
+    if (!Number.isInteger(x) || x < -1 || x > WINDOW_MAX) {
+      throw new RangeError(`${name}[${side}] must be an integer from -1 (unbounded) to ${WINDOW_MAX}, got ${x}`);
+    }
+  }
+  return value[0] === -1 && value[1] === -1 ? null : [value[0], value[1]];
+}
+
+const NO_OFFSET = Object.freeze({ queryOffset: 0, queryOffsets: null });
+
+/** queryOffset: absent -> 0; an integer in [-WINDOW_MAX, WINDOW_MAX], or an Int32Array(batch). */
+export function checkOffset(value, name, batch = 1) {
+  if (value == null) return NO_OFFSET;
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value) || value < -WINDOW_MAX || value > WINDOW_MAX) {
+      throw new RangeError(`${name} must be an integer from ${-WINDOW_MAX} to ${WINDOW_MAX} (or an Int32Array of batch = ${batch} integers), got ${value}`);
+    }
+    return { queryOffset: value, queryOffsets: null };
+  }
+  if (!(value instanceof Int32Array)) {
+    throw new TypeError(`${name} must be an integer or an Int32Array of batch = ${batch} integers, got ${describe(value)}`);
+  }
+  if (value.length !== batch) throw new RangeError(`${name} has ${value.length} values, expected batch = ${batch}`);
+  return { queryOffset: 0, queryOffsets: value };
+}
+
+/** kvLengths: an Int32Array(batch), each in [0, nk]. */
+export function checkLengths(value, name, batch, nk) {
+  if (!(value instanceof Int32Array)) throw new TypeError(`${name} must be an Int32Array of batch = ${batch} lengths, got ${describe(value)}`);
+  if (value.length !== batch) throw new RangeError(`${name} has ${value.length} values, expected batch = ${batch}`);
+  for (let b = 0; b < batch; b++) {
+    if (value[b] < 0 || value[b] > nk) throw new RangeError(`${name}[${b}] is ${value[b]}, must be in [0, nk = ${nk}]`);
+  }
+  return value;
+}
+
+/** layout: absent -> 'bhsd'; else 'bhsd' or 'bshd'. */
+export function checkLayout(value, name) {
+  if (value == null) return 'bhsd';
+  if (typeof value !== 'string') throw new TypeError(`${name} must be 'bhsd' or 'bshd', got ${describe(value)}`);
+  if (value !== 'bhsd' && value !== 'bshd') throw new RangeError(`${name} must be 'bhsd' or 'bshd', got ${describe(value)}`);
+  return value;
+}
+
+/** A flat Type array of exactly dims' product values; `shape` names the dims for messages. */
+export function checkFlat(x, Type, name, dims, shape) {
+  const length = dims.reduce((a, b) => a * b, 1);
+  if (!(x instanceof Type)) {
+    throw new TypeError(`${name} must be a ${Type.name} of ${length} values ${shape} = (${dims.join(', ')}), got ${describe(x)}`);
+  }
+  if (x.length !== length) {
+    throw new RangeError(`${name} has ${x.length} values, expected ${length} for ${shape} = (${dims.join(', ')})`);
+  }
+}
+
+/** A flat (nq, nk) mask or bias, broadcast over batch and heads. */
+export function flatBcast(data, nk) {
+  return { data, strides: [0, 0, nk], cols: nk };
+}
+
+/**
+ * A mask (Uint8Array) or bias (Float32Array): flat (nq, nk), or
+ * { data, shape } with 2 to 4 dims broadcast numpy-style (right aligned,
+ * size-1 dims repeat) to dims = [batch, heads, nq, nk]; a last dim shorter
+ * than nk leaves the keys past it not allowed. Returns { data, strides, cols }
+ * with strides (batch, head, row) in elements, 0 where broadcast. The shape
+ * is read once into a plain array, so what is checked is what is used.
+ */
+export function checkBcast(value, Type, name, dims) {
+  const [, , nq, nk] = dims;
+  if (value instanceof Type || !(value !== null && typeof value === 'object' && 'shape' in value)) {
+    checkFlat(value, Type, name, [nq, nk], '(nq, nk) (or pass { data, shape } to broadcast)');
+    return flatBcast(value, nk);
+  }
+  const { data } = value;
+  const given = value.shape;
+  if (!Array.isArray(given) || given.length < 2 || given.length > 4) {
+    throw new TypeError(`${name}.shape must be an array of 2 to 4 dims broadcastable to (batch, heads, nq, nk) = (${dims.join(', ')}), got ${describe(given)}`);
+  }
+  const shape = Array.from(given);
+  for (const d of shape) {
+    if (typeof d !== 'number' || !Number.isInteger(d) || d < 1) throw new RangeError(`${name}.shape must hold positive integers, got [${shape.join(', ')}]`);
+  }
+  const full = [1, 1, 1, 1];
+  for (let i = 0; i < shape.length; i++) full[4 - shape.length + i] = shape[i];
+  for (let i = 0; i < 3; i++) {
+    if (full[i] !== 1 && full[i] !== dims[i]) {
+      throw new RangeError(`${name}.shape [${shape.join(', ')}] does not broadcast to (batch, heads, nq, nk) = (${dims.join(', ')}): each dim must be 1 or equal, the last at most nk`);
+    }
+  }
+  if (full[3] > nk) {
+    throw new RangeError(`${name}.shape [${shape.join(', ')}] does not broadcast to (batch, heads, nq, nk) = (${dims.join(', ')}): the last dim is longer than nk`);
+  }
+  const length = full[0] * full[1] * full[2] * full[3];
+  if (!(data instanceof Type)) throw new TypeError(`${name}.data must be a ${Type.name} of ${length} values for shape [${shape.join(', ')}], got ${describe(data)}`);
+  if (data.length !== length) throw new RangeError(`${name}.data has ${data.length} values, expected ${length} for shape [${shape.join(', ')}]`);
+  const rowStride = full[3], headStride = full[2] * rowStride, batchStride = full[1] * headStride;
+  return {
+    data,
+    strides: [full[0] === 1 ? 0 : batchStride, full[1] === 1 ? 0 : headStride, full[2] === 1 ? 0 : rowStride],
+    cols: full[3],
+  };
+}
+
+// ---- the rule every kernel applies -------------------------------------------
+
+/**
+ * Why key j is not allowed for query i ('causal' or 'window'), or '' when
+ * it is, for query i at position p = i + queryOffset among the keys: the
+ * rule of c/kernels/kernels.h. The mask and kvLengths come on top.
+ * @param {{ causal?: boolean, window?: number[] | null, queryOffset?: number }} options
+ */
+export function blockedBy(options, i, j) {
+  const p = i + (options.queryOffset ?? 0);
+  if (options.causal && j > p) return 'causal';
+  const w = options.window;
+  if (w && ((w[0] >= 0 && j < p - w[0]) || (w[1] >= 0 && j > p + w[1]))) return 'window';
+  return '';
+}
+
+// ---- whole calls ---------------------------------------------------------------
+
+/**
+ * What the wasm side takes for one call (core/instance.js), always made
+ * here so every call site gives it the same object shape (V8 then keeps its
+ * property loads monomorphic).
+ */
+export function newCall() {
+  return {
+    q: null, k: null, v: null, batch: 1, heads: 1, kvHeads: 1, nq: 0, nk: 0, dk: 0, dv: 0, layout: 'bhsd',
+    mask: null, bias: null, scale: 0, causal: false, softcap: 0, window: null, queryOffset: 0, queryOffsets: null,
+    kvLengths: null, steps: false, stats: false, out: undefined,
+    kAt: undefined, vAt: undefined, kStrides: null, vStrides: null, // a KV cache read in place
+  };
+}
+
+/**
+ * The shared options of a call into `c`: scale (default 1/sqrt(c.dk)),
+ * causal, softcap, window, queryOffset. `batch` sizes a per-batch offset.
+ */
+export function readShared(c, options, fn, batch = 1) {
+  c.scale = checkScale(options.scale, `${fn}: scale`, c.dk);
+  c.causal = checkBool(options.causal, `${fn}: causal`);
+  c.softcap = checkSoftcap(options.softcap, `${fn}: softcap`);
+  c.window = checkWindow(options.window, `${fn}: window`);
+  const offset = checkOffset(options.queryOffset, `${fn}: queryOffset`, batch);
+  c.queryOffset = offset.queryOffset;
+  c.queryOffsets = offset.queryOffsets;
+}
+
+/** A matrix call's mask and bias: (nq, nk) matrices, broadcast over batch and heads. */
+export function readMatrixMasks(c, options, fn) {
+  const { nq, nk } = c;
+  c.mask = options.mask == null ? null : flatBcast(toMask(options.mask, `${fn}: mask`, nq, nk), nk);
+  c.bias = options.bias == null ? null : flatBcast(toMatrix(options.bias, `${fn}: bias`, nq, nk).data, nk);
+}
+
+/** A flat call's mask and bias: (nq, nk) or broadcast { data, shape }. */
+export function readFlatMasks(c, options, fn) {
+  const dims = [c.batch, c.heads, c.nq, c.nk];
+  c.mask = options.mask == null ? null : checkBcast(options.mask, Uint8Array, `${fn}: mask`, dims);
+  c.bias = options.bias == null ? null : checkBcast(options.bias, Float32Array, `${fn}: bias`, dims);
+}
+
+/** The shapes of q, k, v and the output in words, for a layout. */
+export function layoutShapes(layout) {
+  return layout === 'bshd'
+    ? { q: '(batch, nq, heads, dk)', k: '(batch, nk, kvHeads, dk)', v: '(batch, nk, kvHeads, dv)', out: '(batch, nq, heads, dv)' }
+    : { q: '(batch, heads, nq, dk)', k: '(batch, kvHeads, nk, dk)', v: '(batch, kvHeads, nk, dv)', out: '(batch, heads, nq, dv)' };
+}
+
+function layoutDims(layout, batch, heads, n, d) {
+  return layout === 'bshd' ? [batch, n, heads, d] : [batch, heads, n, d];
+}
+
+/**
+ * Checks the sizes and tensors of an sdpa-style call (sdpa, sdpaBackward)
+ * into `c`: batch, heads, kvHeads, nq, nk, dk, dv, layout, q, k, v.
+ * Written for the hot path: the common case is a few comparisons.
+ */
+export function readSdpaShape(c, q, k, v, options, fn) {
+  const { batch = 1, heads = 1, nq, nk, dk, dv } = options;
+  const kvHeads = options.kvHeads ?? heads;
+  if (!isCount(batch)) checkSize(batch, `${fn}: batch`);
+  if (!isCount(heads)) checkSize(heads, `${fn}: heads`);
+  if (!isCount(kvHeads)) checkSize(kvHeads, `${fn}: kvHeads`);
+  if (!isCount(nq)) checkSize(nq, `${fn}: nq`);
+  if (!isCount(nk)) checkSize(nk, `${fn}: nk`);
+  if (!isCount(dk)) checkSize(dk, `${fn}: dk`);
+  if (!isCount(dv)) checkSize(dv, `${fn}: dv`);
+  if (heads % kvHeads !== 0) throw new RangeError(`${fn}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+  const layout = checkLayout(options.layout, `${fn}: layout`);
+  if (!(q instanceof Float32Array) || q.length !== batch * heads * nq * dk) {
+    checkFlat(q, Float32Array, `${fn}: q`, layoutDims(layout, batch, heads, nq, dk), layoutShapes(layout).q);
+  }
+  if (!(k instanceof Float32Array) || k.length !== batch * kvHeads * nk * dk) {
+    checkFlat(k, Float32Array, `${fn}: k`, layoutDims(layout, batch, kvHeads, nk, dk), layoutShapes(layout).k);
+  }
+  if (!(v instanceof Float32Array) || v.length !== batch * kvHeads * nk * dv) {
+    checkFlat(v, Float32Array, `${fn}: v`, layoutDims(layout, batch, kvHeads, nk, dv), layoutShapes(layout).v);
+  }
+  c.q = q; c.k = k; c.v = v;
+  c.batch = batch; c.heads = heads; c.kvHeads = kvHeads; c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv; c.layout = layout;
+}
+
+/** An output-like flat array of (batch, heads, nq, dv) in c's layout. */
+export function checkOutputLike(x, c, fn, what) {
+  checkFlat(x, Float32Array, `${fn}: ${what}`, layoutDims(c.layout, c.batch, c.heads, c.nq, c.dv), layoutShapes(c.layout).out);
+}
+
+/** `out`: absent, or a Float32Array of at least the output's length. */
+export function checkOut(out, c, fn) {
+  if (out == null) return undefined;
+  const oLen = c.batch * c.heads * c.nq * c.dv;
+  const os = layoutShapes(c.layout).out;
+  if (!(out instanceof Float32Array)) throw new TypeError(`${fn}: out must be a Float32Array of ${oLen} values ${os}, got ${describe(out)}`);
+  if (out.length < oLen) throw new RangeError(`${fn}: out has ${out.length} values, needs ${oLen} for ${os}`);
+  return out;
+}
+
+/**
+ * A full sdpa call, checked: `options` as Attention#sdpa takes them, into
+ * `c` (a newCall(); reused by the hot path). Throws TypeError/RangeError
+ * naming the option; nothing is changed in the caller's objects.
+ */
+export function sdpaCall(c, q, k, v, options, fn = 'sdpa') {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${fn}: options must be an object with nq, nk, dk, dv, got ${describe(options)}`);
+  }
+  checkKeys(options, 'sdpa', fn);
+  readSdpaShape(c, q, k, v, options, fn);
+  readFlatMasks(c, options, fn);
+  readShared(c, options, fn, c.batch);
+  c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, `${fn}: kvLengths`, c.batch, c.nk);
+  c.steps = checkBool(options.steps, `${fn}: steps`);
+  c.stats = checkBool(options.stats, `${fn}: stats`);
+  c.out = checkOut(options.out, c, fn);
+  return c;
+}
+
+/**
+ * The matrices and sizes of a multi-head layer (multiHeadAttention and its
+ * backward), checked in one order so both calls name the same errors.
+ */
+export function projections(x, options, name) {
+  const X = toMatrix(x, `${name}: x`);
+  const C = options.context == null ? X : toMatrix(options.context, `${name}: context`);
+  const heads = checkCount(options.heads, `${name}: heads`);
+  const kvHeads = checkCount(options.kvHeads, `${name}: kvHeads`, heads);
+  if (heads % kvHeads !== 0) throw new RangeError(`${name}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+  const WQ = toMatrix(options.wq, `${name}: wq`, X.cols);
+  if (WQ.cols % heads !== 0) throw new RangeError(`${name}: wq has ${WQ.cols} columns, which must be heads * dk (a multiple of heads = ${heads})`);
+  const dk = WQ.cols / heads;
+  const WK = toMatrix(options.wk, `${name}: wk`, C.cols, kvHeads * dk);
+  const WV = toMatrix(options.wv, `${name}: wv`, C.cols);
+  if (WV.cols % kvHeads !== 0) throw new RangeError(`${name}: wv has ${WV.cols} columns, which must be kvHeads * dv (a multiple of kvHeads = ${kvHeads})`);
+  const dv = WV.cols / kvHeads;
+  const WO = options.wo == null ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
+  return { X, C, heads, kvHeads, WQ, WK, WV, WO, dk, dv };
+}
