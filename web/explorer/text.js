@@ -4,6 +4,7 @@
 // summaries and the title of an exported picture. Pure: no DOM, no wasm,
 // tested in Node (tests/explorer-text.test.js).
 
+import { blockedBy } from '../core/options.js';
 import { defaultScale } from './computation.js';
 import { fixed } from './format.js';
 
@@ -53,17 +54,18 @@ export function leadTitle(show, config, scaleIsDefault) {
 const NAMES = { X: 'X', WQ: 'W_Q', WK: 'W_K', WV: 'W_V', Q: 'Q', K: 'K', V: 'V' };
 const MAX_TERMS = 8; // terms of a sum spelled out in a derivation
 
+const BLOCKED = { causal: 'causal: a later token', window: 'outside the window' };
+
 /**
- * Why query i may not attend to key j, or '' when it may: the rule of
- * c/attention.h with query i at position p = i + queryOffset among the keys.
+ * Why query i may not attend to key j, or '' when it may: the kernels' rule
+ * (blockedBy, web/core/options.js) with query i at position
+ * p = i + queryOffset among the keys, then the explorer's mask.
  * @param {{ causal: boolean, window?: number[]|null, queryOffset?: number }} config
  * @param {Uint8Array|null} mask keep-mask (n, n), 1 = may attend
  */
 export function blockedReason(config, mask, n, i, j) {
-  const p = i + (config.queryOffset ?? 0);
-  if (config.causal && j > p) return 'causal: a later token';
-  const w = config.window;
-  if (w && ((w[0] >= 0 && j < p - w[0]) || (w[1] >= 0 && j > p + w[1]))) return 'outside the window';
+  const rule = blockedBy(config, i, j);
+  if (rule) return BLOCKED[rule];
   if (mask && mask[i * n + j] === 0) return 'masked';
   return '';
 }

@@ -23,6 +23,7 @@
 
 import { drawInputs, normalizeConfig } from './computation.js';
 import { Matrix } from '../core/matrix.js';
+import { defaultScale } from '../core/options.js';
 
 /** The preset tasks; 'same-word' wants repeated words, 'attend-to' a chosen word. */
 export const PRESETS = Object.freeze(['previous-token', 'first-token', 'same-word', 'attend-to']);
@@ -280,7 +281,7 @@ export class Trainer {
     this.#targetOutput = targetOutput ?? null;
     this.#learn = [...learn];
     this.#causal = options.causal === true;
-    this.#scale = options.scale ?? 1 / Math.sqrt(wq.cols);
+    this.#scale = options.scale ?? defaultScale(wq.cols);
     this.#mask = options.mask ?? null;
     this.#positions = {
       ...(options.window ? { window: options.window } : {}),
