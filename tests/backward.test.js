@@ -8,11 +8,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention, NumpyRandom } from '../web/attention.js';
-import { BUILDS, assertClose, caseInputs, loadBuild, readJSON, runWithRelaxedSimd } from './helpers.js';
+import { BUILDS, assertClose, caseInputs, generated, loadBuild, readJSON, runWithRelaxedSimd } from './helpers.js';
 
 runWithRelaxedSimd(import.meta.url);
 
-const { cases } = readJSON('./fixtures/backward.json');
+const cases = generated(readJSON('./fixtures/backward.json').cases, 34, 'backward.json');
 
 // float32 gradients against float64 ones, relative to the largest gradient:
 // dz = p (dp - delta) subtracts two sums of size ~|dout||v|, so the error is

@@ -6,13 +6,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import {
-  BUILDS, RTOL_REFERENCE, RTOL_RELAXED_VS_SCALAR, RTOL_SIMD_VS_SCALAR, assertClose, caseInputs, loadBuild, readJSON,
+  BUILDS, RTOL_REFERENCE, RTOL_RELAXED_VS_SCALAR, RTOL_SIMD_VS_SCALAR, assertClose, caseInputs, generated, loadBuild, readJSON,
   runWithRelaxedSimd,
 } from './helpers.js';
 
 runWithRelaxedSimd(import.meta.url);
 
-const { cases } = readJSON('./fixtures/attention.json');
+const cases = generated(readJSON('./fixtures/attention.json').cases, 57, 'attention.json');
 
 function sdpaOf(attn, c, inputs) {
   return attn.sdpa(inputs.q, inputs.k, inputs.v, {
@@ -81,7 +81,7 @@ for (const c of cases) {
 // Fewer than 4 query rows take the decode kernels, whose twins sum in the
 // same order: SIMD128 and scalar give the same bits there, not just close
 // ones (relaxed SIMD fuses the products, so it is only close, above).
-for (const c of cases.filter((x) => x.nq < 4)) {
+for (const c of generated(cases.filter((x) => x.nq < 4), 11, 'decode cases (nq < 4)')) {
   both(`${c.name}: decode path gives the same bits in SIMD128 and scalar`, ({ simd, scalar }) => {
     const inputs = caseInputs(c);
     const a = sdpaOf(simd, c, inputs), b = sdpaOf(scalar, c, inputs);
@@ -97,7 +97,7 @@ const paths = suite('decode path against the fused kernel');
 paths.before(async (ctx) => {
   ctx.builds = await Promise.all(BUILDS.map(loadBuild));
 });
-for (const c of cases.filter((x) => x.nq < 4 && x.batch === 1 && x.heads === 1)) {
+for (const c of generated(cases.filter((x) => x.nq < 4 && x.batch === 1 && x.heads === 1), 9, 'single-head decode cases')) {
   paths(`${c.name}: rows agree within ${RTOL_SIMD_VS_SCALAR}, every build`, ({ builds }) => {
     const inputs = caseInputs(c);
     // The case's rows, then copies of its last row: enough rows that the

@@ -134,3 +134,15 @@ export function handbookTables() {
   }
   return tables;
 }
+
+/**
+ * The items a loop turns into tests, after checking there are exactly
+ * `expected` of them: a filter or a fixture change that leaves a loop empty
+ * (or halves it) fails here, at load, instead of registering nothing.
+ */
+export function generated(items, expected, what) {
+  if (items.length !== expected) {
+    throw new Error(`${what}: ${items.length} cases where the tests expect ${expected}; a fixture or filter changed, update the count if that is meant`);
+  }
+  return items;
+}

@@ -6,9 +6,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { NumpyRandom, loadAttention } from '../web/attention.js';
-import { RTOL_REFERENCE, RTOL_SIMD_VS_SCALAR, assertClose, optionCaseInputs as inputsOf, optionCaseOptions as optionsOf, readJSON } from './helpers.js';
+import { RTOL_REFERENCE, RTOL_SIMD_VS_SCALAR, assertClose, optionCaseInputs as inputsOf, optionCaseOptions as optionsOf, generated, readJSON } from './helpers.js';
 
-const { cases } = readJSON('./fixtures/options.json');
+const cases = generated(readJSON('./fixtures/options.json').cases, 38, 'options.json');
 
 // lse is a log of a sum of exps: float32 logits and float32 sums against a
 // float64 reference, error relative to the largest |lse| (at least 1).
