@@ -10,7 +10,7 @@ export declare class Matrix {
   /** Element (i, j); RangeError outside the matrix. */
   get(i: number, j: number): number;
   toArray(): number[][];
-  /** A new Matrix from a Matrix (copied), { rows, cols, data } or number[][]. */
+  /** A new Matrix with its own data (always copied) from a Matrix, { rows, cols, data } or number[][]. */
   static from(x: MatrixLike): Matrix;
 }
 
@@ -49,11 +49,16 @@ export interface LoadOptions {
 
 /** Options shared by attention(), sdpa(), multiHeadAttention() and KVCache#attend(). */
 export interface PositionOptions {
-  /** Logit soft-capping (Gemma 2): logits = c * tanh(scaled / c), before bias and masks. Finite, > 0. */
+  /**
+   * Logit soft-capping (Gemma 2): logits = c * tanh(scaled / c), before bias and masks.
+   * 0, null or absent: none (as ONNX's softcap = 0). Else > 0 and representable as a float32
+   * (1.4e-45 to 3.4e38): a RangeError otherwise, never a silent 0.
+   */
   softcap?: number | null;
   /**
    * Sliding window [left, right]: key j is allowed for query i only when
-   * p - left <= j <= p + right, p = i + queryOffset; -1 leaves a side unbounded.
+   * p - left <= j <= p + right, p = i + queryOffset; -1 leaves a side unbounded,
+   * so [-1, -1] is no window. Sides are integers from -1 to 2^31 - 1.
    */
   window?: readonly [number, number] | null;
   /**
@@ -78,7 +83,7 @@ export interface AttentionOptions extends PositionOptions {
   mask?: MaskLike | null;
   /** (nq, nk) additive bias; -Infinity masks. */
   bias?: MatrixLike | null;
-  /** Default 1 / sqrt(dk). */
+  /** Default 1 / sqrt(dk); must be finite as a float32 (magnitude below 3.4e38). */
   scale?: number | null;
   /** Also return scores, scaled, logits and weights. */
   steps?: boolean | null;
@@ -111,6 +116,7 @@ export interface SdpaOptions extends PositionOptions {
   mask?: Uint8Array | Broadcast<Uint8Array> | null;
   /** Added to the logits: flat (nq, nk), or { data, shape } broadcast; -Infinity masks. */
   bias?: Float32Array | Broadcast<Float32Array> | null;
+  /** Default 1 / sqrt(dk); must be finite as a float32 (magnitude below 3.4e38). */
   scale?: number | null;
   /** 'bhsd' (default): [batch, heads, seq, d]; 'bshd': [batch, seq, heads, d], for q, k, v and the output. */
   layout?: 'bhsd' | 'bshd' | null;
@@ -154,6 +160,7 @@ export interface AttendOptions extends PositionOptions {
   causal?: boolean | null;
   mask?: Uint8Array | Broadcast<Uint8Array> | null;
   bias?: Float32Array | Broadcast<Float32Array> | null;
+  /** Default 1 / sqrt(dk); must be finite as a float32 (magnitude below 3.4e38). */
   scale?: number | null;
   kvLengths?: Int32Array | null;
   steps?: boolean | null;
@@ -252,7 +259,11 @@ export interface SdpaGradients {
   dk: Float32Array;
   /** (batch, kvHeads, nk, dv) */
   dv: Float32Array;
-  /** (nq, nk) summed over batch and heads, only when a bias was given */
+  /**
+   * Only when a bias was given: in the bias's own shape (a flat (nq, nk) bias gets (nq, nk);
+   * a { data, shape } bias gets data.length values in that shape), summed over the dims it
+   * broadcasts over.
+   */
   dbias?: Float32Array;
 }
 
