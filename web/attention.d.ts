@@ -103,6 +103,8 @@ export interface AttentionResult {
 }
 
 export interface SdpaOptions extends PositionOptions {
+  /** 'float32' (default); 'float16' with Uint16Array tensors holding float16 bits (see the float16 overloads). */
+  dtype?: 'float32' | 'float16' | null;
   batch?: number;
   heads?: number;
   /** Default: heads. heads must be a multiple of kvHeads. */
@@ -128,6 +130,19 @@ export interface SdpaOptions extends PositionOptions {
   stats?: boolean | null;
   /** Written and returned instead of a new array; at least batch*heads*nq*dv long. */
   out?: Float32Array | null;
+}
+
+/** sdpa's options for float16 tensors held as bits in Uint16Arrays. */
+export interface SdpaHalfOptions extends Omit<SdpaOptions, 'bias' | 'out' | 'dtype'> {
+  dtype: 'float16';
+  /** float16 bits: flat (nq, nk), or { data, shape } broadcast to (batch, heads, nq, nk). */
+  bias?: Uint16Array | Broadcast<Uint16Array> | null;
+  out?: Uint16Array | null;
+}
+
+/** sdpa's result for float16 tensors with steps or stats: the output in float16 bits. */
+export interface SdpaHalfResult extends Omit<SdpaResult, 'output'> {
+  output: Uint16Array;
 }
 
 /** What sdpa() and KVCache#attend() return with steps or stats. */
@@ -304,6 +319,13 @@ export declare class Attention {
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { stats: true }): SdpaResult;
   /** steps or stats not known at compile time. */
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Float32Array | SdpaResult;
+  /**
+   * float16 q, k, v (and bias, out): the bits in Uint16Arrays with dtype: 'float16' (or
+   * Float16Arrays where the engine has them). Computed in float32; the output is rounded to
+   * float16 (nearest, ties to even) and returned in q's type; steps and lse stay float32.
+   */
+  sdpa(q: Uint16Array, k: Uint16Array, v: Uint16Array, options: SdpaHalfOptions & { steps?: false | null; stats?: false | null }): Uint16Array;
+  sdpa(q: Uint16Array, k: Uint16Array, v: Uint16Array, options: SdpaHalfOptions): Uint16Array | SdpaHalfResult;
   /** A KV cache in this instance's memory. */
   kvCache(options: KVCacheOptions): KVCache;
   /** Projections, heads, concat and output projection, as torch.nn.MultiheadAttention. */

@@ -3,11 +3,12 @@
 // expected shape), hands one checked call to the wasm instance
 // (core/instance.js) and wraps what comes back.
 
+import { float16ToFloat32, float32ToFloat16, isFloat16 } from './float16.js';
 import { KVCache } from './kvcache.js';
 import { Instance } from './instance.js';
 import { Matrix, describe, toMatrix } from './matrix.js';
 import {
-  checkBool, checkCount, checkFlat, checkKeys, checkLayout, checkLengths, checkOutputLike, newCall, projections,
+  checkBool, checkCount, checkDtype, checkFlat, checkKeys, checkLayout, checkLengths, checkOutputLike, newCall, projections,
   readFlatMasks, readMatrixMasks, readSdpaShape, readShared, sdpaCall,
 } from './options.js';
 
@@ -72,7 +73,40 @@ export class Attention {
    */
   sdpa(q, k, v, options) {
     this.#wasm.live();
+    if (!(q instanceof Float32Array) && options != null && isFloat16(q, options.dtype)) return this.#sdpaHalf(q, k, v, options);
+    if (options != null && options.dtype != null && checkDtype(options.dtype, 'sdpa: dtype') === 'float16') {
+      throw new TypeError(`sdpa: with dtype 'float16', q must be a Float16Array or a Uint16Array of float16 bits, got ${describe(q)}`);
+    }
     return this.#wasm.sdpa(sdpaCall(this.#call, q, k, v, options));
+  }
+
+  // sdpa over float16 tensors: converted to float32 on the way in, computed
+  // in float32, the output rounded back to float16 (nearest, ties to even).
+  #sdpaHalf(q, k, v, options) {
+    const dtype = checkDtype(options.dtype, 'sdpa: dtype');
+    const half = (x, what) => {
+      if (!isFloat16(x, dtype)) {
+        throw new TypeError(`sdpa: ${what} must be float16 like q (a ${q.constructor.name}${dtype === 'float16' ? ' with dtype \'float16\'' : ''}), got ${describe(x)}`);
+      }
+      return float16ToFloat32(x);
+    };
+    const o = { ...options, dtype: undefined, out: undefined };
+    if (options.bias != null) {
+      o.bias = options.bias.shape !== undefined && !ArrayBuffer.isView(options.bias)
+        ? { data: half(options.bias.data, 'bias.data'), shape: options.bias.shape }
+        : half(options.bias, 'bias');
+    }
+    const c = sdpaCall(this.#call, half(q, 'q'), half(k, 'k'), half(v, 'v'), o);
+    const out = options.out, oLen = c.batch * c.heads * c.nq * c.dv;
+    if (out != null) {
+      if (!isFloat16(out, dtype)) throw new TypeError(`sdpa: out must be float16 like q, got ${describe(out)}`);
+      if (out.length < oLen) throw new RangeError(`sdpa: out has ${out.length} values, needs ${oLen}`);
+    }
+    const r = this.#wasm.sdpa(c);
+    const output = float32ToFloat16(r instanceof Float32Array ? r : r.output, q);
+    if (out != null) out.set(output);
+    if (r instanceof Float32Array) return out ?? output;
+    return { ...r, output: out ?? output };
   }
 
   /**

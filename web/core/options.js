@@ -40,7 +40,7 @@ const PROJECTIONS = ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context'];
 export const CALL_OPTIONS = Object.freeze({
   attention: Object.freeze([...SHARED_OPTIONS, 'steps']),
   attentionBackward: SHARED_OPTIONS,
-  sdpa: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'steps', 'stats', 'out']),
+  sdpa: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'steps', 'stats', 'out', 'dtype']),
   sdpaBackward: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'lse']),
   multiHeadAttention: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS, 'steps']),
   multiHeadAttentionBackward: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS]),
@@ -148,6 +148,16 @@ export function checkLengths(value, name, batch, nk) {
   if (value.length !== batch) throw new RangeError(`${name} has ${value.length} values, expected batch = ${batch}`);
   for (let b = 0; b < batch; b++) {
     if (value[b] < 0 || value[b] > nk) throw new RangeError(`${name}[${b}] is ${value[b]}, must be in [0, nk = ${nk}]`);
+  }
+  return value;
+}
+
+/** dtype: absent -> 'float32'; 'float16' says a Uint16Array holds float16 bits. */
+export function checkDtype(value, name) {
+  if (value == null) return 'float32';
+  if (value !== 'float32' && value !== 'float16') {
+    const E = typeof value === 'string' ? RangeError : TypeError;
+    throw new E(`${name} must be 'float32' or 'float16', got ${describe(value)}`);
   }
   return value;
 }
