@@ -5,10 +5,13 @@
  * signature and algorithm. attention.c picks one at compile time through the
  * ATTN__KERNEL() macro below.
  *
- * What the two builds share bit for bit (attention.h states the same):
+ * What the SIMD128 and scalar builds share bit for bit (attention.h states
+ * the same; the relaxed build fuses the SIMD multiply-adds instead,
+ * f32-madd-wasmsimd.h):
  *   - exp, tanh (softcap), gemm, the packing and every logit: the same
  *     operations in the same order;
- *   - the decode kernel, lse included: its twins sum in the same order;
+ *   - the decode kernel, lse included, and the backward kernels: their
+ *     twins sum in the same order;
  * and where they differ by rounding only:
  *   - the fused kernel's row sums l (four lanes, then combined);
  *   - softmax's row sum in the step path (four lanes, then combined).
