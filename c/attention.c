@@ -64,34 +64,39 @@ _Static_assert(sizeof(attn_steps) == 20, "attn_steps layout is fixed for web/att
 _Static_assert(sizeof(attn_grads) == 16, "attn_grads layout is fixed for web/attention.js");
 #endif
 
-/* The scratch of attn_sdpa, as float offsets from its start:
- *   kp    (d_k, n_k rounded up to 8)     packed K panels (fused) or K^T (step path);
- *   vp    (d_v rounded up to 8, n_k)     V in panels of 8 columns (fused);
- *   tile  attn__flash_tile_floats        the fused kernel's tiles;
- *   rows  (heads / kv_heads) x (n_k rounded up to 4, + 2)
- *                                        grouped-query decoding: a row of logits,
- *                                        a sum and a max per head of a kv head.
- * The decode kernel of single heads (two rows of logits) uses kp and vp.
+/* The scratch of attn_sdpa, as float offsets from its start. Each path
+ * uses its own part, named for what it holds there:
+ *   k_panels      (n_k rounded up to 8, d_k)  fused: K in panels of 8 keys;
+ *                                             steps: K^T (d_k, n_k rounded up to 8);
+ *   v_col_panels  (d_v rounded up to 8, n_k)  fused: V in panels of 8 columns;
+ *                                             with k_panels, a decode call's logits
+ *                                             of one or two rows;
+ *   tile          attn__flash_tile_floats     fused: the kernel's tiles;
+ *   group_logits  (heads / kv_heads) x (n_k rounded up to 4, + 2)
+ *                                             grouped-query decoding: a row of logits,
+ *                                             a sum and a max per head of a kv head.
  * 0 when the sizes are invalid or the count overflows. */
 typedef struct attn__scratch {
-  size_t kp, vp, tile, rows, total;
+  size_t k_panels, v_col_panels, tile, group_logits, total;
 } attn__scratch;
 
 static int attn__scratch_layout(const attn_shape* shape, attn__scratch* at) {
   const int32_t n_k = shape->n_k, d_k = shape->d_k, d_v = shape->d_v;
   if (shape->n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1) return 0;
-  size_t kp, vp, rows = 0;
-  if (!attn__count((size_t)d_k, attn__round_up((size_t)n_k, ATTN__PAD), 1, 1, &kp)) return 0;
-  if (!attn__count((size_t)n_k, attn__round_up((size_t)d_v, ATTN__PAD), 1, 1, &vp)) return 0;
+  size_t k_panels, v_col_panels, group_logits = 0;
+  if (!attn__count((size_t)d_k, attn__round_up((size_t)n_k, ATTN__PAD), 1, 1, &k_panels)) return 0;
+  if (!attn__count((size_t)n_k, attn__round_up((size_t)d_v, ATTN__PAD), 1, 1, &v_col_panels)) return 0;
   const size_t tile = attn__flash_tile_floats((size_t)d_k, (size_t)d_v);
   if (shape->heads > 0 && shape->kv_heads > 0 && shape->heads % shape->kv_heads == 0 &&
-      !attn__count((size_t)(shape->heads / shape->kv_heads), attn__round_up((size_t)n_k, 4) + 2, 1, 1, &rows)) {
+      !attn__count((size_t)(shape->heads / shape->kv_heads), attn__round_up((size_t)n_k, 4) + 2, 1, 1,
+                   &group_logits)) {
     return 0;
   }
-  at->kp = 0;
-  at->vp = kp;
-  if (__builtin_add_overflow(at->vp, vp, &at->tile) || __builtin_add_overflow(at->tile, tile, &at->rows) ||
-      __builtin_add_overflow(at->rows, rows, &at->total) || at->total > SIZE_MAX / sizeof(float)) {
+  at->k_panels = 0;
+  at->v_col_panels = k_panels;
+  if (__builtin_add_overflow(at->v_col_panels, v_col_panels, &at->tile) ||
+      __builtin_add_overflow(at->tile, tile, &at->group_logits) ||
+      __builtin_add_overflow(at->group_logits, group_logits, &at->total) || at->total > SIZE_MAX / sizeof(float)) {
     return 0;
   }
   return 1;
@@ -130,8 +135,8 @@ static attn_strides attn__strides(attn_strides s, size_t heads, size_t n, size_t
   return s;
 }
 
-/* The last element index a tensor touches, checked for overflow. */
-static int attn__span(attn_strides s, size_t batch, size_t heads, size_t n, size_t d) {
+/* Whether the last element index a tensor touches, in bytes, fits size_t. */
+static int attn__extent_fits(attn_strides s, size_t batch, size_t heads, size_t n, size_t d) {
   size_t a, b, c, x;
   return attn__mul(batch - 1, s.batch_stride, &a) && attn__mul(heads - 1, s.head_stride, &b) &&
          attn__mul(n - 1, s.row_stride, &c) && !__builtin_add_overflow(a, b, &x) &&
@@ -145,10 +150,25 @@ static size_t attn__bcast_cols(const attn_bcast* m, size_t n_k) {
   return m->cols == 0 ? n_k : (size_t)m->cols;
 }
 
+/* One checked call of attn_sdpa or attn_sdpa_backward: the sizes, the
+ * tensors' strides resolved, the options and the tensors. */
+typedef struct attn__call {
+  size_t batch, heads, kv_heads, n_q, n_k, d_k, d_v;
+  size_t group;                 /* query heads per kv head */
+  size_t cols;                  /* keys below the mask's and bias's cols: the others are not allowed */
+  attn_strides qs, ks, vs, os;  /* of q, k, v and out (and of dq, dk, dv and dout) */
+  attn_options op;
+  const float* q;
+  const float* k;
+  const float* v;
+  float* out;                   /* the forward writes it; the backward reads it, or NULL */
+  float* lse;                   /* (batch, heads, n_q), or NULL */
+} attn__call;
+
 /* The checks of a shape and options that attn_sdpa and attn_sdpa_backward
- * share, in one order so both calls fail with the same status: ATTN_OK or
- * the first failure. */
-static attn_status attn__check_call(const attn_shape* shape, const attn_options* options) {
+ * share, in one order so both calls fail with the same status, and the
+ * call they describe (tensors not yet set): ATTN_OK or the first failure. */
+static attn_status attn__prepare(const attn_shape* shape, const attn_options* options, attn__call* c) {
   const attn_shape sh = *shape;
   const attn_options op = *options;
   if (sh.batch < 1 || sh.heads < 1 || sh.kv_heads < 1 || sh.n_q < 1 || sh.n_k < 1 || sh.d_k < 1 ||
@@ -171,22 +191,76 @@ static attn_status attn__check_call(const attn_shape* shape, const attn_options*
       if (op.kv_lengths[b] < 0 || op.kv_lengths[b] > sh.n_k) return ATTN_ERR_LENGTHS;
     }
   }
+  const size_t batch = (size_t)sh.batch, heads = (size_t)sh.heads, kv_heads = (size_t)sh.kv_heads;
+  const size_t nq = (size_t)sh.n_q, nk = (size_t)sh.n_k, dk = (size_t)sh.d_k, dv = (size_t)sh.d_v;
+  *c = (attn__call){
+      .batch = batch, .heads = heads, .kv_heads = kv_heads, .n_q = nq, .n_k = nk, .d_k = dk, .d_v = dv,
+      .group = heads / kv_heads, .cols = nk,
+      .qs = attn__strides(sh.q, heads, nq, dk), .ks = attn__strides(sh.k, kv_heads, nk, dk),
+      .vs = attn__strides(sh.v, kv_heads, nk, dv), .os = attn__strides(sh.out, heads, nq, dv),
+      .op = op,
+  };
+  if (op.mask != NULL && attn__bcast_cols(&op.mask_layout, nk) < c->cols) c->cols = attn__bcast_cols(&op.mask_layout, nk);
+  if (op.bias != NULL && attn__bcast_cols(&op.bias_layout, nk) < c->cols) c->cols = attn__bcast_cols(&op.bias_layout, nk);
   return ATTN_OK;
 }
 
-/* The strides of q, k, v and out for a checked shape, and the count of
- * (batch, heads, n_q, n_k) elements: false when a tensor's span or the count
- * overflows size_t (ATTN_ERR_OVERFLOW for attn_sdpa and attn_sdpa_backward). */
-static int attn__tensors(const attn_shape* sh, attn_strides* qs, attn_strides* ks, attn_strides* vs,
-                         attn_strides* os, size_t* count) {
-  const size_t batch = (size_t)sh->batch, heads = (size_t)sh->heads, kv_heads = (size_t)sh->kv_heads;
-  const size_t nq = (size_t)sh->n_q, nk = (size_t)sh->n_k, dk = (size_t)sh->d_k, dv = (size_t)sh->d_v;
-  *qs = attn__strides(sh->q, heads, nq, dk), *ks = attn__strides(sh->k, kv_heads, nk, dk);
-  *vs = attn__strides(sh->v, kv_heads, nk, dv), *os = attn__strides(sh->out, heads, nq, dv);
-  return attn__span(*qs, batch, heads, nq, dk) && attn__span(*ks, batch, kv_heads, nk, dk) &&
-         attn__span(*vs, batch, kv_heads, nk, dv) && attn__span(*os, batch, heads, nq, dv) &&
-         attn__count(batch, heads, nq, nk, count);
+/* Whether every tensor's span and the (batch, heads, n_q, n_k) count of a
+ * prepared call fit size_t (ATTN_ERR_OVERFLOW when not). */
+static int attn__fits(const attn__call* c) {
+  size_t count;
+  return attn__extent_fits(c->qs, c->batch, c->heads, c->n_q, c->d_k) &&
+         attn__extent_fits(c->ks, c->batch, c->kv_heads, c->n_k, c->d_k) &&
+         attn__extent_fits(c->vs, c->batch, c->kv_heads, c->n_k, c->d_v) &&
+         attn__extent_fits(c->os, c->batch, c->heads, c->n_q, c->d_v) &&
+         attn__count(c->batch, c->heads, c->n_q, c->n_k, &count);
 }
+
+/* Offsets of head h of batch entry b in a tensor and in a broadcast mask or bias. */
+static size_t attn__at(attn_strides s, size_t b, size_t h) { return b * s.batch_stride + h * s.head_stride; }
+static size_t attn__bcast_at(const attn_bcast* m, size_t b, size_t h) {
+  return b * m->batch_stride + h * m->head_stride;
+}
+
+/* The view of query head h of batch entry b that every kernel takes
+ * (kernels.h), for the forward and the backward alike. The options become
+ * the rule of attn__key_span here: kv_lengths and the cols clip n_k; a
+ * window side of -1, or no ATTN_WINDOW, leaves that side unbounded;
+ * ATTN_CAUSAL ends the keys at the query's own position. */
+static attn__head attn__head_view(const attn__call* c, size_t b, size_t h) {
+  const attn_options* op = &c->op;
+  const size_t g = h / c->group;  /* its kv head */
+  size_t n_keys = c->cols;
+  if (op->kv_lengths != NULL && (size_t)op->kv_lengths[b] < n_keys) n_keys = (size_t)op->kv_lengths[b];
+  const int window = (op->flags & ATTN_WINDOW) != 0;
+  int64_t before = window && op->window_left >= 0 ? op->window_left : ATTN__UNBOUNDED;
+  int64_t after = window && op->window_right >= 0 ? op->window_right : ATTN__UNBOUNDED;
+  if ((op->flags & ATTN_CAUSAL) != 0 && after > 0) after = 0;
+  attn__head view = {
+      .q = c->q + attn__at(c->qs, b, h), .k = c->k + attn__at(c->ks, b, g), .v = c->v + attn__at(c->vs, b, g),
+      .out = c->out != NULL ? c->out + attn__at(c->os, b, h) : NULL,
+      .lse = c->lse != NULL ? c->lse + (b * c->heads + h) * c->n_q : NULL,
+      .q_stride = c->qs.row_stride, .k_stride = c->ks.row_stride, .v_stride = c->vs.row_stride,
+      .out_stride = c->os.row_stride,
+      .n_q = c->n_q, .n_k = n_keys, .d_k = c->d_k, .d_v = c->d_v,
+      .scale = op->scale, .softcap = op->softcap,
+      .offset = op->query_offsets != NULL ? op->query_offsets[b] : op->query_offset,
+      .keys_before = before, .keys_after = after,
+  };
+  if (op->mask != NULL) {
+    view.mask = op->mask + attn__bcast_at(&op->mask_layout, b, h);
+    view.mask_stride = op->mask_layout.row_stride;
+  }
+  if (op->bias != NULL) {
+    view.bias = op->bias + attn__bcast_at(&op->bias_layout, b, h);
+    view.bias_stride = op->bias_layout.row_stride;
+  }
+  return view;
+}
+
+/* Grouped-query decoding takes at most this many heads of a group per
+ * call: their views live on the stack. */
+#define ATTN__DECODE_HEADS 64
 
 attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
                       float* out, const attn_options* options, const attn_steps* steps,
@@ -194,114 +268,68 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
   if (shape == NULL || options == NULL || q == NULL || k == NULL || v == NULL || out == NULL) {
     return ATTN_ERR_NULL;
   }
-  const attn_shape sh = *shape;
-  const attn_options op = *options;
-  const attn_status bad = attn__check_call(&sh, &op);
+  attn__call c;
+  const attn_status bad = attn__prepare(shape, options, &c);
   if (bad != ATTN_OK) return bad;
-  const int window = (op.flags & ATTN_WINDOW) != 0;
   const attn_steps st = steps != NULL ? *steps : (attn_steps){0};
   const int with_steps = st.scores != NULL;
   if ((st.scaled != NULL) != with_steps || (st.weights != NULL) != with_steps ||
       (st.logits != NULL && !with_steps)) {
     return ATTN_ERR_STEPS;
   }
-  const size_t batch = (size_t)sh.batch, heads = (size_t)sh.heads, kv_heads = (size_t)sh.kv_heads;
-  const size_t nq = (size_t)sh.n_q, nk = (size_t)sh.n_k, dk = (size_t)sh.d_k, dv = (size_t)sh.d_v;
-  attn_strides qs, ks, vs, os;
-  size_t count;
-  if (!attn__tensors(&sh, &qs, &ks, &vs, &os, &count)) return ATTN_ERR_OVERFLOW;
+  if (!attn__fits(&c)) return ATTN_ERR_OVERFLOW;
   attn__scratch at;
-  if (!attn__scratch_layout(&sh, &at)) return ATTN_ERR_OVERFLOW;
+  if (!attn__scratch_layout(shape, &at)) return ATTN_ERR_OVERFLOW;
   if (scratch == NULL || scratch_floats < at.total) return ATTN_ERR_SCRATCH;
+  c.q = q, c.k = k, c.v = v, c.out = out, c.lse = st.lse;
 
-  const size_t group = heads / kv_heads;  /* query heads per kv head */
-  const size_t v_stride = attn__round_up(dv, ATTN__PAD);
-  float* kp = scratch + at.kp;            /* (d_k, n_k rounded up to 8) K panels or K^T */
-  float* vp = scratch + at.vp;            /* (v_stride / 8, n_k, 8) V panels */
-  float* tile = scratch + at.tile;        /* attn__flash_tile_floats(d_k, d_v) */
-  float* group_rows = scratch + at.rows;  /* decode scratch of a group's heads */
+  const size_t nq = c.n_q, nk = c.n_k, dk = c.d_k, dv = c.d_v, group = c.group;
+  float* k_panels = scratch + at.k_panels;          /* fused: (n_k_pad / 8, d_k, 8) */
+  float* v_col_panels = scratch + at.v_col_panels;  /* fused: (d_v_pad / 8, n_k, 8) */
+  float* tile = scratch + at.tile;                  /* fused: attn__flash_tile_floats(d_k, d_v) */
+  float* k_t = scratch + at.k_panels;               /* steps: (d_k, n_k_pad) */
+  float* pair_logits = scratch + at.k_panels;       /* decode of one or two rows */
+  float* group_logits = scratch + at.group_logits;  /* decode of a group's heads */
   const int decode = !with_steps && attn__use_decode(nq, nk, dk);
-  /* Keys past the mask's or bias's last column are not allowed. */
-  size_t cols = nk;
-  if (op.mask != NULL && attn__bcast_cols(&op.mask_layout, nk) < cols) cols = attn__bcast_cols(&op.mask_layout, nk);
-  if (op.bias != NULL && attn__bcast_cols(&op.bias_layout, nk) < cols) cols = attn__bcast_cols(&op.bias_layout, nk);
 
-  for (size_t b = 0; b < batch; b++) {
-    size_t n_keys = cols;  /* keys that exist for this batch entry */
-    if (op.kv_lengths != NULL && (size_t)op.kv_lengths[b] < n_keys) n_keys = (size_t)op.kv_lengths[b];
-    attn__rows rows = {
-        .n_q = nq, .n_k = n_keys, .d_k = dk, .d_v = dv,
-        .scale = op.scale, .softcap = op.softcap,
-        .offset = op.query_offsets != NULL ? op.query_offsets[b] : op.query_offset,
-        .window_left = window ? op.window_left : -1, .window_right = window ? op.window_right : -1,
-        .causal = (op.flags & ATTN_CAUSAL) != 0,
-    };
-    for (size_t g = 0; g < kv_heads; g++) {
-      const float* k_head = k + b * ks.batch_stride + g * ks.head_stride;  /* (n_k, d_k) */
-      const float* v_head = v + b * vs.batch_stride + g * vs.head_stride;  /* (n_k, d_v) */
-      if (!with_steps && !decode && n_keys > 0) {
-        ATTN__KERNEL(pack_k)(k_head, ks.row_stride, n_keys, dk, kp);
-        ATTN__KERNEL(pack_v)(v_head, vs.row_stride, n_keys, dv, vp);
+  for (size_t b = 0; b < c.batch; b++) {
+    for (size_t g = 0; g < c.kv_heads; g++) {
+      const attn__head first = attn__head_view(&c, b, g * group);  /* the group's first head */
+      if (!with_steps && !decode && first.n_k > 0) {
+        ATTN__KERNEL(pack_rows)(first.k, first.k_stride, first.n_k, dk, k_panels);
+        ATTN__KERNEL(pack_cols)(first.v, first.v_stride, first.n_k, dv, v_col_panels);
       }
       if (decode && nq == 1 && group > 1) {
         /* Grouped-query decoding: with one query row per head, the decode
-         * kernel takes the group's heads as the rows of one call that reads
-         * this K and V from memory once for all of them. */
-        const size_t h0 = g * group;  /* the group's first query head */
-        attn__decode_args args = {
-            .rows = rows, .k = k_head, .v = v_head, .k_stride = ks.row_stride,
-            .v_stride = vs.row_stride, .scratch = group > 2 ? group_rows : kp, .one_query = 1,
-        };
-        args.rows.n_q = group;
-        args.rows.q = q + b * qs.batch_stride + h0 * qs.head_stride;
-        args.rows.q_stride = qs.head_stride;
-        args.rows.out = out + b * os.batch_stride + h0 * os.head_stride;
-        args.rows.out_stride = os.head_stride;
-        if (op.mask != NULL) {
-          args.rows.mask = op.mask + b * op.mask_layout.batch_stride + h0 * op.mask_layout.head_stride;
-          args.rows.mask_stride = op.mask_layout.head_stride;
+         * kernel takes the group's heads as its rows and reads this K and V
+         * from memory once for all of them. */
+        attn__head views[ATTN__DECODE_HEADS];
+        for (size_t h0 = g * group; h0 < (g + 1) * group; h0 += ATTN__DECODE_HEADS) {
+          const size_t n = (g + 1) * group - h0 < ATTN__DECODE_HEADS ? (g + 1) * group - h0 : ATTN__DECODE_HEADS;
+          for (size_t r = 0; r < n; r++) views[r] = attn__head_view(&c, b, h0 + r);
+          const attn__decode_args args = {.heads = views, .n_heads = n, .logits = n > 2 ? group_logits : pair_logits};
+          attn__decode_kernel(&args);
         }
-        if (op.bias != NULL) {
-          args.rows.bias = op.bias + b * op.bias_layout.batch_stride + h0 * op.bias_layout.head_stride;
-          args.rows.bias_stride = op.bias_layout.head_stride;
-        }
-        if (st.lse != NULL) args.rows.lse = st.lse + b * heads + h0;
-        attn__decode_kernel(&args);
         continue;
       }
       /* The query heads that share this kv head reuse the packed K and V. */
       for (size_t h = g * group; h < (g + 1) * group; h++) {
-        attn__rows hr = rows;
-        hr.q = q + b * qs.batch_stride + h * qs.head_stride;  /* (n_q, d_k) */
-        hr.q_stride = qs.row_stride;
-        hr.out = out + b * os.batch_stride + h * os.head_stride;  /* (n_q, d_v) */
-        hr.out_stride = os.row_stride;
-        if (op.mask != NULL) {
-          hr.mask = op.mask + b * op.mask_layout.batch_stride + h * op.mask_layout.head_stride;
-          hr.mask_stride = op.mask_layout.row_stride;
-        }
-        if (op.bias != NULL) {
-          hr.bias = op.bias + b * op.bias_layout.batch_stride + h * op.bias_layout.head_stride;
-          hr.bias_stride = op.bias_layout.row_stride;
-        }
-        const size_t qh = b * heads + h;  /* index of this query head */
-        if (st.lse != NULL) hr.lse = st.lse + qh * nq;
+        const attn__head view = h == g * group ? first : attn__head_view(&c, b, h);
         if (with_steps) {
-          const size_t off = qh * nq * nk;  /* (n_q, n_k) step matrices */
+          const size_t off = (b * c.heads + h) * nq * nk;  /* (n_q, n_k) step matrices */
           const attn__steps_args args = {
-              .rows = hr, .k = k_head, .v = v_head, .k_stride = ks.row_stride, .v_stride = vs.row_stride,
-              .n_cols = nk, .kt = kp, .scores = st.scores + off, .scaled = st.scaled + off,
+              .head = view, .n_cols = nk, .k_t = k_t, .scores = st.scores + off, .scaled = st.scaled + off,
               .logits = st.logits != NULL ? st.logits + off : NULL, .weights = st.weights + off,
           };
           ATTN__KERNEL(steps)(&args);
         } else if (decode) {
-          const attn__decode_args args = {
-              .rows = hr, .k = k_head, .v = v_head, .k_stride = ks.row_stride,
-              .v_stride = vs.row_stride, .scratch = kp,
-          };
+          const attn__decode_args args = {.heads = &view, .n_heads = 1, .logits = pair_logits};
           attn__decode_kernel(&args);
         } else {
-          const attn__flash_args args = {.rows = hr, .kp = kp, .vp = vp, .v_stride = v_stride, .tile = tile};
+          const attn__flash_args args = {
+              .head = view, .k_panels = k_panels, .v_col_panels = v_col_panels,
+              .d_v_pad = attn__round_up(dv, ATTN__PAD), .tile = tile,
+          };
           attn__flash_kernel(&args);
         }
       }
@@ -355,13 +383,12 @@ size_t attn_sdpa_backward_scratch_size(const attn_shape* shape) {
   return total;
 }
 
-/* Zeroes d elements of each (b, h, i) row of a strided tensor. */
 /* The backward kernels, called through pointers read as volatile for the
  * reason the output kernels are (kernels.h): not inlined into the entry. */
-static void (*volatile attn__backward_rows_kernel)(const attn__bwd_args*, const float*, size_t, float*,
-                                                    float*) = ATTN__KERNEL(backward_rows);
+static void (*volatile attn__backward_rows_kernel)(const attn__bwd_args*, float*) = ATTN__KERNEL(backward_rows);
 static void (*volatile attn__backward_kernel)(const attn__bwd_args*) = ATTN__KERNEL(backward);
 
+/* Zeroes d elements of each (b, h, i) row of a strided tensor. */
 static void attn__zero_rows(float* x, attn_strides s, size_t batch, size_t heads, size_t n, size_t d) {
   for (size_t b = 0; b < batch; b++) {
     for (size_t h = 0; h < heads; h++) {
@@ -381,83 +408,56 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
       dout == NULL || grads->dq == NULL || grads->dk == NULL || grads->dv == NULL) {
     return ATTN_ERR_NULL;
   }
-  const attn_shape sh = *shape;
-  const attn_options op = *options;
   const attn_grads gr = *grads;
   /* The checks of attn_sdpa, so both calls fail alike. */
-  const attn_status bad = attn__check_call(&sh, &op);
+  attn__call c;
+  const attn_status bad = attn__prepare(shape, options, &c);
   if (bad != ATTN_OK) return bad;
-  const int window = (op.flags & ATTN_WINDOW) != 0;
-  const size_t batch = (size_t)sh.batch, heads = (size_t)sh.heads, kv_heads = (size_t)sh.kv_heads;
-  const size_t nq = (size_t)sh.n_q, nk = (size_t)sh.n_k, dk = (size_t)sh.d_k, dv = (size_t)sh.d_v;
-  attn_strides qs, ks, vs, os;
-  size_t count;
-  if (!attn__tensors(&sh, &qs, &ks, &vs, &os, &count)) return ATTN_ERR_OVERFLOW;
-  const size_t need = attn_sdpa_backward_scratch_size(&sh);
+  if (!attn__fits(&c)) return ATTN_ERR_OVERFLOW;
+  const size_t need = attn_sdpa_backward_scratch_size(shape);
   if (need == 0) return ATTN_ERR_OVERFLOW;
   if (scratch == NULL || scratch_floats < need) return ATTN_ERR_SCRATCH;
+  /* out and lse are only read here; the head view's pointers are not const
+   * because the forward writes through them. */
+  c.q = q, c.k = k, c.v = v, c.out = (float*)out, c.lse = (float*)lse;
 
-  const size_t group = heads / kv_heads;  /* query heads per kv head */
-  const size_t k_pad = attn__round_up(nk, ATTN__PAD);
-  float* kp = scratch;                 /* (k_pad / 8, d_k, 8) K panels */
-  float* vp = kp + dk * k_pad;         /* (k_pad / 8, d_v, 8) V panels */
-  float* lse_head = vp + dv * k_pad;   /* (n_q) this head's lse, when not given */
-  float* delta = lse_head + nq;        /* (n_q) dout_i . out_i */
-  float* tile = delta + nq;            /* attn__bwd_tile_floats(n_q, d_k, d_v) */
+  const attn_options op = c.op;
+  const size_t nq = c.n_q, dk = c.d_k, dv = c.d_v, group = c.group;
+  const size_t k_pad = attn__round_up(c.n_k, ATTN__PAD);
+  float* k_panels = scratch;                /* (k_pad / 8, d_k, 8) K in panels of 8 keys */
+  float* v_key_panels = k_panels + dk * k_pad;  /* (k_pad / 8, d_v, 8) V in panels of 8 keys */
+  float* lse_head = v_key_panels + dv * k_pad;  /* (n_q) this head's lse, when not given */
+  float* delta = lse_head + nq;             /* (n_q) dout_i . out_i */
+  float* tile = delta + nq;                 /* attn__bwd_tile_floats(n_q, d_k, d_v) */
   float* dbias = op.bias != NULL ? gr.dbias : NULL;
-  const size_t bias_cols = op.bias != NULL ? attn__bcast_cols(&op.bias_layout, nk) : 0;
   /* The kernels add into the gradients: they start at 0. */
-  attn__zero_rows(gr.dq, qs, batch, heads, nq, dk);
-  attn__zero_rows(gr.dk, ks, batch, kv_heads, nk, dk);
-  attn__zero_rows(gr.dv, vs, batch, kv_heads, nk, dv);
+  attn__zero_rows(gr.dq, c.qs, c.batch, c.heads, nq, dk);
+  attn__zero_rows(gr.dk, c.ks, c.batch, c.kv_heads, c.n_k, dk);
+  attn__zero_rows(gr.dv, c.vs, c.batch, c.kv_heads, c.n_k, dv);
   if (dbias != NULL) {
     const attn_strides bs = {op.bias_layout.batch_stride, op.bias_layout.head_stride, op.bias_layout.row_stride};
-    attn__zero_rows(dbias, bs, batch, heads, nq, bias_cols);
+    attn__zero_rows(dbias, bs, c.batch, c.heads, nq, attn__bcast_cols(&op.bias_layout, c.n_k));
   }
-  /* Keys past the mask's or bias's last column are not allowed. */
-  size_t cols = nk;
-  if (op.mask != NULL && attn__bcast_cols(&op.mask_layout, nk) < cols) cols = attn__bcast_cols(&op.mask_layout, nk);
-  if (op.bias != NULL && bias_cols < cols) cols = bias_cols;
 
-  for (size_t b = 0; b < batch; b++) {
-    size_t n_keys = cols;  /* keys that exist for this batch entry */
-    if (op.kv_lengths != NULL && (size_t)op.kv_lengths[b] < n_keys) n_keys = (size_t)op.kv_lengths[b];
-    if (n_keys == 0) continue;  /* no key allowed anywhere: every gradient is 0 */
-    for (size_t g = 0; g < kv_heads; g++) {
-      const float* k_head = k + b * ks.batch_stride + g * ks.head_stride;  /* (n_k, d_k) */
-      const float* v_head = v + b * vs.batch_stride + g * vs.head_stride;  /* (n_k, d_v) */
-      ATTN__KERNEL(pack_k)(k_head, ks.row_stride, n_keys, dk, kp);
-      ATTN__KERNEL(pack_k)(v_head, vs.row_stride, n_keys, dv, vp);
+  for (size_t b = 0; b < c.batch; b++) {
+    for (size_t g = 0; g < c.kv_heads; g++) {
+      const attn__head first = attn__head_view(&c, b, g * group);
+      if (first.n_k == 0) continue;  /* no key allowed anywhere: every gradient is 0 */
+      ATTN__KERNEL(pack_rows)(first.k, first.k_stride, first.n_k, dk, k_panels);
+      ATTN__KERNEL(pack_rows)(first.v, first.v_stride, first.n_k, dv, v_key_panels);
       /* The query heads that share this kv head add into its dk and dv. */
       for (size_t h = g * group; h < (g + 1) * group; h++) {
-        const size_t qh = b * heads + h;  /* index of this query head */
         attn__bwd_args args = {
-            .q = q + b * qs.batch_stride + h * qs.head_stride, .k = k_head, .kp = kp, .vp = vp,
-            .dout = dout + b * os.batch_stride + h * os.head_stride,
-            .lse = lse != NULL ? lse + qh * nq : lse_head, .delta = delta,
-            .dq = gr.dq + b * qs.batch_stride + h * qs.head_stride,
-            .dk = gr.dk + b * ks.batch_stride + g * ks.head_stride,
-            .dv = gr.dv + b * vs.batch_stride + g * vs.head_stride,
+            .head = attn__head_view(&c, b, h), .k_panels = k_panels, .v_key_panels = v_key_panels,
+            .dout = dout + attn__at(c.os, b, h), .delta = delta,
+            .dq = gr.dq + attn__at(c.qs, b, h), .dk = gr.dk + attn__at(c.ks, b, g),
+            .dv = gr.dv + attn__at(c.vs, b, g),
+            .dbias = dbias != NULL ? dbias + attn__bcast_at(&op.bias_layout, b, h) : NULL,
             .scratch = tile,
-            .q_stride = qs.row_stride, .k_stride = ks.row_stride, .dout_stride = os.row_stride,
-            .dq_stride = qs.row_stride, .dk_stride = ks.row_stride, .dv_stride = vs.row_stride,
-            .n_q = nq, .n_k = n_keys, .d_k = dk, .d_v = dv,
-            .scale = op.scale, .softcap = op.softcap, .causal = (op.flags & ATTN_CAUSAL) != 0,
-            .offset = op.query_offsets != NULL ? op.query_offsets[b] : op.query_offset,
-            .window_left = window ? op.window_left : -1, .window_right = window ? op.window_right : -1,
         };
-        if (op.mask != NULL) {
-          args.mask = op.mask + b * op.mask_layout.batch_stride + h * op.mask_layout.head_stride;
-          args.mask_stride = op.mask_layout.row_stride;
-        }
-        if (op.bias != NULL) {
-          const size_t at = b * op.bias_layout.batch_stride + h * op.bias_layout.head_stride;
-          args.bias = op.bias + at;
-          args.bias_stride = op.bias_layout.row_stride;
-          if (dbias != NULL) args.dbias = dbias + at;
-        }
-        const float* out_head = out != NULL ? out + b * os.batch_stride + h * os.head_stride : NULL;
-        attn__backward_rows_kernel(&args, out_head, os.row_stride, lse != NULL ? NULL : lse_head, delta);
+        const int given = args.head.lse != NULL;
+        if (!given) args.head.lse = lse_head;
+        attn__backward_rows_kernel(&args, given ? NULL : lse_head);
         attn__backward_kernel(&args);
       }
     }

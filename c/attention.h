@@ -1,8 +1,9 @@
 /* attention.h - scaled dot-product attention over float32 buffers.
  *
  * This is the only public C header of attention-wasm. The same sources build
- * a WebAssembly module with SIMD128 kernels, a scalar WebAssembly module, and
- * a native library (scalar) used by the sanitizer tests and the fuzzer.
+ * a WebAssembly module with SIMD128 kernels, the same with relaxed SIMD, a
+ * scalar WebAssembly module, and a native library (scalar) used by the
+ * sanitizer tests and the fuzzer.
  * attn_sdpa computes attention; attn_sdpa_backward its gradients (the
  * BACKWARD PASS comment near the end of this file).
  *
@@ -72,36 +73,57 @@
  *
  * NUMERICS
  *
- *   Everything is float32, accumulated in float32, products rounded before
- *   the add (no FMA, no relaxed SIMD): results are deterministic, the same
- *   bits on every engine for a given module. Softmax subtracts the row max
- *   before exp, so finite logits of any size give finite weights.
+ *   Everything is float32, accumulated in float32. The SIMD128 and scalar
+ *   builds round every product before its add (no FMA; compiled with
+ *   -ffp-contract=off): their results are deterministic, the same bits on
+ *   every engine and machine for a given module. The relaxed-SIMD build
+ *   differs; see RELAXED SIMD below. Softmax subtracts the row max before
+ *   exp, so finite logits of any size give finite weights.
  *   exp is a polynomial after range reduction (XNNPACK's rr2-p5 scheme) on
- *   [-87.34, 0], used by both builds; measured max relative error 1.7e-7
+ *   [-87.34, 0], used by every build; measured max relative error 1.7e-7
  *   (about 1.4 ulp), see tests/native/test_attention.c and
  *   c/kernels/f32-exp.h. Below -87.34 it returns 0 (the true value
  *   is below FLT_MIN and cannot change a softmax sum of at least 1).
  *   tanh (softcap) is -e / (2 + e) with e = expm1(-2|x|) from the same
- *   polynomial, sign restored (c/kernels/f32-tanh.h), the same bits in both
- *   builds; measured max error against double tanh 1.5e-7 absolute (at most
- *   11 ulp, for |x| near 0.06), so softcap(x) = c tanh(x / c) is within
- *   1.5e-7 c (tests/native/test_attention.c).
+ *   range reduction and polynomial, sign restored (c/kernels/f32-tanh.h);
+ *   measured max error against double tanh 1.5e-7 absolute (at most 11 ulp,
+ *   for |x| near 0.06), so softcap(x) = c tanh(x / c) is within 1.5e-7 c
+ *   (tests/native/test_attention.c).
  *   lse = m + log(l) with the row max m and sum l of the softmax, log from
- *   the C library (the same code in both builds).
+ *   the C library (the same code in every build).
  *   Against a float64 reference the outputs agree to about 1e-6 times the
  *   largest magnitude at the sizes tested; the tests use 2e-5.
- *   The SIMD and scalar builds compute every logit, exp and tanh with the
+ *   The SIMD128 and scalar builds compute every logit, exp and tanh with the
  *   same bits; they sum in different orders in the fused kernel and the
  *   step path's softmax, so they agree there to rounding; the decode kernel
  *   (fewer than 4 query rows) gives the same bits in both builds, lse
  *   included. The output path and the step path agree to rounding.
  *
+ * RELAXED SIMD
+ *
+ *   The third build (dist/attention-relaxed.wasm) is the SIMD128 kernels
+ *   compiled with -mrelaxed-simd: every multiply-add of their hot loops
+ *   (Q K^T, P V, the decode kernel's dot products, the backward's products)
+ *   and of the SIMD exp and tanh (range reduction, polynomial, the final
+ *   s + t s p) is one f32x4.relaxed_madd (c/kernels/f32-madd-wasmsimd.h, the
+ *   only place the builds differ). The engine makes it fused (one rounding)
+ *   where the CPU has FMA and mul then add (two roundings) where it has not,
+ *   so this build's results may differ in the last bits between machines,
+ *   and from the SIMD128 and scalar builds (an engine on a given CPU makes
+ *   one choice, so they repeat there). Plain C in the kernels (the step path's logits, scalar tails)
+ *   is not fused. Fusing drops roundings, so no error bound above grows;
+ *   in the tests the relaxed build stays within 2e-6 of the largest
+ *   magnitude of the scalar build's result, forward and backward
+ *   (tests/fixtures.test.js, tests/backward.test.js). Where the same bits
+ *   on every machine matter, use the SIMD128 build (the JavaScript loader's
+ *   deterministic: true).
+ *
  * SIMD
  *
  *   Chosen at compile time: compiled with -msimd128 (__wasm_simd128__) the
  *   kernels in c/kernels/ *-wasmsimd.c are used, otherwise their scalar twins
- *   in *-scalar.c. The JavaScript loader picks a module by probing
- *   WebAssembly.validate.
+ *   in *-scalar.c; -mrelaxed-simd on top gives the relaxed build. The
+ *   JavaScript loader picks a module by probing WebAssembly.validate.
  *
  * ERRORS
  *
@@ -282,7 +304,8 @@ attn_status attn_softmax(const float* x, float* y, int32_t rows, int32_t cols);
  * to about 1e-6 times the largest gradient at the sizes tested (tests use
  * 5e-6). The SIMD and scalar kernels keep the same summation orders: the
  * SIMD128 and scalar builds give the same bits; the relaxed-SIMD build
- * fuses the multiply-adds (attn__f32x4_madd) and agrees to rounding. */
+ * fuses the multiply-adds (RELAXED SIMD above) and stays within 2e-6 of
+ * the largest gradient of the scalar build in the tests. */
 
 /* Where attn_sdpa_backward writes; all overwritten (not added to), none may
  * overlap the inputs. */

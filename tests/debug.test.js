@@ -1,13 +1,14 @@
 // The debug build (./build.sh debug: the kernels' asserts compiled in, a
 // failed one traps) on every fixture case, so the SIMD kernels' asserts run
-// somewhere: both builds, fused, decode and step paths, and a KV cache.
+// somewhere: both builds, fused, decode and step paths, a KV cache, and the
+// backward pass.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { loadAttention } from '../web/attention.js';
+import { loadAttention, NumpyRandom } from '../web/attention.js';
 import { RTOL_REFERENCE, assertClose, caseInputs, optionCaseInputs, optionCaseOptions, readJSON } from './helpers.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -27,6 +28,22 @@ if (Math.min(...files.map(mtime)) < Math.max(...sources.map(mtime))) {
 
 const { cases } = readJSON('./fixtures/attention.json');
 const { cases: optionCases } = readJSON('./fixtures/options.json');
+const { cases: backwardCases } = readJSON('./fixtures/backward.json');
+// tests/backward.test.js's bound against numpy's float64 gradients.
+const RTOL_BACKWARD = 5e-6;
+
+/** A backward.json case's inputs and options, drawn as make_fixtures.py's backward_case draws them. */
+function backwardCase(c) {
+  const rng = new NumpyRandom(c.seed);
+  const inputs = caseInputs(c, rng);
+  inputs.dout = Float32Array.from(rng.randn(c.batch, c.heads, c.nq, c.dv));
+  const options = {
+    batch: c.batch, heads: c.heads, kvHeads: c.kvHeads, nq: c.nq, nk: c.nk, dk: c.dk, dv: c.dv,
+    causal: c.causal, mask: inputs.mask, bias: inputs.bias, window: c.window, queryOffset: c.queryOffset,
+    ...(c.softcap > 0 ? { softcap: c.softcap } : {}), ...(c.scale === null ? {} : { scale: c.scale }),
+  };
+  return { inputs, options };
+}
 
 for (const file of files) {
   const s = suite(`debug build ${file}`);
@@ -55,6 +72,20 @@ for (const file of files) {
       assertClose(attn.sdpa(inputs.q, inputs.k, inputs.v, optionCaseOptions(c, inputs)), c.output, { rtol: RTOL_REFERENCE, what: c.name });
       const r = attn.sdpa(inputs.q, inputs.k, inputs.v, optionCaseOptions(c, inputs, { steps: true, stats: true }));
       assertClose(r.output, c.output, { rtol: RTOL_REFERENCE, what: `${c.name} steps` });
+    }
+  });
+  s('every backward.json case, with and without the forward\'s output and lse', ({ attn }) => {
+    assert.ok(backwardCases.length > 0);
+    for (const c of backwardCases) {
+      const { inputs, options } = backwardCase(c);
+      const { q, k, v, dout } = inputs;
+      const { output, lse } = attn.sdpa(q, k, v, { ...options, stats: true });
+      for (const [how, g] of [['recomputed', attn.sdpaBackward(q, k, v, null, dout, options)],
+        ['given', attn.sdpaBackward(q, k, v, output, dout, { ...options, lse })]]) {
+        for (const key of ['dq', 'dk', 'dv', ...(c.bias ? ['dbias'] : [])]) {
+          assertClose(g[key], c.grads[key], { rtol: RTOL_BACKWARD, what: `${c.name} ${key} (output and lse ${how})` });
+        }
+      }
     }
   });
   s('grouped-query decoding from a KV cache', ({ attn }) => {

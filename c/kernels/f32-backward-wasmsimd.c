@@ -25,21 +25,10 @@
 #include "f32-madd-wasmsimd.h"
 #include "kernels.h"
 
-/* Whether every key of [j0, j1) is visible by position to every row of
- * [i0, i1): the tiles inside a causal or window band. */
-static int attn__bwd_all_visible(const attn__bwd_args* a, size_t i0, size_t i1, size_t j0,
-                                 size_t j1) {
-  const int64_t first = (int64_t)i0 + a->offset, last = (int64_t)i1 - 1 + a->offset;
-  if (a->causal && (int64_t)j1 - 1 > first) return 0;
-  if (a->window_right >= 0 && (int64_t)j1 - 1 > first + a->window_right) return 0;
-  if (a->window_left >= 0 && (int64_t)j0 < last - a->window_left) return 0;
-  return 1;
-}
-
 /* t (BWD_BC, BWD_BR): t[jj][ii] = sum_c kp(jj, c) xp(ii, c) for keys jj <
  * nk4 (a multiple of 4) and rows ii < nr8 (a multiple of 8). kp points at the
- * panel of the block's first key, xp at the panel of its first row (both
- * pack_k layout, d columns). Per step 4 keys x 8 rows: the four keys'
+ * panel of the block's first key (K or V), xp at the panel of its first row
+ * (q or dout; all pack_rows layout, d columns). Per step 4 keys x 8 rows: the four keys'
  * element c splatted (4 consecutive floats of a key panel) against 8 rows'
  * element c (two vectors of a row panel), 8 accumulators; sums over c in
  * order, as the scalar twin. */
@@ -244,34 +233,31 @@ __attribute__((noinline)) static void attn__bwd_dq_wasmsimd(const float* ds, siz
   }
 }
 
-void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out, size_t out_stride,
-                                      float* lse, float* delta) {
-  assert(a != NULL && delta != NULL && a->scratch != NULL);
-  const size_t n_q = a->n_q, d_k = a->d_k, d_v = a->d_v;
-  if (out != NULL) {
-    for (size_t i = 0; i < n_q; i++) {
-      float d = 0.0f;
-      for (size_t c = 0; c < d_v; c++) d = d + a->dout[i * a->dout_stride + c] * out[i * out_stride + c];
-      delta[i] = d;
-    }
+void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, float* lse) {
+  assert(a != NULL && a->delta != NULL && a->scratch != NULL);
+  const attn__head* h = &a->head;
+  const size_t n_q = h->n_q, d_k = h->d_k, d_v = h->d_v;
+  const int with_out = h->out != NULL;
+  if (with_out) {
+    attn__bwd_delta(a);
     if (lse == NULL) return;
   }
   /* The block loop's layout (attn__bwd_tile_floats); q and dout go into the
    * panels as given. */
   const size_t q_pad = attn__round_up(n_q, ATTN__PAD);
-  float* qp = a->scratch + 2 * q_pad + n_q * (d_k + d_v);  /* (q_pad / 8, d_k, 8) */
-  float* dop = qp + q_pad * d_k;                           /* (q_pad / 8, d_v, 8) */
-  float* zt = dop + q_pad * d_v;                           /* (BWD_BC, BWD_BR) logits, then exp */
-  float* dpt = zt + ATTN__BWD_BC * ATTN__BWD_BR;           /* (BWD_BC, BWD_BR) dout . v */
-  float* m = dpt + 2 * ATTN__BWD_BC * ATTN__BWD_BR;        /* (BWD_BR) running max */
-  float* l = m + ATTN__BWD_BR;                             /* (BWD_BR) running sum */
-  float* acc = l + ATTN__BWD_BR;                           /* (BWD_BR) running sum of exp dp */
-  attn__f32_pack_k_wasmsimd(a->q, a->q_stride, n_q, d_k, qp);
-  if (out == NULL) attn__f32_pack_k_wasmsimd(a->dout, a->dout_stride, n_q, d_v, dop);
-  const v128_t vscale = wasm_f32x4_splat(a->scale);
+  float* q_panels = a->scratch + 2 * q_pad + n_q * (d_k + d_v);  /* (q_pad / 8, d_k, 8) */
+  float* dout_panels = q_panels + q_pad * d_k;                    /* (q_pad / 8, d_v, 8) */
+  float* zt = dout_panels + q_pad * d_v;                          /* (BWD_BC, BWD_BR) logits, then exp */
+  float* dpt = zt + ATTN__BWD_BC * ATTN__BWD_BR;                  /* (BWD_BC, BWD_BR) dout . v */
+  float* m = dpt + 2 * ATTN__BWD_BC * ATTN__BWD_BR;               /* (BWD_BR) running max */
+  float* l = m + ATTN__BWD_BR;                                    /* (BWD_BR) running sum */
+  float* acc = l + ATTN__BWD_BR;                                  /* (BWD_BR) running sum of exp dp */
+  attn__f32_pack_rows_wasmsimd(h->q, h->q_stride, n_q, d_k, q_panels);
+  if (!with_out) attn__f32_pack_rows_wasmsimd(a->dout, h->out_stride, n_q, d_v, dout_panels);
+  const v128_t vscale = wasm_f32x4_splat(h->scale);
   const v128_t vzero = wasm_f32x4_splat(0.0f);
   const v128_t vminus_inf = wasm_f32x4_splat(-INFINITY);
-  const int plain_kind = a->softcap == 0.0f && a->bias == NULL && a->mask == NULL;
+  const int plain_kind = h->softcap == 0.0f && h->bias == NULL && h->mask == NULL;
 
   /* Online, per row, the invariants of the scalar twin, with 4 rows to a
    * vector: m the max of the allowed logits so far, l the sum of exp(z - m),
@@ -282,16 +268,16 @@ void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out,
     const size_t nr = n_q - i0 < ATTN__BWD_BR ? n_q - i0 : ATTN__BWD_BR;
     const size_t nr8 = attn__round_up(nr, 8);
     for (size_t ii = 0; ii < nr8; ii++) m[ii] = -INFINITY, l[ii] = 0.0f, acc[ii] = 0.0f;
-    size_t k_lo, k_hi;
-    attn__bwd_keys(a, i0, i0 + nr, &k_lo, &k_hi);
-    /* Key blocks start on a panel boundary of kp. */
-    for (size_t j0 = k_lo / 8 * 8; j0 < k_hi; j0 += ATTN__BWD_BC) {
-      const size_t nb = k_hi - j0 < ATTN__BWD_BC ? k_hi - j0 : ATTN__BWD_BC;
-      attn__bwd_kx_tile_wasmsimd(a->kp + j0 * d_k, qp + i0 * d_k, d_k, attn__round_up(nb, 4), nr8, zt);
-      if (out == NULL) {
-        attn__bwd_kx_tile_wasmsimd(a->vp + j0 * d_v, dop + i0 * d_v, d_v, attn__round_up(nb, 4), nr8, dpt);
+    const attn__span keys = attn__rows_key_span(h, i0, i0 + nr);
+    /* Key blocks start on a panel boundary of the key panels. */
+    for (size_t j0 = keys.lo / 8 * 8; j0 < keys.hi; j0 += ATTN__BWD_BC) {
+      const size_t nb = keys.hi - j0 < ATTN__BWD_BC ? keys.hi - j0 : ATTN__BWD_BC;
+      attn__bwd_kx_tile_wasmsimd(a->k_panels + j0 * d_k, q_panels + i0 * d_k, d_k, attn__round_up(nb, 4), nr8, zt);
+      if (!with_out) {
+        attn__bwd_kx_tile_wasmsimd(a->v_key_panels + j0 * d_v, dout_panels + i0 * d_v, d_v, attn__round_up(nb, 4), nr8,
+                                   dpt);
       }
-      if (plain_kind && attn__bwd_all_visible(a, i0, i0 + nr, j0, j0 + nb)) {
+      if (plain_kind && attn__spans_cover(h, i0, i0 + nr, j0, j0 + nb)) {
         for (size_t jj = 0; jj < nb; jj++) {
           float* z_row = zt + jj * ATTN__BWD_BR;
           for (size_t ii = 0; ii < nr8; ii += 4) wasm_v128_store(z_row + ii, wasm_f32x4_mul(wasm_v128_load(z_row + ii), vscale));
@@ -301,7 +287,7 @@ void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out,
           float* z_row = zt + jj * ATTN__BWD_BR;
           for (size_t ii = 0; ii < nr8; ii++) {
             float th;
-            z_row[ii] = ii < nr ? attn__bwd_logit(a, i0 + ii, j0 + jj, z_row[ii] * a->scale, &th) : -INFINITY;
+            z_row[ii] = ii < nr ? attn__bwd_logit(h, i0 + ii, j0 + jj, z_row[ii] * h->scale, &th) : -INFINITY;
           }
         }
       }
@@ -316,7 +302,7 @@ void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out,
         for (size_t jj = 0; jj < nb; jj++) {
           const v128_t ve = attn__expf_nonpos_wasmsimd(wasm_f32x4_sub(wasm_v128_load(zt + jj * ATTN__BWD_BR + ii), vm_sub));
           vsum = wasm_f32x4_add(vsum, ve);
-          if (out == NULL) {
+          if (!with_out) {
             const v128_t vterm = wasm_f32x4_mul(ve, wasm_v128_load(dpt + jj * ATTN__BWD_BR + ii));
             vdsum = wasm_f32x4_add(vdsum, wasm_v128_and(vterm, wasm_f32x4_ne(ve, vzero)));
           }
@@ -328,23 +314,24 @@ void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out,
       }
     }
     for (size_t ii = 0; ii < nr; ii++) {
-      if (lse != NULL) lse[i0 + ii] = m[ii] == -INFINITY ? -INFINITY : m[ii] + logf(l[ii]);
-      if (out == NULL) delta[i0 + ii] = l[ii] == 0.0f ? 0.0f : acc[ii] / l[ii];
+      if (lse != NULL) lse[i0 + ii] = attn__lse(m[ii], l[ii]);
+      if (!with_out) a->delta[i0 + ii] = l[ii] == 0.0f ? 0.0f : acc[ii] / l[ii];
     }
   }
 }
 
 void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
   assert(a != NULL && a->scratch != NULL && ATTN__BWD_BC % 8 == 0 && ATTN__BWD_BR % 8 == 0);
-  const size_t n_q = a->n_q, n_k = a->n_k, d_k = a->d_k, d_v = a->d_v;
+  const attn__head* h = &a->head;
+  const size_t n_q = h->n_q, n_k = h->n_k, d_k = h->d_k, d_v = h->d_v;
   const size_t q_pad = attn__round_up(n_q, ATTN__PAD);
-  float* lse = a->scratch;               /* (q_pad) lse, +Infinity for empty and padding rows */
-  float* delta = lse + q_pad;            /* (q_pad) delta, 0 for padding rows */
-  float* qs = delta + q_pad;             /* (n_q, d_k) q, empty rows 0 */
-  float* dos = qs + n_q * d_k;           /* (n_q, d_v) dout, empty rows 0 */
-  float* qp = dos + n_q * d_v;           /* (q_pad / 8, d_k, 8) qs in panels of 8 rows */
-  float* dop = qp + q_pad * d_k;         /* (q_pad / 8, d_v, 8) dos in panels of 8 rows */
-  float* st = dop + q_pad * d_v;         /* (BWD_BC, BWD_BR) scores, key-major */
+  float* lse = a->scratch;                  /* (q_pad) lse, +Infinity for empty and padding rows */
+  float* delta = lse + q_pad;               /* (q_pad) delta, 0 for padding rows */
+  float* qs = delta + q_pad;                /* (n_q, d_k) q, empty rows 0 */
+  float* dos = qs + n_q * d_k;              /* (n_q, d_v) dout, empty rows 0 */
+  float* q_panels = dos + n_q * d_v;        /* (q_pad / 8, d_k, 8) qs in panels of 8 rows */
+  float* dout_panels = q_panels + q_pad * d_k;  /* (q_pad / 8, d_v, 8) dos in panels of 8 rows */
+  float* st = dout_panels + q_pad * d_v;    /* (BWD_BC, BWD_BR) scores, key-major */
   float* pt = st + ATTN__BWD_BC * ATTN__BWD_BR;   /* (BWD_BC, BWD_BR) weights */
   float* dst = pt + ATTN__BWD_BC * ATTN__BWD_BR;  /* (BWD_BC, BWD_BR) dout . v, then ds */
 
@@ -352,43 +339,43 @@ void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
    * their weights are exp(-Infinity) = 0 and they add nothing, even where
    * their q or dout hold Infinity. */
   for (size_t i = 0; i < q_pad; i++) {
-    const int live = i < n_q && a->lse[i] != -INFINITY;
-    lse[i] = live ? a->lse[i] : INFINITY;
+    const int live = i < n_q && h->lse[i] != -INFINITY;
+    lse[i] = live ? h->lse[i] : INFINITY;
     delta[i] = live ? a->delta[i] : 0.0f;
     if (i >= n_q) continue;
-    for (size_t c = 0; c < d_k; c++) qs[i * d_k + c] = live ? a->q[i * a->q_stride + c] : 0.0f;
-    for (size_t c = 0; c < d_v; c++) dos[i * d_v + c] = live ? a->dout[i * a->dout_stride + c] : 0.0f;
+    for (size_t c = 0; c < d_k; c++) qs[i * d_k + c] = live ? h->q[i * h->q_stride + c] : 0.0f;
+    for (size_t c = 0; c < d_v; c++) dos[i * d_v + c] = live ? a->dout[i * h->out_stride + c] : 0.0f;
   }
-  attn__f32_pack_k_wasmsimd(qs, d_k, n_q, d_k, qp);
-  attn__f32_pack_k_wasmsimd(dos, d_v, n_q, d_v, dop);
+  attn__f32_pack_rows_wasmsimd(qs, d_k, n_q, d_k, q_panels);
+  attn__f32_pack_rows_wasmsimd(dos, d_v, n_q, d_v, dout_panels);
 
-  const v128_t vscale = wasm_f32x4_splat(a->scale);
+  const v128_t vscale = wasm_f32x4_splat(h->scale);
   const v128_t vzero = wasm_f32x4_splat(0.0f);
-  const int plain_kind = a->softcap == 0.0f && a->bias == NULL && a->mask == NULL && a->dbias == NULL;
-  /* Row positions, keys and window bounds in int32 lanes without overflow. */
-  const int64_t pos_lo = a->offset - (int64_t)(a->window_left > 0 ? a->window_left : 0);
-  const int64_t pos_hi = (int64_t)n_q + a->offset + (int64_t)(a->window_right > 0 ? a->window_right : 0);
-  const int positions_fit = pos_lo > -(INT64_C(1) << 30) && pos_hi < (INT64_C(1) << 30) && n_k < ((size_t)1 << 30);
+  const int plain_kind = h->softcap == 0.0f && h->bias == NULL && h->mask == NULL && a->dbias == NULL;
+  int32_t key_lo[ATTN__BWD_BR], key_hi[ATTN__BWD_BR];  /* the rows' key spans, for lane masks */
 
   for (size_t j0 = 0; j0 < n_k; j0 += ATTN__BWD_BC) {
     const size_t nb = n_k - j0 < ATTN__BWD_BC ? n_k - j0 : ATTN__BWD_BC;
     const size_t nk4 = attn__round_up(nb, 4);
-    size_t lo, hi;
-    attn__bwd_rows(a, j0, j0 + nb, &lo, &hi);
-    /* Row blocks start on a panel boundary of qp. */
-    for (size_t i0 = lo / 8 * 8; i0 < hi; i0 += ATTN__BWD_BR) {
-      const size_t nr = hi - i0 < ATTN__BWD_BR ? hi - i0 : ATTN__BWD_BR;
+    const attn__span rows_seen = attn__key_rows(h, j0, j0 + nb);
+    /* Row blocks start on a panel boundary of the row panels. */
+    for (size_t i0 = rows_seen.lo / 8 * 8; i0 < rows_seen.hi; i0 += ATTN__BWD_BR) {
+      const size_t nr = rows_seen.hi - i0 < ATTN__BWD_BR ? rows_seen.hi - i0 : ATTN__BWD_BR;
       const size_t nr8 = attn__round_up(nr, 8);
-      attn__bwd_kx_tile_wasmsimd(a->kp + j0 * d_k, qp + i0 * d_k, d_k, nk4, nr8, st);
-      attn__bwd_kx_tile_wasmsimd(a->vp + j0 * d_v, dop + i0 * d_v, d_v, nk4, nr8, dst);
-      if (plain_kind && nr % 4 == 0 && positions_fit) {
+      attn__bwd_kx_tile_wasmsimd(a->k_panels + j0 * d_k, q_panels + i0 * d_k, d_k, nk4, nr8, st);
+      attn__bwd_kx_tile_wasmsimd(a->v_key_panels + j0 * d_v, dout_panels + i0 * d_v, d_v, nk4, nr8, dst);
+      if (plain_kind && nr % 4 == 0) {
         /* Lanes are 4 rows: their lse and delta load as vectors. In a block
          * that the causal frontier or the window crosses, a lane whose key
-         * is not visible gets p = 0 (its row position p_i against key j:
-         * cut when j > p_i (causal), j > p_i + right, j < p_i - left). */
-        const int cut = !attn__bwd_all_visible(a, i0, i0 + nr, j0, j0 + nb);
-        const v128_t vlane = wasm_i32x4_make(0, 1, 2, 3);
-        const v128_t vright = wasm_i32x4_splat(a->window_right), vleft = wasm_i32x4_splat(a->window_left);
+         * is outside its row's span gets p = 0 (attn__key_allowed on lanes:
+         * no mask here). Spans lie in [0, n_k], which fits int32. */
+        const int cut = !attn__spans_cover(h, i0, i0 + nr, j0, j0 + nb);
+        if (cut) {
+          for (size_t ii = 0; ii < nr; ii++) {
+            const attn__span span = attn__key_span(h, i0 + ii);
+            key_lo[ii] = (int32_t)span.lo, key_hi[ii] = (int32_t)span.hi;
+          }
+        }
         for (size_t jj = 0; jj < nb; jj++) {
           const float* s_row = st + jj * ATTN__BWD_BR;
           float* p_row = pt + jj * ATTN__BWD_BR;
@@ -400,10 +387,8 @@ void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
             const v128_t varg = wasm_f32x4_pmin(wasm_f32x4_sub(vz, wasm_v128_load(lse + i0 + ii)), vzero);
             v128_t vp = attn__expf_nonpos_wasmsimd(varg);
             if (cut) {
-              const v128_t vpos = wasm_i32x4_add(wasm_i32x4_splat((int32_t)((int64_t)(i0 + ii) + a->offset)), vlane);
-              v128_t vhidden = a->causal ? wasm_i32x4_gt(vkey, vpos) : wasm_i32x4_splat(0);
-              if (a->window_right >= 0) vhidden = wasm_v128_or(vhidden, wasm_i32x4_gt(vkey, wasm_i32x4_add(vpos, vright)));
-              if (a->window_left >= 0) vhidden = wasm_v128_or(vhidden, wasm_i32x4_lt(vkey, wasm_i32x4_sub(vpos, vleft)));
+              const v128_t vhidden = wasm_v128_or(wasm_i32x4_lt(vkey, wasm_v128_load(key_lo + ii)),
+                                                  wasm_i32x4_ge(vkey, wasm_v128_load(key_hi + ii)));
               vp = wasm_v128_andnot(vp, vhidden);
             }
             v128_t vdz = wasm_f32x4_mul(vp, wasm_f32x4_sub(wasm_v128_load(ds_row + ii), wasm_v128_load(delta + i0 + ii)));
@@ -425,25 +410,17 @@ void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
             ds_row[ii] = 0.0f;
             if (lse[i] == INFINITY) continue;  /* no allowed key in this row */
             float th;
-            const float z = attn__bwd_logit(a, i, j, s_row[ii] * a->scale, &th);
-            if (z == -INFINITY) continue;
-            float arg = z - lse[i];
-            if (arg > 0.0f) arg = 0.0f;
-            const float pij = attn__expf_nonpos(arg);
+            const float pij = attn__bwd_weight(h, i, j, s_row[ii] * h->scale, lse[i], &th);
             if (pij == 0.0f) continue;
-            const float dz = pij * (dp - delta[i]);
-            if (a->dbias != NULL) a->dbias[i * a->bias_stride + j] = a->dbias[i * a->bias_stride + j] + dz;
-            float dsij = dz;
-            if (a->softcap > 0.0f) dsij = dsij * (1.0f - th * th);
             p_row[ii] = pij;
-            ds_row[ii] = dsij * a->scale;
+            ds_row[ii] = attn__bwd_score_grad(a, i, j, pij, dp, delta[i], th);
           }
         }
       }
-      attn__bwd_wx_wasmsimd(pt, nb, dos + i0 * d_v, nr, d_v, a->dv + j0 * a->dv_stride, a->dv_stride);
-      attn__bwd_wx_wasmsimd(dst, nb, qs + i0 * d_k, nr, d_k, a->dk + j0 * a->dk_stride, a->dk_stride);
-      attn__bwd_dq_wasmsimd(dst, nb, a->k + j0 * a->k_stride, a->k_stride, nr, d_k, a->dq + i0 * a->dq_stride,
-                            a->dq_stride);
+      attn__bwd_wx_wasmsimd(pt, nb, dos + i0 * d_v, nr, d_v, a->dv + j0 * h->v_stride, h->v_stride);
+      attn__bwd_wx_wasmsimd(dst, nb, qs + i0 * d_k, nr, d_k, a->dk + j0 * h->k_stride, h->k_stride);
+      attn__bwd_dq_wasmsimd(dst, nb, h->k + j0 * h->k_stride, h->k_stride, nr, d_k, a->dq + i0 * h->q_stride,
+                            h->q_stride);
     }
   }
 }

@@ -5,20 +5,20 @@
  * The fused kernel packs K and V and computes ATTN__MR rows at a time; with
  * one query row, three quarters of its work and all of the packing are
  * wasted. Here K and V are read where they are, one query row at a time,
- * over the row's key range [lo, hi) (attn__key_range: causal frontier,
- * window, n_k); keys outside it are not read:
+ * over the row's key span (attn__key_span: causal frontier, window, n_k);
+ * keys outside it are not read:
  *   z_j   = softcap((q . k_j) * scale) (+ bias), -Infinity where masked;
  *   m     = max_j z_j (NaN wins);
  *   p_j   = exp(z_j - m), l = sum_j p_j;
  *   out   = (sum_j p_j v_j) / l, or 0 when no key is allowed (m = -Inf);
  *   lse   = m + log(l), or -Infinity.
- * With one_query, the rows are the heads of one query (grouped-query
- * decoding) and all take query index 0 for their key range.
+ * The rows are a head's query rows, or the one query row of each head of
+ * a group (grouped-query decoding): attn__decode_head.
  * The sums run in the SIMD twin's order, so both give the same bits:
  *   q . k_j: four partial sums over p mod 4 (p < d_k rounded down to 4),
  *            combined as (s0 + s2) + (s1 + s3), then the tail p in order;
- *   l:       four partial sums over (j - lo) mod 4, combined (l0 + l1) + (l2 + l3);
- *   sum_j p_j v_j: in order j = lo, lo + 1, ... for each column. */
+ *   l:       four partial sums over (j - span.lo) mod 4, combined (l0 + l1) + (l2 + l3);
+ *   sum_j p_j v_j: in key order for each column. */
 #include <assert.h>
 #include <math.h>
 
@@ -37,32 +37,29 @@ static float attn__dot(const float* a, const float* b, size_t n) {
 }
 
 void attn__f32_decode_scalar(const attn__decode_args* args) {
-  assert(args != NULL && args->scratch != NULL);
-  const attn__rows* rw = &args->rows;
-  const size_t d_k = rw->d_k, d_v = rw->d_v;
-  float* z = args->scratch;  /* (hi - lo) logits, then exp */
-  for (size_t r = 0; r < rw->n_q; r++) {
-    const float* q_row = rw->q + r * rw->q_stride;  /* (d_k) */
-    float* out_row = rw->out + r * rw->out_stride;  /* (d_v) */
-    size_t lo, hi;
-    attn__key_range(rw, args->one_query ? 0 : r, &lo, &hi);
-    const size_t n = hi - lo;
-    const float* k = args->k + lo * args->k_stride;  /* (n, d_k) this row's keys */
-    const float* v = args->v + lo * args->v_stride;  /* (n, d_v) */
-    const float* bias_row = rw->bias != NULL ? rw->bias + r * rw->bias_stride + lo : NULL;    /* (n) */
-    const uint8_t* mask_row = rw->mask != NULL ? rw->mask + r * rw->mask_stride + lo : NULL;  /* (n) */
+  assert(args != NULL && args->logits != NULL);
+  float* z = args->logits;  /* (span) logits, then exp */
+  for (size_t r = 0; r < attn__decode_rows(args); r++) {
+    size_t i;
+    const attn__head* h = attn__decode_head(args, r, &i);
+    const size_t d_k = h->d_k, d_v = h->d_v;
+    const float* q_row = h->q + i * h->q_stride;  /* (d_k) */
+    float* out_row = h->out + i * h->out_stride;  /* (d_v) */
+    const attn__span span = attn__key_span(h, i);
     float m = -INFINITY;
-    for (size_t j = 0; j < n; j++) {
-      float zj = attn__dot(q_row, k + j * args->k_stride, d_k) * rw->scale;
-      if (rw->softcap > 0.0f) zj = attn__softcapf(zj, rw->softcap);
-      if (bias_row != NULL) zj = zj + bias_row[j];
-      if (mask_row != NULL && mask_row[j] == 0) zj = -INFINITY;
-      z[j] = zj;
+    for (size_t j = span.lo; j < span.hi; j++) {
+      float zj = attn__dot(q_row, h->k + j * h->k_stride, d_k) * h->scale;
+      if (h->softcap > 0.0f) zj = attn__softcapf(zj, h->softcap);
+      if (h->bias != NULL) zj = zj + h->bias[i * h->bias_stride + j];
+      if (!attn__key_allowed(h, span, i, j)) zj = -INFINITY;
+      z[j - span.lo] = zj;
       m = attn__max_nan(m, zj);
     }
+    const size_t n = span.hi - span.lo;
+    const float* v = h->v + span.lo * h->v_stride;  /* (n, d_v) the span's values */
     if (m == -INFINITY) {  /* no allowed key */
       for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
-      if (rw->lse != NULL) rw->lse[r] = -INFINITY;
+      if (h->lse != NULL) h->lse[i] = -INFINITY;
       continue;
     }
     float l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -73,9 +70,9 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
     const float l = (l4[0] + l4[1]) + (l4[2] + l4[3]);
     for (size_t c = 0; c < d_v; c++) {
       float acc = 0.0f;
-      for (size_t j = 0; j < n; j++) acc = acc + z[j] * v[j * args->v_stride + c];
+      for (size_t j = 0; j < n; j++) acc = acc + z[j] * v[j * h->v_stride + c];
       out_row[c] = acc / l;
     }
-    if (rw->lse != NULL) rw->lse[r] = m + logf(l);
+    if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
   }
 }

@@ -16,7 +16,11 @@
 #include "f32-madd-wasmsimd.h"
 #include "kernels.h"
 
-static inline v128_t attn__expf_nonpos_wasmsimd(v128_t vx) {
+/* The parts of exp(x) = s + (t s) p(t), as attn__exp_parts (f32-exp.h):
+ * returns t s and stores s = 2^n and p(t). exp adds s, expm1 s - 1
+ * (f32-tanh-wasmsimd.h), each with one madd, so both share one reduction,
+ * one polynomial and the madd seam. */
+static inline v128_t attn__exp_parts_wasmsimd(v128_t vx, v128_t* vs_out, v128_t* vp_out) {
   const v128_t vmagic = wasm_f32x4_splat(ATTN__EXP_MAGIC);
   const v128_t vbiased = attn__f32x4_madd(vx, wasm_f32x4_splat(ATTN__LOG2E), vmagic);
   const v128_t vs = wasm_i32x4_shl(vbiased, 23);
@@ -27,8 +31,15 @@ static inline v128_t attn__expf_nonpos_wasmsimd(v128_t vx) {
   vp = attn__f32x4_madd(vp, vt, wasm_f32x4_splat(ATTN__EXP_C3));
   vp = attn__f32x4_madd(vp, vt, wasm_f32x4_splat(ATTN__EXP_C2));
   vp = attn__f32x4_madd(vp, vt, wasm_f32x4_splat(ATTN__EXP_C1));
-  vt = wasm_f32x4_mul(vt, vs);
-  const v128_t vy = attn__f32x4_madd(vt, vp, vs);
+  *vs_out = vs;
+  *vp_out = vp;
+  return wasm_f32x4_mul(vt, vs);
+}
+
+static inline v128_t attn__expf_nonpos_wasmsimd(v128_t vx) {
+  v128_t vs, vp;
+  const v128_t vts = attn__exp_parts_wasmsimd(vx, &vs, &vp);
+  const v128_t vy = attn__f32x4_madd(vts, vp, vs);
   /* Lanes below the cutoff hold garbage and are cleared. A NaN lane is NaN
    * through every step above, and x < cutoff is false for it, so it stays. */
   return wasm_v128_andnot(vy, wasm_f32x4_lt(vx, wasm_f32x4_splat(ATTN__EXP_CUTOFF)));

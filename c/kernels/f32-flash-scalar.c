@@ -12,9 +12,8 @@
  * out[r] = acc[r] / l[r], or 0 when no key was allowed (l = 0), and
  * lse[r] = m[r] + log(l[r]).
  * A tile visits only the keys from the first any of its rows may see
- * (rounded down to a panel of 8) to the last (attn__key_range: causal
- * frontier, window, n_k); keys of that span outside a row's own range are
- * cut to -Infinity. */
+ * (rounded down to a panel of 8) to the last (attn__tile_keys); keys there
+ * that a row may not see (attn__key_allowed) are cut to -Infinity. */
 #include <assert.h>
 #include <math.h>
 
@@ -24,43 +23,35 @@
 
 void attn__f32_flash_scalar(const attn__flash_args* args) {
   assert(args != NULL && args->tile != NULL);
-  const attn__rows* rw = &args->rows;
-  const size_t n_q = rw->n_q, n_k = rw->n_k, d_k = rw->d_k, d_v = rw->d_v;
-  const size_t v_stride = args->v_stride;
+  const attn__head* h = &args->head;
+  const size_t n_q = h->n_q, n_k = h->n_k, d_k = h->d_k, d_v = h->d_v;
+  const size_t d_v_pad = args->d_v_pad;
   float* s = args->tile;                     /* (MR, KB) logits, then exp */
-  float* acc = s + ATTN__MR * ATTN__KB;      /* (MR, v_stride) */
-  float* m = acc + ATTN__MR * v_stride;      /* (MR) running max */
+  float* acc = s + ATTN__MR * ATTN__KB;      /* (MR, d_v_pad) */
+  float* m = acc + ATTN__MR * d_v_pad;       /* (MR) running max */
   float* l = m + ATTN__MR;                   /* (MR) running sum */
-  size_t lo[ATTN__MR], hi[ATTN__MR];         /* each row's key range */
+  attn__span spans[ATTN__MR];                /* each row's keys */
 
   for (size_t i0 = 0; i0 < n_q; i0 += ATTN__MR) {
     const size_t rows = n_q - i0 < ATTN__MR ? n_q - i0 : ATTN__MR;
-    size_t k_begin = n_k, k_end = 0;
     for (size_t r = 0; r < ATTN__MR; r++) {
       m[r] = -INFINITY;
       l[r] = 0.0f;
-      for (size_t c = 0; c < v_stride; c++) acc[r * v_stride + c] = 0.0f;
-      if (r < rows) {
-        attn__key_range(rw, i0 + r, &lo[r], &hi[r]);
-        if (lo[r] < hi[r]) {
-          k_begin = lo[r] < k_begin ? lo[r] : k_begin;
-          k_end = hi[r] > k_end ? hi[r] : k_end;
-        }
-      }
+      for (size_t c = 0; c < d_v_pad; c++) acc[r * d_v_pad + c] = 0.0f;
     }
-    k_begin = k_begin / ATTN__PAD * ATTN__PAD;  /* panels start at multiples of 8 */
-    for (size_t j0 = k_begin; j0 < k_end; j0 += ATTN__KB) {
-      const size_t nb = k_end - j0 < ATTN__KB ? k_end - j0 : ATTN__KB;
+    const attn__span keys = attn__tile_keys(h, i0, rows, spans);
+    for (size_t j0 = keys.lo; j0 < keys.hi; j0 += ATTN__KB) {
+      const size_t nb = keys.hi - j0 < ATTN__KB ? keys.hi - j0 : ATTN__KB;
       for (size_t r = 0; r < rows; r++) {
         const size_t i = i0 + r;
-        const float* q_row = rw->q + i * rw->q_stride;  /* (d_k) */
-        float* z = s + r * ATTN__KB;                    /* (nb) this row's logits */
+        const float* q_row = h->q + i * h->q_stride;  /* (d_k) */
+        float* z = s + r * ATTN__KB;                  /* (nb) this row's logits */
         /* Scores q_i . k_j, summed over d_k in order. */
         for (size_t jj = 0; jj < nb; jj++) z[jj] = 0.0f;
         for (size_t p = 0; p < d_k; p++) {
           for (size_t jj = 0; jj < nb; jj++) {
             const size_t j = j0 + jj;
-            const float k_jp = args->kp[((j / ATTN__PAD) * d_k + p) * ATTN__PAD + j % ATTN__PAD];
+            const float k_jp = args->k_panels[((j / ATTN__PAD) * d_k + p) * ATTN__PAD + j % ATTN__PAD];
             z[jj] = z[jj] + q_row[p] * k_jp;
           }
         }
@@ -69,12 +60,10 @@ void attn__f32_flash_scalar(const attn__flash_args* args) {
         float block_max = -INFINITY;
         for (size_t jj = 0; jj < nb; jj++) {
           const size_t j = j0 + jj;
-          float zj = z[jj] * rw->scale;
-          if (rw->softcap > 0.0f) zj = attn__softcapf(zj, rw->softcap);
-          if (rw->bias != NULL) zj = zj + rw->bias[i * rw->bias_stride + j];
-          if (j < lo[r] || j >= hi[r] || (rw->mask != NULL && rw->mask[i * rw->mask_stride + j] == 0)) {
-            zj = -INFINITY;
-          }
+          float zj = z[jj] * h->scale;
+          if (h->softcap > 0.0f) zj = attn__softcapf(zj, h->softcap);
+          if (h->bias != NULL) zj = zj + h->bias[i * h->bias_stride + j];
+          if (!attn__key_allowed(h, spans[r], i, j)) zj = -INFINITY;
           z[jj] = zj;
           block_max = attn__max_nan(block_max, zj);
         }
@@ -89,22 +78,22 @@ void attn__f32_flash_scalar(const attn__flash_args* args) {
         }
         l[r] = l[r] * alpha + block_sum;
         m[r] = m_new;
-        float* acc_row = acc + r * v_stride;  /* (v_stride) */
-        for (size_t c = 0; c < v_stride; c++) acc_row[c] = acc_row[c] * alpha;
+        float* acc_row = acc + r * d_v_pad;  /* (d_v_pad) */
+        for (size_t c = 0; c < d_v_pad; c++) acc_row[c] = acc_row[c] * alpha;
         for (size_t jj = 0; jj < nb; jj++) {
           const size_t j = j0 + jj;
-          for (size_t c = 0; c < v_stride; c++) {
-            const float v_jc = args->vp[((c / ATTN__PAD) * n_k + j) * ATTN__PAD + c % ATTN__PAD];
+          for (size_t c = 0; c < d_v_pad; c++) {
+            const float v_jc = args->v_col_panels[((c / ATTN__PAD) * n_k + j) * ATTN__PAD + c % ATTN__PAD];
             acc_row[c] = acc_row[c] + z[jj] * v_jc;
           }
         }
       }
     }
     for (size_t r = 0; r < rows; r++) {
-      float* out_row = rw->out + (i0 + r) * rw->out_stride;  /* (d_v) */
-      const float* acc_row = acc + r * v_stride;
+      float* out_row = h->out + (i0 + r) * h->out_stride;  /* (d_v) */
+      const float* acc_row = acc + r * d_v_pad;
       for (size_t c = 0; c < d_v; c++) out_row[c] = l[r] == 0.0f ? 0.0f : acc_row[c] / l[r];
-      if (rw->lse != NULL) rw->lse[i0 + r] = l[r] == 0.0f ? -INFINITY : m[r] + logf(l[r]);
+      if (h->lse != NULL) h->lse[i0 + r] = attn__lse(m[r], l[r]);
     }
   }
 }

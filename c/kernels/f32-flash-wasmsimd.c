@@ -21,12 +21,12 @@
 
 /* z (4, KB): z[r][jj] = (q_r . k_(j0 + jj)) * scale for jj < nbp (a multiple
  * of 8). qt is the query tile interleaved, (d_k, 4): element p of row r at
- * qt[p * 4 + r], so the four splats of a step read one 16-byte line. kp
- * points at the panel of key j0. vmax[r] gets the lanes of row r's max (NaN
+ * qt[p * 4 + r], so the four splats of a step read one 16-byte line.
+ * k_panels points at the panel of key j0. vmax[r] gets the lanes of row r's max (NaN
  * propagating), for blocks that need no masking. 8 accumulators, 2 key
  * vectors and the splats fit x86-64's vector registers without spilling
  * (6 x 8 with 12 accumulators is slower: V8 spills, bench/RESULTS.md). */
-static void attn__score_tile_wasmsimd(const float* qt, const float* kp, size_t d_k, size_t nbp,
+static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, size_t d_k, size_t nbp,
                                       v128_t vscale, float* z, v128_t vmax[4]) {
   v128_t vmax0 = wasm_f32x4_splat(-INFINITY), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;
   for (size_t jj = 0; jj < nbp; jj += 8) {
@@ -34,7 +34,7 @@ static void attn__score_tile_wasmsimd(const float* qt, const float* kp, size_t d
     v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x0123;
     v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x0123;
     v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x0123;
-    const float* k_panel = kp + (jj / 8) * d_k * 8;  /* (d_k, 8) keys j0+jj .. j0+jj+7 */
+    const float* k_panel = k_panels + (jj / 8) * d_k * 8;  /* (d_k, 8) keys j0+jj .. j0+jj+7 */
     const float* q_col = qt;                         /* (d_k, 4) */
     for (size_t p = 0; p < d_k; p++) {
       const v128_t vk0123 = wasm_v128_load(k_panel);
@@ -81,19 +81,20 @@ static void attn__score_tile_wasmsimd(const float* qt, const float* kp, size_t d
   vmax[3] = vmax3;
 }
 
-/* acc (4, v_stride) = acc * alpha_r + p (4, nb) v (nb, v_stride); vp points
- * at key j0 of the first column panel, panels are n_k * 8 floats apart. */
-static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* vp, size_t n_k,
-                                   size_t v_stride, const float* alpha, float* acc) {
+/* acc (4, d_v_pad) = acc * alpha_r + p (4, nb) v (nb, d_v_pad); v_col_panels
+ * points at key j0 of the first column panel, panels are n_k * 8 floats
+ * apart. */
+static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* v_col_panels, size_t n_k,
+                                   size_t d_v_pad, const float* alpha, float* acc) {
   const v128_t valpha0 = wasm_f32x4_splat(alpha[0]);
   const v128_t valpha1 = wasm_f32x4_splat(alpha[1]);
   const v128_t valpha2 = wasm_f32x4_splat(alpha[2]);
   const v128_t valpha3 = wasm_f32x4_splat(alpha[3]);
   float* acc0 = acc;
-  float* acc1 = acc0 + v_stride;
-  float* acc2 = acc1 + v_stride;
-  float* acc3 = acc2 + v_stride;
-  for (size_t c = 0; c < v_stride; c += 8) {
+  float* acc1 = acc0 + d_v_pad;
+  float* acc2 = acc1 + d_v_pad;
+  float* acc3 = acc2 + d_v_pad;
+  for (size_t c = 0; c < d_v_pad; c += 8) {
     v128_t vacc0x0123 = wasm_f32x4_mul(wasm_v128_load(acc0 + c), valpha0);
     v128_t vacc0x4567 = wasm_f32x4_mul(wasm_v128_load(acc0 + c + 4), valpha0);
     v128_t vacc1x0123 = wasm_f32x4_mul(wasm_v128_load(acc1 + c), valpha1);
@@ -102,23 +103,23 @@ static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* vp, s
     v128_t vacc2x4567 = wasm_f32x4_mul(wasm_v128_load(acc2 + c + 4), valpha2);
     v128_t vacc3x0123 = wasm_f32x4_mul(wasm_v128_load(acc3 + c), valpha3);
     v128_t vacc3x4567 = wasm_f32x4_mul(wasm_v128_load(acc3 + c + 4), valpha3);
-    const float* v_panel = vp + (c / 8) * n_k * 8;  /* (nb, 8) columns c .. c+7 */
+    const float* v_panel = v_col_panels + (c / 8) * n_k * 8;  /* (nb, 8) columns c .. c+7 */
     for (size_t jj = 0; jj < nb; jj++) {
       const v128_t vv0123 = wasm_v128_load(v_panel);
       const v128_t vv4567 = wasm_v128_load(v_panel + 4);
       v_panel += 8;
-      const v128_t vp0 = wasm_v128_load32_splat(p + jj);
-      const v128_t vp1 = wasm_v128_load32_splat(p + ATTN__KB + jj);
-      const v128_t vp2 = wasm_v128_load32_splat(p + 2 * ATTN__KB + jj);
-      const v128_t vp3 = wasm_v128_load32_splat(p + 3 * ATTN__KB + jj);
-      vacc0x0123 = attn__f32x4_madd(vp0, vv0123, vacc0x0123);
-      vacc0x4567 = attn__f32x4_madd(vp0, vv4567, vacc0x4567);
-      vacc1x0123 = attn__f32x4_madd(vp1, vv0123, vacc1x0123);
-      vacc1x4567 = attn__f32x4_madd(vp1, vv4567, vacc1x4567);
-      vacc2x0123 = attn__f32x4_madd(vp2, vv0123, vacc2x0123);
-      vacc2x4567 = attn__f32x4_madd(vp2, vv4567, vacc2x4567);
-      vacc3x0123 = attn__f32x4_madd(vp3, vv0123, vacc3x0123);
-      vacc3x4567 = attn__f32x4_madd(vp3, vv4567, vacc3x4567);
+      const v128_t vw0 = wasm_v128_load32_splat(p + jj);
+      const v128_t vw1 = wasm_v128_load32_splat(p + ATTN__KB + jj);
+      const v128_t vw2 = wasm_v128_load32_splat(p + 2 * ATTN__KB + jj);
+      const v128_t vw3 = wasm_v128_load32_splat(p + 3 * ATTN__KB + jj);
+      vacc0x0123 = attn__f32x4_madd(vw0, vv0123, vacc0x0123);
+      vacc0x4567 = attn__f32x4_madd(vw0, vv4567, vacc0x4567);
+      vacc1x0123 = attn__f32x4_madd(vw1, vv0123, vacc1x0123);
+      vacc1x4567 = attn__f32x4_madd(vw1, vv4567, vacc1x4567);
+      vacc2x0123 = attn__f32x4_madd(vw2, vv0123, vacc2x0123);
+      vacc2x4567 = attn__f32x4_madd(vw2, vv4567, vacc2x4567);
+      vacc3x0123 = attn__f32x4_madd(vw3, vv0123, vacc3x0123);
+      vacc3x4567 = attn__f32x4_madd(vw3, vv4567, vacc3x4567);
     }
     wasm_v128_store(acc0 + c, vacc0x0123);
     wasm_v128_store(acc0 + c + 4, vacc0x4567);
@@ -133,47 +134,35 @@ static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* vp, s
 
 void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
   assert(args != NULL && args->tile != NULL);
-  assert(args->v_stride % 8 == 0 && ATTN__PAD == 8 && ATTN__KB % 8 == 0 && ATTN__MR == 4);
-  const attn__rows* rw = &args->rows;
-  const size_t n_q = rw->n_q, n_k = rw->n_k, d_k = rw->d_k, d_v = rw->d_v;
-  const size_t v_stride = args->v_stride;
+  assert(args->d_v_pad % 8 == 0 && ATTN__PAD == 8 && ATTN__KB % 8 == 0 && ATTN__MR == 4);
+  const attn__head* h = &args->head;
+  const size_t n_q = h->n_q, n_k = h->n_k, d_k = h->d_k, d_v = h->d_v;
+  const size_t d_v_pad = args->d_v_pad;
   float* s = args->tile;                 /* (MR, KB) logits, then exp */
-  float* acc = s + ATTN__MR * ATTN__KB;  /* (MR, v_stride) */
-  float* m = acc + ATTN__MR * v_stride;  /* (MR) running max */
+  float* acc = s + ATTN__MR * ATTN__KB;  /* (MR, d_v_pad) */
+  float* m = acc + ATTN__MR * d_v_pad;   /* (MR) running max */
   float* l = m + ATTN__MR;               /* (MR) running sum */
   float* qt = l + ATTN__MR;              /* (d_k, MR) the query tile, interleaved */
   float alpha[ATTN__MR];
-  size_t lo[ATTN__MR], hi[ATTN__MR];     /* each row's key range */
-  const v128_t vscale = wasm_f32x4_splat(rw->scale);
+  attn__span spans[ATTN__MR];            /* each row's keys */
+  const v128_t vscale = wasm_f32x4_splat(h->scale);
   const v128_t vminus_inf = wasm_f32x4_splat(-INFINITY);
 
   for (size_t i0 = 0; i0 < n_q; i0 += ATTN__MR) {
     const size_t rows = n_q - i0 < ATTN__MR ? n_q - i0 : ATTN__MR;
     /* Interleave the tile's queries; missing rows repeat the last real one. */
     for (size_t r = 0; r < ATTN__MR; r++) {
-      const float* q_row = rw->q + (i0 + (r < rows ? r : rows - 1)) * rw->q_stride;  /* (d_k) */
+      const float* q_row = h->q + (i0 + (r < rows ? r : rows - 1)) * h->q_stride;  /* (d_k) */
       for (size_t p = 0; p < d_k; p++) qt[p * ATTN__MR + r] = q_row[p];
     }
-    size_t k_begin = n_k, k_end = 0;
-    for (size_t r = 0; r < ATTN__MR; r++) {
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
-      lo[r] = hi[r] = 0;
-      if (r < rows) {
-        attn__key_range(rw, i0 + r, &lo[r], &hi[r]);
-        if (lo[r] < hi[r]) {
-          k_begin = lo[r] < k_begin ? lo[r] : k_begin;
-          k_end = hi[r] > k_end ? hi[r] : k_end;
-        }
-      }
-    }
-    k_begin = k_begin / ATTN__PAD * ATTN__PAD;  /* panels start at multiples of 8 */
-    for (size_t c = 0; c < ATTN__MR * v_stride; c += 4) wasm_v128_store(acc + c, wasm_f32x4_splat(0.0f));
-    for (size_t j0 = k_begin; j0 < k_end; j0 += ATTN__KB) {
-      const size_t nb = k_end - j0 < ATTN__KB ? k_end - j0 : ATTN__KB;
+    for (size_t r = 0; r < ATTN__MR; r++) m[r] = -INFINITY, l[r] = 0.0f;
+    const attn__span keys = attn__tile_keys(h, i0, rows, spans);
+    for (size_t c = 0; c < ATTN__MR * d_v_pad; c += 4) wasm_v128_store(acc + c, wasm_f32x4_splat(0.0f));
+    for (size_t j0 = keys.lo; j0 < keys.hi; j0 += ATTN__KB) {
+      const size_t nb = keys.hi - j0 < ATTN__KB ? keys.hi - j0 : ATTN__KB;
       const size_t nbp = attn__round_up(nb, 8);
       v128_t vtile_max[4];
-      attn__score_tile_wasmsimd(qt, args->kp + j0 * d_k, d_k, nbp, vscale, s, vtile_max);
+      attn__score_tile_wasmsimd(qt, args->k_panels + j0 * d_k, d_k, nbp, vscale, s, vtile_max);
       for (size_t r = 0; r < ATTN__MR; r++) {
         float* z = s + r * ATTN__KB;  /* (nbp) this row's logits */
         /* The tile's row max holds when nothing below changes a logit. */
@@ -182,24 +171,24 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
           for (size_t jj = 0; jj < nbp; jj += 4) wasm_v128_store(z + jj, vminus_inf);
         } else {
           const size_t i = i0 + r;
-          plain = rw->bias == NULL && rw->mask == NULL && rw->softcap == 0.0f && nb == nbp &&
-                  lo[r] <= j0 && hi[r] >= j0 + nb;
-          if (rw->softcap > 0.0f) attn__softcap_wasmsimd(z, nbp, rw->softcap);
-          if (rw->bias != NULL) {
-            const float* bias_row = rw->bias + i * rw->bias_stride + j0;  /* (nb) */
+          plain = h->bias == NULL && h->mask == NULL && h->softcap == 0.0f && nb == nbp &&
+                  spans[r].lo <= j0 && spans[r].hi >= j0 + nb;
+          if (h->softcap > 0.0f) attn__softcap_wasmsimd(z, nbp, h->softcap);
+          if (h->bias != NULL) {
+            const float* bias_row = h->bias + i * h->bias_stride + j0;  /* (nb) */
             size_t jj = 0;
             for (; jj + 4 <= nb; jj += 4) {
               wasm_v128_store(z + jj, wasm_f32x4_add(wasm_v128_load(z + jj), wasm_v128_load(bias_row + jj)));
             }
             for (; jj < nb; jj++) z[jj] = z[jj] + bias_row[jj];
           }
-          /* Masking is done on whole vectors: scalar stores followed by a
-           * vector load of the same bytes stall store forwarding on x86. A
-           * lane is cut when its key is outside the row's range or past the
-           * block, or masked; the mask is read only below nb. */
-          const uint8_t* mask_row = rw->mask != NULL ? rw->mask + i * rw->mask_stride + j0 : NULL;  /* (nb) */
-          const int64_t first = (int64_t)lo[r] - (int64_t)j0;  /* keys [first, last) of the block stay */
-          int64_t last = (int64_t)hi[r] - (int64_t)j0;
+          /* attn__key_allowed on whole vectors (scalar stores followed by
+           * a vector load of the same bytes stall store forwarding on x86):
+           * a lane is cut when its key is outside the row's span or past
+           * the block, or masked; the mask is read only below nb. */
+          const uint8_t* mask_row = h->mask != NULL ? h->mask + i * h->mask_stride + j0 : NULL;  /* (nb) */
+          const int64_t first = (int64_t)spans[r].lo - (int64_t)j0;  /* keys [first, last) of the block stay */
+          int64_t last = (int64_t)spans[r].hi - (int64_t)j0;
           if (last > (int64_t)nb) last = (int64_t)nb;
           if (mask_row != NULL || first > 0 || last < (int64_t)nbp) {
             const v128_t vfirst = wasm_i32x4_splat((int32_t)(first < 0 ? 0 : first));
@@ -228,12 +217,12 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
         l[r] = l[r] * alpha[r] + attn__exp_sub_sum_wasmsimd(z, nbp, m_sub);
         m[r] = m_new;
       }
-      attn__pv_tile_wasmsimd(s, nb, args->vp + j0 * 8, n_k, v_stride, alpha, acc);
+      attn__pv_tile_wasmsimd(s, nb, args->v_col_panels + j0 * 8, n_k, d_v_pad, alpha, acc);
     }
     for (size_t r = 0; r < rows; r++) {
-      float* out_row = rw->out + (i0 + r) * rw->out_stride;  /* (d_v) */
-      const float* acc_row = acc + r * v_stride;
-      if (rw->lse != NULL) rw->lse[i0 + r] = l[r] == 0.0f ? -INFINITY : m[r] + logf(l[r]);
+      float* out_row = h->out + (i0 + r) * h->out_stride;  /* (d_v) */
+      const float* acc_row = acc + r * d_v_pad;
+      if (h->lse != NULL) h->lse[i0 + r] = attn__lse(m[r], l[r]);
       if (l[r] == 0.0f) {  /* no allowed key */
         for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
         continue;

@@ -16,34 +16,33 @@
 
 static inline void attn__f32_steps(const attn__steps_args* args, attn__f32_gemm_fn gemm,
                                    void (*softmax)(size_t n, const float* x, float* y)) {
-  assert(args != NULL && args->kt != NULL);
-  const attn__rows* rw = &args->rows;
-  const size_t n_q = rw->n_q, n_cols = args->n_cols, d_k = rw->d_k, d_v = rw->d_v;
-  const size_t kt_stride = attn__round_up(n_cols, ATTN__PAD);
-  /* kt (d_k, kt_stride) = K^T, columns past n_cols zeroed. */
+  assert(args != NULL && args->k_t != NULL);
+  const attn__head* h = &args->head;
+  const size_t n_q = h->n_q, n_cols = args->n_cols, d_k = h->d_k, d_v = h->d_v;
+  const size_t k_t_stride = attn__round_up(n_cols, ATTN__PAD);
+  /* k_t (d_k, k_t_stride) = K^T, columns past n_cols zeroed. */
   for (size_t p = 0; p < d_k; p++) {
-    float* kt_row = args->kt + p * kt_stride;
-    for (size_t j = 0; j < n_cols; j++) kt_row[j] = args->k[j * args->k_stride + p];
-    for (size_t j = n_cols; j < kt_stride; j++) kt_row[j] = 0.0f;
+    float* k_t_row = args->k_t + p * k_t_stride;
+    for (size_t j = 0; j < n_cols; j++) k_t_row[j] = h->k[j * h->k_stride + p];
+    for (size_t j = n_cols; j < k_t_stride; j++) k_t_row[j] = 0.0f;
   }
-  gemm(n_q, n_cols, d_k, rw->q, rw->q_stride, args->kt, kt_stride, args->scores, n_cols);
+  gemm(n_q, n_cols, d_k, h->q, h->q_stride, args->k_t, k_t_stride, args->scores, n_cols);
   for (size_t i = 0; i < n_q; i++) {
     const float* scores_row = args->scores + i * n_cols; /* (n_cols) */
     float* scaled_row = args->scaled + i * n_cols;       /* (n_cols) */
     float* weights_row = args->weights + i * n_cols;     /* (n_cols) logits, then weights */
-    size_t lo, hi;
-    attn__key_range(rw, i, &lo, &hi);
+    const attn__span span = attn__key_span(h, i);
     float m = -INFINITY;
     for (size_t j = 0; j < n_cols; j++) {
-      const float zs = scores_row[j] * rw->scale;
+      const float zs = scores_row[j] * h->scale;
       scaled_row[j] = zs;
       float z = zs;
-      if (rw->softcap > 0.0f) z = attn__softcapf(z, rw->softcap);
-      /* Bias and mask exist only below rows.n_k (their cols). */
-      if (j < lo || j >= hi || (rw->mask != NULL && rw->mask[i * rw->mask_stride + j] == 0)) {
+      if (h->softcap > 0.0f) z = attn__softcapf(z, h->softcap);
+      /* Bias and mask exist only below the head's n_k (their cols). */
+      if (!attn__key_allowed(h, span, i, j)) {
         z = -INFINITY;
-      } else if (rw->bias != NULL) {
-        z = z + rw->bias[i * rw->bias_stride + j];
+      } else if (h->bias != NULL) {
+        z = z + h->bias[i * h->bias_stride + j];
       }
       weights_row[j] = z;
       m = attn__max_nan(m, z);
@@ -51,33 +50,32 @@ static inline void attn__f32_steps(const attn__steps_args* args, attn__f32_gemm_
     if (args->logits != NULL) {
       for (size_t j = 0; j < n_cols; j++) args->logits[i * n_cols + j] = weights_row[j];
     }
-    if (rw->lse != NULL) {
+    if (h->lse != NULL) {
       /* log-sum-exp in the definition's order: the max, then the sum of exp. */
       float l = 0.0f;
       if (m != -INFINITY) {
         for (size_t j = 0; j < n_cols; j++) l = l + attn__expf_nonpos(weights_row[j] - m);
       }
-      rw->lse[i] = m == -INFINITY ? -INFINITY : m + logf(l);
+      h->lse[i] = attn__lse(m, l);
     }
     softmax(n_cols, weights_row, weights_row);
   }
-  /* output row i = weights V over the row's key range [lo, hi) only, as the
-   * fused kernels: keys outside it (causal frontier, window, kv_lengths, a
-   * short mask) are not read, so NaN or Infinity in V there cannot reach the
+  /* output row i = weights V over the row's key span only, as the fused
+   * kernels: keys outside it (causal frontier, window, kv_lengths, a short
+   * mask) are not read, so NaN or Infinity in V there cannot reach the
    * output through 0 * NaN. A row with no allowed key is 0 even where V holds
    * Infinity or NaN (0 * Inf would make it NaN), as the fused path gives. */
   for (size_t i = 0; i < n_q; i++) {
     const float* weights_row = args->weights + i * n_cols; /* (n_cols) */
-    float* out_row = rw->out + i * rw->out_stride;         /* (d_v) */
-    size_t lo, hi;
-    attn__key_range(rw, i, &lo, &hi);
-    size_t j = lo;
-    while (j < hi && weights_row[j] == 0.0f) j++;
-    if (j == hi) {
+    float* out_row = h->out + i * h->out_stride;           /* (d_v) */
+    const attn__span span = attn__key_span(h, i);
+    size_t j = span.lo;
+    while (j < span.hi && weights_row[j] == 0.0f) j++;
+    if (j == span.hi) {
       for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
     } else {
-      gemm(1, d_v, hi - lo, weights_row + lo, n_cols, args->v + lo * args->v_stride, args->v_stride, out_row,
-           rw->out_stride);
+      gemm(1, d_v, span.hi - span.lo, weights_row + span.lo, n_cols, h->v + span.lo * h->v_stride, h->v_stride,
+           out_row, h->out_stride);
     }
   }
 }

@@ -5,10 +5,13 @@
  * signature and algorithm. attention.c picks one at compile time through the
  * ATTN__KERNEL() macro below.
  *
- * What the two builds share bit for bit (attention.h states the same):
+ * What the SIMD128 and scalar builds share bit for bit (attention.h states
+ * the same; the relaxed build fuses the SIMD multiply-adds instead,
+ * f32-madd-wasmsimd.h):
  *   - exp, tanh (softcap), gemm, the packing and every logit: the same
  *     operations in the same order;
- *   - the decode kernel, lse included: its twins sum in the same order;
+ *   - the decode kernel, lse included, and the backward kernels: their
+ *     twins sum in the same order;
  * and where they differ by rounding only:
  *   - the fused kernel's row sums l (four lanes, then combined);
  *   - softmax's row sum in the step path (four lanes, then combined).
@@ -23,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "f32-exp.h"
 #include "f32-tanh.h"
 
 /* Query rows per tile of the fused kernel, and keys per key block. */
@@ -58,115 +62,192 @@ void attn__f32_gemm_wasmsimd(size_t m, size_t n, size_t k, const float* a, size_
 void attn__f32_softmax_scalar(size_t n, const float* x, float* y);
 void attn__f32_softmax_wasmsimd(size_t n, const float* x, float* y);
 
-/* kp (n_k_pad / 8, d_k, 8) = k (n_k, d_k, rows k_stride apart) in panels of
- * 8 keys, the layout of attn__flash_args.kp; keys past n_k are 0. */
-void attn__f32_pack_k_scalar(const float* k, size_t k_stride, size_t n_k, size_t d_k, float* kp);
-void attn__f32_pack_k_wasmsimd(const float* k, size_t k_stride, size_t n_k, size_t d_k, float* kp);
+/* Packing, both pure copies (the twins give the same floats):
+ * pack_rows: x (n, d, rows x_stride apart) into panels of 8 rows,
+ *   (n_pad / 8, d, 8): element c of row j at panels[((j / 8) * d + c) * 8 + j % 8],
+ *   rows past n are 0. K for the fused kernel; K, V, Q and dout for the backward.
+ * pack_cols: v (n_k, d_v, rows v_stride apart) into panels of 8 columns,
+ *   (d_v_pad / 8, n_k, 8): column c of key j at panels[((c / 8) * n_k + j) * 8 + c % 8],
+ *   columns past d_v are 0. V for the fused kernel. */
+void attn__f32_pack_rows_scalar(const float* x, size_t x_stride, size_t n, size_t d, float* panels);
+void attn__f32_pack_rows_wasmsimd(const float* x, size_t x_stride, size_t n, size_t d, float* panels);
+void attn__f32_pack_cols_scalar(const float* v, size_t v_stride, size_t n_k, size_t d_v, float* panels);
+void attn__f32_pack_cols_wasmsimd(const float* v, size_t v_stride, size_t n_k, size_t d_v, float* panels);
 
-/* What one (batch, head) of the output path reads and writes besides K and V,
- * shared by the flash and decode kernels. Rows are query rows, or with
- * decode's one_query the heads of one query (grouped-query decoding); every
- * pointer below advances by its row stride per row. */
-typedef struct attn__rows {
-  const float* q;        /* (n_q, d_k) queries, rows q_stride apart */
-  float* out;            /* (n_q, d_v) output, rows out_stride apart */
-  const uint8_t* mask;   /* (n_q, >= n_k) keep-mask rows mask_stride apart, or NULL */
-  const float* bias;     /* (n_q, >= n_k) bias rows bias_stride apart, or NULL */
-  float* lse;            /* (n_q) log-sum-exp of each row's logits, or NULL */
-  size_t q_stride, out_stride, mask_stride, bias_stride;
+/* One (batch, query head) of a call, as every kernel sees it: the head's
+ * n_q query rows, its kv head's keys and values, and which keys each row
+ * may see. attention.c builds it in one place (attn__head_view) for the
+ * forward and the backward. Each pointer advances by its row stride per
+ * row. */
+typedef struct attn__head {
+  const float* q;        /* (n_q, d_k) queries */
+  const float* k;        /* (n_k, d_k) the kv head's keys */
+  const float* v;        /* (n_k, d_v) the kv head's values */
+  float* out;            /* (n_q, d_v) output: the forward writes it; the backward reads it, or NULL */
+  float* lse;            /* (n_q) log-sum-exp of each row's logits: the forward writes it (or
+                            NULL); the backward reads it */
+  const uint8_t* mask;   /* (n_q, >= n_k) keep-mask, or NULL */
+  const float* bias;     /* (n_q, >= n_k) bias, or NULL */
+  size_t q_stride, k_stride, v_stride, out_stride, mask_stride, bias_stride;
   size_t n_q;
   size_t n_k;            /* keys that exist for this head: n_k clipped to kv_lengths[b]
                             and to the mask's and bias's cols */
   size_t d_k, d_v;
   float scale;
-  float softcap;         /* > 0: logits = softcap * tanh(scaled / softcap) */
-  int64_t offset;        /* position of query 0 among the keys */
-  int32_t window_left, window_right;  /* -1: that side unbounded */
-  int causal;
-} attn__rows;
+  float softcap;         /* > 0: logits = softcap * tanh(scaled / softcap); 0: none */
+  int64_t offset;        /* position of query row 0 among the keys */
+  int64_t keys_before;   /* the query at position p sees keys p - keys_before .. */
+  int64_t keys_after;    /* .. p + keys_after: the window and the causal frontier;
+                            ATTN__UNBOUNDED on a side without a bound */
+} attn__head;
 
-/* Keys [*lo, *hi) that query index i may see by position: n_k, the causal
- * frontier and the window, as attention.h defines them. Keys outside are
- * never computed. lo == hi when none. */
-static inline void attn__key_range(const attn__rows* rows, size_t i, size_t* lo, size_t* hi) {
-  const int64_t p = (int64_t)i + rows->offset;
-  int64_t l = 0, h = (int64_t)rows->n_k;
-  if (rows->causal && p + 1 < h) h = p + 1;
-  if (rows->window_right >= 0 && p + rows->window_right + 1 < h) h = p + rows->window_right + 1;
-  if (rows->window_left >= 0 && p - rows->window_left > l) l = p - rows->window_left;
-  if (h < 0) h = 0;
-  if (l > h) l = h;
-  *lo = (size_t)l;
-  *hi = (size_t)h;
+/* Farther than any key from any query position (both are below 2^32). */
+#define ATTN__UNBOUNDED (INT64_C(1) << 40)
+
+/* Keys [lo, hi) of a query row, or query rows [lo, hi) of a key block. */
+typedef struct attn__span {
+  size_t lo, hi;
+} attn__span;
+
+/* The rule by position (attention.h): the keys query row i may see, those
+ * that exist (j < n_k) from keys_before before to keys_after after its
+ * position i + offset. lo == hi when none. Keys outside are never computed.
+ * Both ends never decrease as i grows: the spans of row and key blocks
+ * below rely on it. */
+static inline attn__span attn__key_span(const attn__head* h, size_t i) {
+  const int64_t p = (int64_t)i + h->offset;
+  int64_t lo = p - h->keys_before, hi = p + h->keys_after + 1;
+  if (hi > (int64_t)h->n_k) hi = (int64_t)h->n_k;
+  if (hi < 0) hi = 0;
+  if (lo < 0) lo = 0;
+  if (lo > hi) lo = hi;
+  return (attn__span){(size_t)lo, (size_t)hi};
 }
+
+/* The whole rule: key j is allowed for query row i when it lies in the
+ * row's span (attn__key_span(h, i), which the caller computes once per row)
+ * and the mask keeps it. A -Infinity logit (bias) masks too; that is for
+ * the softmax to see. */
+static inline int attn__key_allowed(const attn__head* h, attn__span span, size_t i, size_t j) {
+  return span.lo <= j && j < span.hi && (h->mask == NULL || h->mask[i * h->mask_stride + j] != 0);
+}
+
+/* The keys some row of [i0, i1) may see: from the first row's span start
+ * to the last row's span end. */
+static inline attn__span attn__rows_key_span(const attn__head* h, size_t i0, size_t i1) {
+  return (attn__span){attn__key_span(h, i0).lo, attn__key_span(h, i1 - 1).hi};
+}
+
+/* Whether every row of [i0, i1) may see every key of [j0, j1) by position:
+ * the last row's span starts by j0 and the first row's reaches j1 - 1. */
+static inline int attn__spans_cover(const attn__head* h, size_t i0, size_t i1, size_t j0, size_t j1) {
+  return attn__key_span(h, i1 - 1).lo <= j0 && j1 <= attn__key_span(h, i0).hi;
+}
+
+/* The query rows whose spans meet keys [j0, j1): consecutive, since spans
+ * never move back, so two bisections on attn__key_span find them: the
+ * first row whose span ends after j0, and the first after it whose span
+ * starts at j1 or later. */
+static inline attn__span attn__key_rows(const attn__head* h, size_t j0, size_t j1) {
+  size_t lo = 0, hi = h->n_q;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (attn__key_span(h, mid).hi > j0) hi = mid; else lo = mid + 1;
+  }
+  const size_t first = lo;
+  hi = h->n_q;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (attn__key_span(h, mid).lo >= j1) hi = mid; else lo = mid + 1;
+  }
+  return (attn__span){first, lo};
+}
+
+/* The keys a tile of query rows [i0, i0 + rows) visits: spans[r] gets row
+ * i0 + r's span (an empty one for r >= rows, up to MR), and the result runs
+ * from the first key any row may see, rounded down to a panel of 8, to the
+ * last. */
+static inline attn__span attn__tile_keys(const attn__head* h, size_t i0, size_t rows, attn__span spans[ATTN__MR]) {
+  size_t begin = h->n_k, end = 0;
+  for (size_t r = 0; r < ATTN__MR; r++) {
+    spans[r] = (attn__span){0, 0};
+    if (r >= rows) continue;
+    spans[r] = attn__key_span(h, i0 + r);
+    if (spans[r].lo < spans[r].hi) {
+      begin = spans[r].lo < begin ? spans[r].lo : begin;
+      end = spans[r].hi > end ? spans[r].hi : end;
+    }
+  }
+  return (attn__span){begin / ATTN__PAD * ATTN__PAD, end};
+}
+
+/* The log-sum-exp of a row from its softmax max m and sum l: -Infinity for
+ * a row with no allowed key (l = 0). */
+static inline float attn__lse(float m, float l) { return l == 0.0f ? -INFINITY : m + logf(l); }
 
 /* The fused kernel: 4 query rows at a time over packed K and V. */
 typedef struct attn__flash_args {
-  attn__rows rows;
-  const float* kp;       /* (n_k_pad / 8, d_k, 8) K in panels of 8 keys: key j,
-                            element p at kp[((j / 8) * d_k + p) * 8 + j % 8]; keys past n_k are 0 */
-  const float* vp;       /* (v_stride / 8, n_k, 8) V in panels of 8 columns: key j,
-                            column c at vp[((c / 8) * n_k + j) * 8 + c % 8]; columns past d_v are 0 */
-  size_t v_stride;       /* attn__round_up(d_v, ATTN__PAD), the accumulator row width */
-  float* tile;           /* attn__flash_tile_floats(d_k, d_v) floats */
+  attn__head head;
+  const float* k_panels;      /* (n_k_pad / 8, d_k, 8) K in panels of 8 keys (pack_rows) */
+  const float* v_col_panels;  /* (d_v_pad / 8, n_k, 8) V in panels of 8 columns (pack_cols) */
+  size_t d_v_pad;             /* attn__round_up(d_v, ATTN__PAD), the accumulator row width */
+  float* tile;                /* attn__flash_tile_floats(d_k, d_v) floats */
 } attn__flash_args;
 
 /* The decode kernel: query rows one or two at a time over K and V where
  * they are (fewer than 4 rows, or tiny problems; attention.c picks, see
- * attn__use_decode). */
+ * attn__use_decode). Its rows are the n_q query rows of one head, or, for
+ * grouped-query decoding, the one query row of each of n_heads heads that
+ * share this K and V, which are then read once for all of them. */
 typedef struct attn__decode_args {
-  attn__rows rows;
-  const float* k;        /* (n_k, d_k) keys, rows k_stride apart */
-  const float* v;        /* (n_k, d_v) values, rows v_stride apart */
-  size_t k_stride, v_stride;
-  float* scratch;        /* attn__decode_scratch_floats(n_q, n_k) floats */
-  int one_query;         /* the n_q rows are the heads of one query that share this K
-                            and V (grouped-query decoding): every row takes query
-                            index 0 for its key range */
+  const attn__head* heads;  /* (n_heads) views of one batch entry and kv head */
+  size_t n_heads;           /* 1, or more with n_q == 1 */
+  float* logits;            /* attn__decode_scratch_floats(rows, n_k) floats */
 } attn__decode_args;
 
-/* Scratch of the decode kernel: a row of logits for each of n_q rows (at
+/* The decode kernel's rows, and row r's head and query row within it. */
+static inline size_t attn__decode_rows(const attn__decode_args* a) {
+  return a->n_heads > 1 ? a->n_heads : a->heads[0].n_q;
+}
+static inline const attn__head* attn__decode_head(const attn__decode_args* a, size_t r, size_t* i) {
+  *i = a->n_heads > 1 ? 0 : r;
+  return a->n_heads > 1 ? &a->heads[r] : &a->heads[0];
+}
+
+/* Scratch of the decode kernel: a row of logits for each of its rows (at
  * least 2), and a sum and a max per row. */
-static inline size_t attn__decode_scratch_floats(size_t n_q, size_t n_k) {
-  const size_t rows = n_q < 2 ? 2 : n_q;
+static inline size_t attn__decode_scratch_floats(size_t rows, size_t n_k) {
+  if (rows < 2) rows = 2;
   return rows * attn__round_up(n_k, 4) + 2 * rows;
 }
 
 /* Scratch of the fused kernel besides the packed K and V:
- * (MR, KB) score tile, (MR, v_stride) accumulators, MR running maxima,
+ * (MR, KB) score tile, (MR, d_v_pad) accumulators, MR running maxima,
  * MR running sums and the (d_k, MR) interleaved query tile. */
 static inline size_t attn__flash_tile_floats(size_t d_k, size_t d_v) {
   return ATTN__MR * ATTN__KB + ATTN__MR * attn__round_up(d_v, ATTN__PAD) + 2 * ATTN__MR +
          ATTN__MR * d_k;
 }
 
-/* attention.c calls the two output kernels through pointers it reads as
- * volatile: a function with one caller is inlined by wasm-opt whatever its
- * size, and V8 then allocates registers for both kernels and the packing as
- * one function, spilling in the inner loops (bench/RESULTS.md). */
+/* attention.c calls the output and backward kernels through pointers it
+ * reads as volatile: a function with one caller is inlined by wasm-opt
+ * whatever its size, and V8 then allocates registers for both kernels and
+ * the packing as one function, spilling in the inner loops
+ * (bench/RESULTS.md). */
 void attn__f32_flash_scalar(const attn__flash_args* args);
 void attn__f32_flash_wasmsimd(const attn__flash_args* args);
 void attn__f32_decode_scalar(const attn__decode_args* args);
 void attn__f32_decode_wasmsimd(const attn__decode_args* args);
 
-/* vp (v_stride / 8, n_k, 8) = v (n_k, d_v, rows v_row_stride apart) in
- * panels of 8 columns, the layout of attn__flash_args.vp; columns past d_v
- * are 0. A pure copy: both twins give the same floats. */
-void attn__f32_pack_v_scalar(const float* v, size_t v_row_stride, size_t n_k, size_t d_v, float* vp);
-void attn__f32_pack_v_wasmsimd(const float* v, size_t v_row_stride, size_t n_k, size_t d_v, float* vp);
-
 /* The step path of one (batch, head): every step matrix written, see
- * attention.h. The rows' n_k is the keys that exist (clipped as for the
- * output kernels); the step matrices have n_cols >= n_k columns, the n_k of
- * the call, and columns from n_k on are not allowed. */
+ * attention.h. The head's n_k is the keys that exist; the step matrices
+ * have n_cols >= n_k columns, the n_k of the call, and columns from n_k on
+ * are not allowed. */
 typedef struct attn__steps_args {
-  attn__rows rows;
-  const float* k;        /* (n_k, d_k) keys, rows k_stride apart */
-  const float* v;        /* (n_k, d_v) values, rows v_stride apart */
-  size_t k_stride, v_stride;
-  size_t n_cols;         /* columns of the step matrices, >= rows.n_k */
-  float* kt;             /* (d_k, round_up(n_cols, 8)) scratch for K^T */
-  float* scores;         /* (n_q, n_k) each */
+  attn__head head;
+  size_t n_cols;         /* columns of the step matrices, >= head.n_k */
+  float* k_t;            /* (d_k, round_up(n_cols, 8)) scratch for K^T */
+  float* scores;         /* (n_q, n_cols) each */
   float* scaled;
   float* logits;         /* or NULL */
   float* weights;
@@ -191,36 +272,24 @@ void attn__f32_steps_wasmsimd(const attn__steps_args* args);
 #define ATTN__BWD_BC 32
 #define ATTN__BWD_BR 64
 
+/* Each gradient has the strides of what it is the gradient of: dout out's,
+ * dq q's, dk k's, dv v's, dbias the bias's. */
 typedef struct attn__bwd_args {
-  const float* q;        /* (n_q, d_k) this query head, rows q_stride apart */
-  const float* k;        /* (n_k, d_k) its kv head's keys, rows k_stride apart */
-  const float* kp;       /* (n_k_pad / 8, d_k, 8) the same keys in panels of 8 (pack_k) */
-  const float* vp;       /* (n_k_pad / 8, d_v, 8) V in panels of 8 keys (pack_k of V) */
-  const float* dout;     /* (n_q, d_v) gradient of the output, rows dout_stride apart */
-  const float* lse;      /* (n_q) log-sum-exp of each logits row; -Infinity: no allowed key */
-  const float* delta;    /* (n_q) dout_i . out_i */
-  float* dq;             /* (n_q, d_k) added to, rows dq_stride apart */
-  float* dk;             /* (n_k, d_k) added to, rows dk_stride apart */
-  float* dv;             /* (n_k, d_v) added to, rows dv_stride apart */
-  float* dbias;          /* (n_q, >= n_k) added to, rows bias_stride apart (the bias's layout), or NULL */
-  const uint8_t* mask;   /* (n_q, >= n_k) keep-mask rows mask_stride apart, or NULL */
-  const float* bias;     /* (n_q, >= n_k) bias rows bias_stride apart, or NULL */
-  float* scratch;        /* attn__bwd_tile_floats(n_q, d_k, d_v) floats */
-  size_t q_stride, k_stride, dout_stride, dq_stride, dk_stride, dv_stride;
-  size_t mask_stride, bias_stride;
-  size_t n_q;
-  size_t n_k;            /* keys that exist for this head (kv_lengths, mask and bias cols) */
-  size_t d_k, d_v;
-  float scale;
-  float softcap;         /* c > 0: logits c tanh(scaled / c); 0: none */
-  int causal;
-  int64_t offset;        /* query i sits at position i + offset */
-  int32_t window_left, window_right;  /* -1: unbounded on that side */
+  attn__head head;            /* q, k, out (or NULL), lse (-Infinity: no allowed key), mask, bias */
+  const float* k_panels;      /* (n_k_pad / 8, d_k, 8) K in panels of 8 keys (pack_rows) */
+  const float* v_key_panels;  /* (n_k_pad / 8, d_v, 8) V in panels of 8 keys (pack_rows) */
+  const float* dout;          /* (n_q, d_v) gradient of the output */
+  float* delta;               /* (n_q) dout_i . out_i (attn__f32_backward_rows writes it) */
+  float* dq;                  /* (n_q, d_k) added to */
+  float* dk;                  /* (n_k, d_k) added to */
+  float* dv;                  /* (n_k, d_v) added to */
+  float* dbias;               /* (n_q, >= n_k) added to, or NULL */
+  float* scratch;             /* attn__bwd_tile_floats(n_q, d_k, d_v) floats */
 } attn__bwd_args;
 
 /* Scratch of the backward kernels for one head: lse and delta padded to
  * n_q rounded up to 8; q and dout copied with empty rows zeroed, (n_q, d_k)
- * and (n_q, d_v); the same in panels of 8 rows (pack_k layout); three
+ * and (n_q, d_v); the same in panels of 8 rows (pack_rows layout); three
  * (BWD_BC, BWD_BR) tiles and three BWD_BR rows of running row statistics.
  * The scalar twin uses the same size (and less of it). */
 static inline size_t attn__bwd_tile_floats(size_t n_q, size_t d_k, size_t d_v) {
@@ -229,74 +298,61 @@ static inline size_t attn__bwd_tile_floats(size_t n_q, size_t d_k, size_t d_v) {
          3 * ATTN__BWD_BR;
 }
 
-/* Whether key j is allowed for query i by position and mask (causal, window,
- * mask; a -Infinity logit is the caller's test). */
-static inline int attn__bwd_visible(const attn__bwd_args* a, size_t i, size_t j) {
-  const int64_t pos = (int64_t)i + a->offset, key = (int64_t)j;
-  if (a->causal && key > pos) return 0;
-  if (a->window_right >= 0 && key > pos + a->window_right) return 0;
-  if (a->window_left >= 0 && key < pos - a->window_left) return 0;
-  return a->mask == NULL || a->mask[i * a->mask_stride + j] != 0;
-}
-
-/* The query rows [*lo, *hi) that may see some key in [j0, j1) by position. */
-static inline void attn__bwd_rows(const attn__bwd_args* a, size_t j0, size_t j1, size_t* lo,
-                                  size_t* hi) {
-  int64_t first = 0, end = (int64_t)a->n_q;
-  const int64_t off = a->offset;
-  if (a->causal && (int64_t)j0 - off > first) first = (int64_t)j0 - off;
-  if (a->window_right >= 0 && (int64_t)j0 - off - a->window_right > first) {
-    first = (int64_t)j0 - off - a->window_right;
-  }
-  if (a->window_left >= 0 && (int64_t)j1 - off + a->window_left < end) {
-    end = (int64_t)j1 - off + a->window_left;
-  }
-  if (end < first) end = first;
-  if (first > (int64_t)a->n_q) first = end = (int64_t)a->n_q;
-  if (end < 0) first = end = 0;
-  *lo = (size_t)first;
-  *hi = (size_t)end;
-}
-
-/* The keys [*lo, *hi) that some query row of [i0, i1) may see by position. */
-static inline void attn__bwd_keys(const attn__bwd_args* a, size_t i0, size_t i1, size_t* lo,
-                                  size_t* hi) {
-  int64_t first = 0, end = (int64_t)a->n_k;
-  const int64_t last_pos = (int64_t)i1 - 1 + a->offset, first_pos = (int64_t)i0 + a->offset;
-  if (a->causal && last_pos + 1 < end) end = last_pos + 1;
-  if (a->window_right >= 0 && last_pos + a->window_right + 1 < end) end = last_pos + a->window_right + 1;
-  if (a->window_left >= 0 && first_pos - a->window_left > first) first = first_pos - a->window_left;
-  if (end < first) end = first;
-  if (first > (int64_t)a->n_k) first = end = (int64_t)a->n_k;
-  if (end < 0) first = end = 0;
-  *lo = (size_t)first;
-  *hi = (size_t)end;
-}
-
 /* The logit of a scaled score s for (i, j) and, with a softcap, th =
  * tanh(s / c) for the gradient: the forward's tanh (f32-tanh.h), so the
  * recomputed weights match the forward's lse. -Infinity when the key is not
  * allowed. */
-static inline float attn__bwd_logit(const attn__bwd_args* a, size_t i, size_t j, float s,
-                                    float* th) {
+static inline float attn__bwd_logit(const attn__head* h, size_t i, size_t j, float s, float* th) {
   float z = s;
   *th = 0.0f;
-  if (a->softcap > 0.0f) {
-    *th = attn__tanhf(s / a->softcap);
-    z = a->softcap * *th;
+  if (h->softcap > 0.0f) {
+    *th = attn__tanhf(s / h->softcap);
+    z = h->softcap * *th;
   }
-  if (a->bias != NULL) z = z + a->bias[i * a->bias_stride + j];
-  return attn__bwd_visible(a, i, j) ? z : -INFINITY;
+  if (h->bias != NULL) z = z + h->bias[i * h->bias_stride + j];
+  return attn__key_allowed(h, attn__key_span(h, i), i, j) ? z : -INFINITY;
 }
 
-/* delta (n_q) = dout_i . out_i (out rows out_stride apart), or, when out is NULL, sum_j p_ij dout_i . v_j
- * (the same value without the forward's output); and, when lse is not NULL,
- * lse (n_q) = the log-sum-exp of each logits row (-Infinity for a row with
- * no allowed key). The lse of a->lse is not read. */
-void attn__f32_backward_rows_scalar(const attn__bwd_args* a, const float* out, size_t out_stride,
-                                    float* lse, float* delta);
-void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, const float* out, size_t out_stride,
-                                      float* lse, float* delta);
+/* p_ij = exp(z - lse_i) for the scaled score s, in a row with an allowed
+ * key (finite lse_i); 0 where key j is not allowed. lse >= every allowed z
+ * of its row, but a caller's lse may have summed in another order and sit
+ * a few ulp below: the argument is clamped to 0, so p <= 1 (NaN stays NaN). */
+static inline float attn__bwd_weight(const attn__head* h, size_t i, size_t j, float s, float lse, float* th) {
+  const float z = attn__bwd_logit(h, i, j, s, th);
+  if (z == -INFINITY) return 0.0f;
+  float arg = z - lse;
+  if (arg > 0.0f) arg = 0.0f;
+  return attn__expf_nonpos(arg);
+}
+
+/* ds_ij * scale from a weight p != 0, dp = dout_i . v_j, delta_i and th;
+ * adds dz to dbias when there is one. */
+static inline float attn__bwd_score_grad(const attn__bwd_args* a, size_t i, size_t j, float p, float dp,
+                                         float delta, float th) {
+  const float dz = p * (dp - delta);
+  if (a->dbias != NULL) a->dbias[i * a->head.bias_stride + j] = a->dbias[i * a->head.bias_stride + j] + dz;
+  float ds = dz;
+  if (a->head.softcap > 0.0f) ds = ds * (1.0f - th * th);
+  return ds * a->head.scale;
+}
+
+/* delta_i = dout_i . out_i, summed over d_v in order, from the forward's
+ * output. */
+static inline void attn__bwd_delta(const attn__bwd_args* a) {
+  const attn__head* h = &a->head;
+  for (size_t i = 0; i < h->n_q; i++) {
+    float d = 0.0f;
+    for (size_t c = 0; c < h->d_v; c++) d = d + a->dout[i * h->out_stride + c] * h->out[i * h->out_stride + c];
+    a->delta[i] = d;
+  }
+}
+
+/* a->delta, and, when lse is not NULL, lse (n_q) = the log-sum-exp of each
+ * logits row (-Infinity for a row with no allowed key). Without the
+ * forward's output (head.out NULL), delta_i = sum_j p_ij dout_i . v_j, the
+ * same value. a->head.lse is not read. */
+void attn__f32_backward_rows_scalar(const attn__bwd_args* a, float* lse);
+void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, float* lse);
 void attn__f32_backward_scalar(const attn__bwd_args* a);
 void attn__f32_backward_wasmsimd(const attn__bwd_args* a);
 

@@ -31,26 +31,16 @@
 #include <stdio.h>
 
 #include "../../c/attention.h"
-#include "../native/flat_api.h"
 
-/* attn_sdpa_backward over the same flat buffers. */
-static attn_status flat_backward(const float* q, const float* k, const float* v, const float* out,
-                                 const float* dout, float* dq, float* dk, float* dv, float* dbias,
-                                 int32_t batch, int32_t heads, int32_t kv_heads, int32_t n_q,
-                                 int32_t n_k, int32_t d_k, int32_t d_v, const uint8_t* mask,
-                                 const float* bias, float scale, uint32_t flags) {
-  const attn_shape s = flat_shape(batch, heads, kv_heads, n_q, n_k, d_k, d_v);
-  attn_options o = {0};
-  o.scale = scale, o.flags = flags, o.mask = mask, o.bias = bias;
-  o.mask_layout.row_stride = o.bias_layout.row_stride = n_k > 0 ? (size_t)n_k : 0;
-  const attn_grads g = {dq, dk, dv, dbias};
-  const size_t n = attn_sdpa_backward_scratch_size(&s);
+/* attn_sdpa_backward with its scratch allocated here. */
+static attn_status backward(const attn_shape* sh, const float* q, const float* k, const float* v, const float* out,
+                            const float* dout, const attn_options* o, const attn_grads* g) {
+  const size_t n = attn_sdpa_backward_scratch_size(sh);
   float* scratch = malloc((n ? n : 1) * sizeof *scratch);
-  const attn_status st = attn_sdpa_backward(&s, q, k, v, out, dout, NULL, &o, &g, scratch, n);
+  const attn_status st = attn_sdpa_backward(sh, q, k, v, out, dout, NULL, o, g, scratch, n);
   free(scratch);
   return st;
 }
-
 
 /* A broken invariant: say which, then abort so libFuzzer keeps the input. */
 #define FAIL(...)                  \
@@ -104,7 +94,7 @@ static size_t pick_bcast(reader* r, int32_t batch, int32_t heads, int32_t n_q, i
 
 static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_heads, int32_t n_q, int32_t n_k,
                          int32_t d_k, int32_t d_v, const float* q, const float* k, const float* v, int moderate) {
-  attn_shape sh = flat_shape(batch, heads, kv_heads, n_q, n_k, d_k, d_v);
+  attn_shape sh = {.batch = batch, .heads = heads, .kv_heads = kv_heads, .n_q = n_q, .n_k = n_k, .d_k = d_k, .d_v = d_v};
   if (take(r) & 1) {  /* bshd: the same buffers read with other strides */
     sh.q = (attn_strides){(size_t)n_q * heads * d_k, (size_t)d_k, (size_t)heads * d_k};
     sh.k = (attn_strides){(size_t)n_k * kv_heads * d_k, (size_t)d_k, (size_t)kv_heads * d_k};
@@ -228,7 +218,13 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!(fabsf(bias[i]) <= 8.0f)) moderate = 0;
     }
   }
-  const size_t scratch_n = flat_scratch(heads, kv_heads, n_q, n_k, d_k, d_v);
+  /* Contiguous tensors; the (n_q, n_k) mask and bias broadcast over batch
+   * and heads (strides 0). */
+  const attn_shape sh = {.batch = batch, .heads = heads, .kv_heads = kv_heads, .n_q = n_q, .n_k = n_k, .d_k = d_k, .d_v = d_v};
+  const attn_options options = {.scale = scale, .flags = flags,
+                                .mask = mask, .mask_layout = {.row_stride = (size_t)n_k},
+                                .bias = bias, .bias_layout = {.row_stride = (size_t)n_k}};
+  const size_t scratch_n = attn_sdpa_scratch_size(&sh);
   float* scratch = malloc((scratch_n ? scratch_n : 1) * sizeof *scratch);
   const size_t out_n = nq_all * d_v, steps_n = nq_all * n_k;
   float* out = malloc(out_n * sizeof *out);
@@ -238,10 +234,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   float* weights = malloc(steps_n * sizeof *weights);
   for (size_t i = 0; i < out_n; i++) out[i] = out2[i] = 12345.0f;
 
-  const attn_status s1 = flat_sdpa(q, k, v, out, batch, heads, kv_heads, n_q, n_k, d_k, d_v, mask, bias,
-                                   scale, flags, NULL, NULL, NULL, scratch, scratch_n);
-  const attn_status s2 = flat_sdpa(q, k, v, out2, batch, heads, kv_heads, n_q, n_k, d_k, d_v, mask, bias,
-                                   scale, flags, scores, scaled, weights, scratch, scratch_n);
+  const attn_steps steps = {.scores = scores, .scaled = scaled, .weights = weights};
+  const attn_status s1 = attn_sdpa(&sh, q, k, v, out, &options, NULL, scratch, scratch_n);
+  const attn_status s2 = attn_sdpa(&sh, q, k, v, out2, &options, &steps, scratch, scratch_n);
   if (heads % kv_heads != 0) {
     if (s1 != ATTN_ERR_HEADS || s2 != ATTN_ERR_HEADS || out[0] != 12345.0f) FAIL("bad heads accepted: %d %d", s1, s2);
   } else {
@@ -294,11 +289,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t g_n = nq_all * d_k + nk_all * (d_k + d_v);
     g1[0] = g2[0] = 12345.0f;
     float* dbias1 = use_bias ? g1 + g_n : NULL;
-    const attn_status b1 = flat_backward(q, k, v, heads % kv_heads == 0 ? out : NULL, dout, g1, g1 + nq_all * d_k,
-                                         g1 + nq_all * d_k + nk_all * d_k, dbias1, batch, heads, kv_heads, n_q,
-                                         n_k, d_k, d_v, mask, bias, scale, flags);
-    const attn_status b2 = flat_backward(q, k, v, NULL, dout, g2, g2 + nq_all * d_k, g2 + nq_all * d_k + nk_all * d_k,
-                                         NULL, batch, heads, kv_heads, n_q, n_k, d_k, d_v, mask, bias, scale, flags);
+    const attn_grads grads1 = {.dq = g1, .dk = g1 + nq_all * d_k, .dv = g1 + nq_all * d_k + nk_all * d_k, .dbias = dbias1};
+    const attn_grads grads2 = {.dq = g2, .dk = g2 + nq_all * d_k, .dv = g2 + nq_all * d_k + nk_all * d_k};
+    const attn_status b1 = backward(&sh, q, k, v, heads % kv_heads == 0 ? out : NULL, dout, &options, &grads1);
+    const attn_status b2 = backward(&sh, q, k, v, NULL, dout, &options, &grads2);
     if (heads % kv_heads != 0) {
       if (b1 != ATTN_ERR_HEADS || b2 != ATTN_ERR_HEADS || g1[0] != 12345.0f) FAIL("backward: bad heads accepted");
     } else {

@@ -12,7 +12,6 @@
 #include "../../c/attention.h"
 #include "../../c/kernels/f32-exp.h"
 #include "../../c/kernels/f32-tanh.h"
-#include "flat_api.h"
 
 
 static int passed, failed;
@@ -101,7 +100,14 @@ static void run_case(const shape* s) {
   const float scale = attn_default_scale(s->d_k);
   double* ref = malloc(nq * s->d_v * sizeof *ref);
   reference(s, q, k, v, mask, bias, scale, ref);
-  const size_t scratch_n = flat_scratch(s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k, s->d_v);
+  /* Contiguous (batch, heads, n, d) tensors; the (n_q, n_k) mask and bias
+   * broadcast over batch and heads (strides 0). */
+  const attn_shape sh = {.batch = s->batch, .heads = s->heads, .kv_heads = s->kv_heads, .n_q = s->n_q,
+                         .n_k = s->n_k, .d_k = s->d_k, .d_v = s->d_v};
+  const attn_options op = {.scale = scale, .flags = s->causal ? ATTN_CAUSAL : 0u,
+                           .mask = mask, .mask_layout = {.row_stride = (size_t)s->n_k},
+                           .bias = bias, .bias_layout = {.row_stride = (size_t)s->n_k}};
+  const size_t scratch_n = attn_sdpa_scratch_size(&sh);
   float* scratch = malloc(scratch_n * sizeof *scratch);
   float* out = malloc(nq * s->d_v * sizeof *out);
   float* out2 = malloc(nq * s->d_v * sizeof *out2);
@@ -109,11 +115,9 @@ static void run_case(const shape* s) {
   float* scores = malloc(steps_n * sizeof *scores);
   float* scaled = malloc(steps_n * sizeof *scaled);
   float* weights = malloc(steps_n * sizeof *weights);
-  const uint32_t flags = s->causal ? ATTN_CAUSAL : 0;
-  int st1 = flat_sdpa(q, k, v, out, s->batch, s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k,
-                      s->d_v, mask, bias, scale, flags, NULL, NULL, NULL, scratch, scratch_n);
-  int st2 = flat_sdpa(q, k, v, out2, s->batch, s->heads, s->kv_heads, s->n_q, s->n_k, s->d_k,
-                      s->d_v, mask, bias, scale, flags, scores, scaled, weights, scratch, scratch_n);
+  const attn_steps steps = {.scores = scores, .scaled = scaled, .weights = weights};
+  int st1 = attn_sdpa(&sh, q, k, v, out, &op, NULL, scratch, scratch_n);
+  int st2 = attn_sdpa(&sh, q, k, v, out2, &op, &steps, scratch, scratch_n);
   double maxref = 0, err1 = 0, err2 = 0;
   int finite = 1;
   for (size_t i = 0; i < nq * s->d_v; i++) {
@@ -190,7 +194,7 @@ static void test_tanh(void) {
 /* The statuses of the options of attn_options. */
 static void test_option_errors(void) {
   float buf[64] = {0};
-  const attn_shape sh = flat_shape(2, 1, 1, 2, 2, 2, 2);
+  const attn_shape sh = {.batch = 2, .heads = 1, .kv_heads = 1, .n_q = 2, .n_k = 2, .d_k = 2, .d_v = 2};
   const size_t n = attn_sdpa_scratch_size(&sh);
   float* scratch = malloc(n * sizeof *scratch);
   attn_options o = {0};
@@ -223,17 +227,28 @@ static void test_option_errors(void) {
 
 static void test_errors(void) {
   float buf[64] = {0};
-  const size_t n = flat_scratch(1, 1, 2, 2, 2, 2);
+  const attn_shape sh = {.batch = 1, .heads = 1, .kv_heads = 1, .n_q = 2, .n_k = 2, .d_k = 2, .d_v = 2};
+  const attn_options op = {.scale = 1.0f};
+  const size_t n = attn_sdpa_scratch_size(&sh);
   float* scratch = malloc(n * sizeof *scratch);
-  check(flat_sdpa(NULL, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_NULL, "NULL q");
-  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 0, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_SHAPE, "n_q 0");
-  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 3, 2, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_HEADS, "heads 3 kv 2");
-  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, NAN, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_SCALE, "NaN scale");
-  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 6, NULL, NULL, NULL, scratch, n) == ATTN_ERR_FLAGS, "bad flags");
-  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n - 1) == ATTN_ERR_SCRATCH, "small scratch");
-  check(flat_sdpa(buf, buf, buf, buf + 32, 1, 1, 1, 2, 2, 2, 2, NULL, NULL, 1, 0, buf, NULL, NULL, scratch, n) == ATTN_ERR_STEPS, "partial steps");
-  check(flat_sdpa(buf, buf, buf, buf + 32, 65536, 65536, 65536, 65536, 65536, 65536, 65536, NULL, NULL, 1, 0, NULL, NULL, NULL, scratch, n) == ATTN_ERR_OVERFLOW, "overflowing sizes");
-  check(flat_scratch(1, 1, 0, 1, 1, 1) == 0, "scratch size of invalid sizes is 0");
+  check(attn_sdpa(&sh, NULL, buf, buf, buf + 32, &op, NULL, scratch, n) == ATTN_ERR_NULL, "NULL q");
+  attn_shape no_rows = sh;
+  no_rows.n_q = 0;
+  check(attn_sdpa(&no_rows, buf, buf, buf, buf + 32, &op, NULL, scratch, n) == ATTN_ERR_SHAPE, "n_q 0");
+  attn_shape heads = sh;
+  heads.heads = 3, heads.kv_heads = 2;
+  check(attn_sdpa(&heads, buf, buf, buf, buf + 32, &op, NULL, scratch, n) == ATTN_ERR_HEADS, "heads 3 kv 2");
+  const attn_options nan_scale = {.scale = NAN};
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &nan_scale, NULL, scratch, n) == ATTN_ERR_SCALE, "NaN scale");
+  const attn_options bad_flags = {.scale = 1.0f, .flags = 6};
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &bad_flags, NULL, scratch, n) == ATTN_ERR_FLAGS, "bad flags");
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &op, NULL, scratch, n - 1) == ATTN_ERR_SCRATCH, "small scratch");
+  const attn_steps partial = {.scores = buf};
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &op, &partial, scratch, n) == ATTN_ERR_STEPS, "partial steps");
+  const attn_shape huge = {.batch = 65536, .heads = 65536, .kv_heads = 65536, .n_q = 65536, .n_k = 65536,
+                           .d_k = 65536, .d_v = 65536};
+  check(attn_sdpa(&huge, buf, buf, buf, buf + 32, &op, NULL, scratch, n) == ATTN_ERR_OVERFLOW, "overflowing sizes");
+  check(attn_sdpa_scratch_size(&no_rows) == 0, "scratch size of invalid sizes is 0");
   check(attn_matmul(buf, buf, buf + 32, 2, -1, 2) == ATTN_ERR_SHAPE, "matmul negative k");
   check(attn_softmax(buf, NULL, 2, 2) == ATTN_ERR_NULL, "softmax NULL y");
   check(strcmp(attn_status_string(ATTN_ERR_HEADS), "heads must be a multiple of kv_heads") == 0, "status string");
@@ -261,10 +276,12 @@ static void test_nan_row(void) {
   enum { NQ = 5, NK = 7, D = 3 };
   float* q = fill(NQ * D, 1), * k = fill(NK * D, 1), * v = fill(NK * D, 1);
   q[1 * D + 2] = NAN;
-  const size_t n = flat_scratch(1, 1, NQ, NK, D, D);
+  const attn_shape sh = {.batch = 1, .heads = 1, .kv_heads = 1, .n_q = NQ, .n_k = NK, .d_k = D, .d_v = D};
+  const attn_options op = {.scale = attn_default_scale(D)};
+  const size_t n = attn_sdpa_scratch_size(&sh);
   float* scratch = malloc(n * sizeof *scratch);
   float out[NQ * D];
-  flat_sdpa(q, k, v, out, 1, 1, 1, NQ, NK, D, D, NULL, NULL, attn_default_scale(D), 0, NULL, NULL, NULL, scratch, n);
+  attn_sdpa(&sh, q, k, v, out, &op, NULL, scratch, n);
   int ok = 1;
   for (int i = 0; i < NQ; i++)
     for (int c = 0; c < D; c++) ok &= (i == 1) == (isnan(out[i * D + c]) != 0);
@@ -278,11 +295,14 @@ static void test_masked_row_with_infinite_values(void) {
   float q[N * D] = {1, 2, 3, 4, 5, 6}, k[N * D] = {1, 0, 0, 1, 1, 1};
   float v[N * D] = {INFINITY, 1, 2, NAN, 3, 4};
   uint8_t mask[N * N] = {0, 0, 0, 1, 1, 1, 1, 1, 1};
-  const size_t n = flat_scratch(1, 1, N, N, D, D);
+  const attn_shape sh = {.batch = 1, .heads = 1, .kv_heads = 1, .n_q = N, .n_k = N, .d_k = D, .d_v = D};
+  const attn_options op = {.scale = 1.0f, .mask = mask, .mask_layout = {.row_stride = N}};
+  const size_t n = attn_sdpa_scratch_size(&sh);
   float* scratch = malloc(n * sizeof *scratch);
   float out[N * D], out2[N * D], sc[N * N], sd[N * N], w[N * N];
-  flat_sdpa(q, k, v, out, 1, 1, 1, N, N, D, D, mask, NULL, 1.0f, 0, NULL, NULL, NULL, scratch, n);
-  flat_sdpa(q, k, v, out2, 1, 1, 1, N, N, D, D, mask, NULL, 1.0f, 0, sc, sd, w, scratch, n);
+  const attn_steps steps = {.scores = sc, .scaled = sd, .weights = w};
+  attn_sdpa(&sh, q, k, v, out, &op, NULL, scratch, n);
+  attn_sdpa(&sh, q, k, v, out2, &op, &steps, scratch, n);
   check(out[0] == 0 && out[1] == 0 && out2[0] == 0 && out2[1] == 0,
         "fully masked row is 0 on both paths even with Infinity/NaN in V");
   free(scratch);
