@@ -1,8 +1,9 @@
 // The worker pool (web/pool.js): the same bits as one instance of the same
 // module for every way it splits a call, on all three builds; the same
-// errors as the synchronous API; a dead worker is replaced; module Workers
-// in Chromium on an ordinary page. Node 20 needs a flag for relaxed SIMD:
-// without it this file runs itself again with the flag.
+// errors as the synchronous API, also for options a worker cannot receive
+// (a function, a Proxy), and no worker left busy; a dead worker is replaced;
+// module Workers in Chromium on an ordinary page. Node 20 needs a flag for
+// relaxed SIMD: without it this file runs itself again with the flag.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -213,6 +214,25 @@ unposted('what sdpa accepts through a Proxy or an array with a method is copied:
     const before = pool.stats;
     sameBits(await within(pool.sdpa(big.q, big.k, big.v, options), 60000, 'proxy'), attn.sdpa(big.q, big.k, big.v, options), 'copied options');
     assert.is(pool.stats.local, before.local, 'run on the workers');
+  }
+});
+unposted('multiHeadAttention: a nested mask and a Proxy window are copied (same bits); a function in window: the sync error', async ({ pool, attn }) => {
+  const n = 300, m = (rows, cols, seed) => ({ rows, cols, data: draw(rows * cols, seed).map((x) => x / 8) });
+  const mask = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i + j) % 5 !== 0));
+  const options = { wq: m(96, 96, 1), wk: m(96, 32, 2), wv: m(96, 32, 3), heads: 6, kvHeads: 2, mask, bias: m(n, n, 4), window: new Proxy([40, 3], {}), softcap: 20 };
+  const x = m(n, 96, 5);
+  const before = pool.stats;
+  sameBits((await within(pool.multiHeadAttention(x, options), 60000, 'mha')).output.data, attn.multiHeadAttention(x, options).output.data, 'mha');
+  assert.is(pool.stats.split - before.split, 1, 'split over head groups');
+  const bad = { ...options, window: [() => 1, 0] };
+  const want = syncError(() => attn.multiHeadAttention(x, bad));
+  assert.instance(want, TypeError);
+  try {
+    await within(pool.multiHeadAttention(x, bad), 60000, 'mha function');
+    assert.unreachable('should have rejected');
+  } catch (err) {
+    assert.is(err.constructor, want.constructor, `${err.constructor.name}: ${err.message}`);
+    assert.is(err.message, want.message);
   }
 });
 unposted('afterwards both workers take parts of a split call', async ({ pool, attn, big }) => {
