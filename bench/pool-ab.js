@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // pool-ab.js - web/pool.js against an earlier copy of it (--old path), and
 // both against one instance, side by side in one process: interleaved
-// rounds, medians of per-round ratios. For checking a change to the pool:
-//   git show <commit>:web/pool.js > web/pool-old.js   (beside pool.js, so its
-//   imports and worker resolve; delete it afterwards)
-//   node bench/pool-ab.js --old web/pool-old.js [--threads 2] [--only 1x4096]
+// rounds, medians of per-round ratios. For checking a change to the pool
+// (web/pool/), a copy of the earlier folder beside it, so its imports and
+// worker resolve (delete it afterwards):
+//   mkdir web/pool-old && git archive <commit> web/pool | tar -x --strip-components=2 -C web/pool-old
+//   node bench/pool-ab.js --old web/pool-old/pool.js [--threads 2] [--only 1x4096]
 import { spawnSync } from 'node:child_process';
 
 import { loadAttention, relaxedSimdSupported } from '../web/attention.js';

@@ -1,8 +1,13 @@
 // The worker pool (web/pool.js): the same bits as one instance of the same
 // module for every way it splits a call, on all three builds; the same
-// errors as the synchronous API; a dead worker is replaced; module Workers
-// in Chromium on an ordinary page. Node 20 needs a flag for relaxed SIMD:
-// without it this file runs itself again with the flag.
+// errors as the synchronous API, also for options a worker cannot receive
+// (a function, a Proxy), and no worker left busy; a dead worker is replaced;
+// module Workers in Chromium on an ordinary page. Node 20 needs a flag for
+// relaxed SIMD: without it this file runs itself again with the flag.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -16,9 +21,9 @@ runWithRelaxedSimd(import.meta.url);
 // Deterministic inputs in [-2, 2].
 const draw = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed * 78.233) * 2);
 
-function sdpaCase({ name: _, parts: __, batch = 1, heads = 1, kvHeads = heads, nq, nk, d, mask = false, bias = false, ...extra }) {
-  const q = draw(batch * heads * nq * d, 1), k = draw(batch * kvHeads * nk * d, 2), v = draw(batch * kvHeads * nk * d, 3);
-  const options = { batch, heads, kvHeads, nq, nk, dk: d, dv: d, ...extra };
+function sdpaCase({ name: _, parts: __, batch = 1, heads = 1, kvHeads = heads, nq, nk, d, dk = d, dv = d, mask = false, bias = false, ...extra }) {
+  const q = draw(batch * heads * nq * dk, 1), k = draw(batch * kvHeads * nk * dk, 2), v = draw(batch * kvHeads * nk * dv, 3);
+  const options = { batch, heads, kvHeads, nq, nk, dk, dv, ...extra };
   if (mask) options.mask = Uint8Array.from(draw(nq * nk, 4), (x) => (x > -1.5 ? 1 : 0));
   if (bias) options.bias = draw(nq * nk, 5);
   return { q, k, v, options };
@@ -104,12 +109,49 @@ for (const isa of BUILDS) {
   s.run();
 }
 
-const errors = suite('pool errors');
-errors.before(async (ctx) => {
-  ctx.pool = await createAttentionPool({ threads: 2 });
-  ctx.attn = await loadAttention();
-});
-errors.after(({ pool }) => pool.dispose());
+// Shapes where a split could hand a block to another kernel than one
+// instance runs for the whole call (c/attention.c: decode for fewer than 4
+// query rows or n_q n_k d_k <= 2048, one decode call for a group's heads
+// when n_q is 1; fused otherwise), all large enough to leave the calling thread.
+const KERNEL_SWEEP = [
+  { name: 'causal, queryOffset -120: a 2-row tail after 128 rows', heads: 16, kvHeads: 1, nq: 130, nk: 64, d: 64, causal: true, queryOffset: -120 },
+  { name: 'decode nq=1, GQA 16 over 4', heads: 16, kvHeads: 4, nq: 1, nk: 8192, d: 64 },
+  { name: 'decode nq=2', heads: 16, kvHeads: 4, nq: 2, nk: 8192, d: 64 },
+  { name: 'decode nq=3, one kv head', heads: 16, kvHeads: 1, nq: 3, nk: 8192, d: 64 },
+  { name: 'tail of 1 row', nq: 129, nk: 1024, d: 64 },
+  { name: 'tail of 3 rows', nq: 131, nk: 1024, d: 64, causal: true },
+  { name: 'causal, queryOffset -127: a 1-row tail of tiny decode rows, 16 heads over 1', heads: 16, kvHeads: 1, nq: 129, nk: 3, dk: 4, dv: 2800, causal: true, queryOffset: -127 },
+  { name: 'tiny problem (n_q n_k d_k = 2048): decode on every block', nq: 1024, nk: 2, dk: 1, dv: 8192 },
+  { name: 'causal, queryOffset -1000, mask and bias', nq: 1030, nk: 1024, d: 32, causal: true, queryOffset: -1000, mask: true, bias: true },
+  { name: 'GQA 8 over 2, causal, odd rows', heads: 8, kvHeads: 2, nq: 301, nk: 300, d: 32, causal: true, queryOffset: -250 },
+  { name: 'batch 2, 4 heads over 1', batch: 2, heads: 4, kvHeads: 1, nq: 259, nk: 256, d: 64, causal: true, queryOffset: -200 },
+  { name: 'window [3, 0] with softcap', nq: 1027, nk: 1024, d: 32, window: [3, 0], softcap: 30 },
+  { name: 'window [-1, 2], queryOffset 5', heads: 2, kvHeads: 1, nq: 517, nk: 530, d: 32, window: [-1, 2], queryOffset: 5 },
+  { name: 'kvLengths (whole on one worker)', batch: 2, heads: 4, nq: 256, nk: 512, d: 64, kvLengths: Int32Array.of(300, 2) },
+];
+
+for (const isa of BUILDS) {
+  const s = suite(`pool on the ${isa} build: the kernels one instance runs`);
+  const loadOptions = { 'relaxed-simd': {}, simd128: { deterministic: true }, scalar: { simd: false } }[isa];
+  s.before(async (ctx) => {
+    ctx.pool = await createAttentionPool({ threads: 3, ...loadOptions });
+    ctx.attn = await loadAttention(loadOptions);
+    assert.is(ctx.pool.isa, isa);
+  });
+  s.after(({ pool, attn }) => {
+    pool.dispose();
+    attn.dispose();
+  });
+  s(`${KERNEL_SWEEP.length} shapes: the same bits as one instance, each off the calling thread`, async ({ pool, attn }) => {
+    for (const c of KERNEL_SWEEP) {
+      const { q, k, v, options } = sdpaCase(c);
+      const before = pool.stats;
+      sameBits(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), c.name);
+      assert.is(pool.stats.local, before.local, `${c.name}: not run whole on the calling thread`);
+    }
+  });
+  s.run();
+}
 
 // The error attn.sdpa (or another sync call) throws, or null.
 function syncError(fn) {
@@ -120,6 +162,113 @@ function syncError(fn) {
     return err;
   }
 }
+
+// Rejects when `promise` has not settled after `ms`: a call that waits for a
+// worker left busy would otherwise hang the test instead of failing it.
+function within(promise, ms, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+const unposted = suite('pool options that cannot be posted to a worker');
+unposted.before(async (ctx) => {
+  ctx.pool = await createAttentionPool({ threads: 2, callerShare: false });
+  ctx.attn = await loadAttention();
+  ctx.big = sdpaCase({ heads: 4, nq: 512, nk: 512, d: 64 });
+});
+unposted.after(({ pool, attn }) => {
+  pool.dispose();
+  attn.dispose();
+});
+unposted('a function option and a Proxy mask shape: the TypeError or RangeError attn.sdpa throws', async ({ pool, attn, big }) => {
+  const data = new Uint8Array(512 * 512).fill(1);
+  const cases = [
+    { ...big.options, onProgress: () => 1 },
+    { ...big.options, layout: () => 'bhsd' },
+    { ...big.options, stats: () => true },
+    { ...big.options, mask: { data, shape: new Proxy([1, 2, 512, 512], {}) } },
+    { ...big.options, mask: { data, shape: new Proxy([1, 1, 512, 'x'], {}) } },
+  ];
+  for (const options of cases) {
+    const want = syncError(() => attn.sdpa(big.q, big.k, big.v, options));
+    assert.ok(want instanceof TypeError || want instanceof RangeError, 'attn.sdpa rejects it');
+    try {
+      await within(pool.sdpa(big.q, big.k, big.v, options), 60000, want.message);
+      assert.unreachable('should have rejected');
+    } catch (err) {
+      assert.is(err.constructor, want.constructor, `${err.constructor.name}: ${err.message}`);
+      assert.is(err.message, want.message);
+    }
+  }
+});
+unposted('what sdpa accepts through a Proxy or an array with a method is copied: the same bits on a worker', async ({ pool, attn, big }) => {
+  const data = Uint8Array.from({ length: 512 * 512 }, (_, i) => (i % 7 ? 1 : 0));
+  for (const options of [
+    { ...big.options, mask: { data, shape: new Proxy([1, 1, 512, 512], {}) } },
+    { ...big.options, window: Object.assign([64, 16], { describe() { return 'local'; } }) },
+    { ...big.options, window: new Proxy([8, 8], {}), layout: 'bhsd' },
+  ]) {
+    const before = pool.stats;
+    sameBits(await within(pool.sdpa(big.q, big.k, big.v, options), 60000, 'proxy'), attn.sdpa(big.q, big.k, big.v, options), 'copied options');
+    assert.is(pool.stats.local, before.local, 'run on the workers');
+  }
+});
+unposted('multiHeadAttention: a nested mask and a Proxy window are copied (same bits); a function in window: the sync error', async ({ pool, attn }) => {
+  const n = 300, m = (rows, cols, seed) => ({ rows, cols, data: draw(rows * cols, seed).map((x) => x / 8) });
+  const mask = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i + j) % 5 !== 0));
+  const options = { wq: m(96, 96, 1), wk: m(96, 32, 2), wv: m(96, 32, 3), heads: 6, kvHeads: 2, mask, bias: m(n, n, 4), window: new Proxy([40, 3], {}), softcap: 20 };
+  const x = m(n, 96, 5);
+  const before = pool.stats;
+  sameBits((await within(pool.multiHeadAttention(x, options), 60000, 'mha')).output.data, attn.multiHeadAttention(x, options).output.data, 'mha');
+  assert.is(pool.stats.split - before.split, 1, 'split over head groups');
+  const bad = { ...options, window: [() => 1, 0] };
+  const want = syncError(() => attn.multiHeadAttention(x, bad));
+  assert.instance(want, TypeError);
+  try {
+    await within(pool.multiHeadAttention(x, bad), 60000, 'mha function');
+    assert.unreachable('should have rejected');
+  } catch (err) {
+    assert.is(err.constructor, want.constructor, `${err.constructor.name}: ${err.message}`);
+    assert.is(err.message, want.message);
+  }
+});
+unposted('afterwards both workers take parts of a split call', async ({ pool, attn, big }) => {
+  const before = pool.stats;
+  sameBits(await within(pool.sdpa(big.q, big.k, big.v, big.options), 60000, 'split call'), attn.sdpa(big.q, big.k, big.v, big.options), 'after');
+  assert.equal(pool.stats, { ...before, split: before.split + 1, parts: before.parts + 2 });
+});
+unposted('an idle pool lets Node exit after such a call', () => {
+  const script = `
+    import { createAttentionPool } from ${JSON.stringify(new URL('../web/pool.js', import.meta.url).href)};
+    const pool = await createAttentionPool({ threads: 2 });
+    const n = 512, q = new Float32Array(4 * n * 64);
+    const options = { heads: 4, nq: n, nk: n, dk: 64, dv: 64 };
+    const mask = { data: new Uint8Array(n * n), shape: new Proxy([1, 2, n, n], {}) };
+    for (const o of [{ ...options, onProgress: () => 1 }, { ...options, mask }]) {
+      await pool.sdpa(q, q, q, o).catch((err) => console.log(err.constructor.name));
+    }
+  `;
+  // A file, not --eval: workers inherit the process's flags.
+  const file = new URL('./output/pool-exit.mjs', import.meta.url);
+  mkdirSync(new URL('.', file), { recursive: true });
+  writeFileSync(file, script);
+  // Generous: a pool that keeps a worker busy never exits, and the timeout ends it.
+  const r = spawnSync(process.execPath, [fileURLToPath(file)], { encoding: 'utf8', timeout: 120000 });
+  assert.is(r.error?.code, undefined, 'the process exited by itself');
+  assert.is(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim().split('\n'), ['TypeError', 'RangeError']);
+});
+unposted.run();
+
+const errors = suite('pool errors');
+errors.before(async (ctx) => {
+  ctx.pool = await createAttentionPool({ threads: 2 });
+  ctx.attn = await loadAttention();
+});
+errors.after(({ pool }) => pool.dispose());
 
 errors('invalid calls reject with the TypeError or RangeError attn.sdpa throws, small or large', async ({ pool, attn }) => {
   const big = sdpaCase({ heads: 4, nq: 512, nk: 512, d: 64 });

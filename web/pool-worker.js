@@ -1,4 +1,4 @@
-// pool-worker.js - one worker of an attention pool (web/pool.js): a Node
+// pool-worker.js - one worker of an attention pool (web/pool/): a Node
 // worker thread or a browser module Worker with its own instance of the
 // module the pool compiled. It answers each call with its result, or with
 // the error's name and message so the pool can rethrow the same TypeError or

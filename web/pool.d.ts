@@ -1,5 +1,5 @@
 // Types for attention-wasm/pool (web/pool.js).
-import type { Attention, Isa, LoadOptions, MatrixLike, MultiHeadOptions, MultiHeadResult, SdpaOptions } from './attention.js';
+import type { Isa, LoadOptions, MatrixLike, MultiHeadOptions, MultiHeadResult, SdpaOptions, SdpaResult } from './attention.js';
 
 export interface PoolOptions extends LoadOptions {
   /** Workers. Default: navigator.hardwareConcurrency (browser) or os.availableParallelism() (Node). */
@@ -24,7 +24,12 @@ export declare class AttentionPool {
   /** The build every worker (and the calling thread's instance) runs. */
   readonly isa: Isa;
   /** attn.sdpa on the pool: same arguments, same result (same bits with the same module), as a Promise. */
-  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Promise<ReturnType<Attention['sdpa']>>;
+  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { steps?: false | null; stats?: false | null }): Promise<Float32Array>;
+  /** With steps: true or stats: true: { output, scores?, scaled?, logits?, weights?, lse? }. */
+  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { steps: true }): Promise<SdpaResult>;
+  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { stats: true }): Promise<SdpaResult>;
+  /** steps or stats not known at compile time. */
+  sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Promise<Float32Array | SdpaResult>;
   /** attn.multiHeadAttention on the pool, as a Promise; large calls are split over groups of heads. */
   multiHeadAttention(x: MatrixLike, options: MultiHeadOptions): Promise<MultiHeadResult>;
   /** Calls so far: on the calling thread (small or invalid), whole on one worker, split into parts (of which `here` the calling thread computed: the last part of each split call). */

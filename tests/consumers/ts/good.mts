@@ -1,6 +1,7 @@
 // A strict TypeScript consumer: must type-check.
-import { loadAttention, Matrix, NumpyRandom, type AttentionResult, type SdpaGradients } from 'attention-wasm';
+import { loadAttention, Matrix, NumpyRandom, type AttentionResult, type SdpaGradients, type SdpaOptions, type SdpaResult } from 'attention-wasm';
 import 'attention-wasm/explorer';
+import { createAttentionPool } from 'attention-wasm/pool';
 
 const attn = await loadAttention({ simd: true });
 const q: Matrix = Matrix.from([[1, 2], [3, 4]]);
@@ -39,3 +40,13 @@ attn.multiHeadAttention([[1, 2]], {
 attn.kvCache({ batch: null, kvHeads: null, dk: 2, dv: null, capacity: 4, layout: null }).dispose();
 cache.attend(new Float32Array(2), { heads: null, nq: null });
 cache.dispose();
+// The pool's sdpa has attn.sdpa's overloads: a Float32Array without steps or stats, SdpaResult with them.
+const pool = await createAttentionPool({ threads: 2, callerShare: false });
+const small = { nq: 2, nk: 2, dk: 2, dv: 2 };
+const pooled: Float32Array = await pool.sdpa(new Float32Array(4), new Float32Array(4), new Float32Array(4), small);
+const pooledStats: SdpaResult = await pool.sdpa(new Float32Array(4), new Float32Array(4), new Float32Array(4), { ...small, stats: true });
+const pooledSteps: SdpaResult = await pool.sdpa(new Float32Array(4), new Float32Array(4), new Float32Array(4), { ...small, steps: true });
+const pooledEither: Float32Array | SdpaResult = await pool.sdpa(new Float32Array(4), new Float32Array(4), new Float32Array(4), small as SdpaOptions);
+const pooledMha: Matrix = (await pool.multiHeadAttention([[1, 2]], { wq: [[1], [0]], wk: [[1], [0]], wv: [[0], [1]], heads: 1 })).output;
+console.log(pooled.length, pooledStats.lse?.length, pooledSteps.weights?.length, pooledEither, pooledMha.rows, pool.stats.parts);
+pool.dispose();

@@ -1,0 +1,314 @@
+// planner.js - the pool's split planner: given a call's arguments, whether
+// it can be split, and which blocks of (batch, kv head) groups and query rows
+// each part computes. Pure: no workers, no wasm (tests/pool-planner.test.js
+// runs it alone).
+//
+// A part is an ordinary sdpa call on sliced inputs, and the result has the
+// bits of one instance's call only when every part runs the kernel the whole
+// call runs, on the same 4-row tiles: parts are whole (batch, kv head)
+// groups (a kv head with all of its query heads), or blocks of query rows
+// whose bounds are multiples of the fused kernel's tile and whose kernel
+// sdpaKernel() says is the whole call's.
+
+import { toMask, toMatrix } from '../core/matrix.js';
+
+// Work (FLOPs, 2 (dk + dv) per query-key pair) below which a call runs on
+// the calling thread (about 1 ms of one core): a sleeping worker wakes in
+// tens of microseconds on an idle machine but in milliseconds on a busy one,
+// and below this the threads could not win that back (bench/pool.js times a
+// call just above it).
+export const SPLIT_MIN_FLOPS = 2 ** 25;
+// The fewest query rows a block is meant to have: far more than one tile, so
+// a block's packing of K and V pays for itself.
+const MIN_BLOCK_ROWS = 64;
+// The fused kernel's tile of query rows (ATTN__MR in c/kernels/kernels.h):
+// row blocks start on a tile so every tile holds the rows it holds in the
+// whole call.
+const TILE_ROWS = 4;
+// attn__use_decode's bound on n_q n_k d_k (c/attention.c).
+const DECODE_MAX_WORK = 2048;
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * The kernel attn_sdpa (c/attention.c) runs for a call of these sizes
+ * without steps. This mirrors attn__use_decode (the decode kernel for fewer
+ * than 4 query rows, or n_q n_k d_k <= 2048; the fused kernel otherwise) and
+ * attn_sdpa's branch that gives one decode call all the heads of a group when
+ * n_q is 1 and several query heads share a kv head. The kernels round
+ * differently, so every part of a split call must get the whole call's answer.
+ * @returns {'fused' | 'decode' | 'grouped decode'}
+ */
+export function sdpaKernel(nq, nk, dk, group) {
+  // Floats: the product only meets a small bound, so its rounding cannot flip the test.
+  if (nq >= TILE_ROWS && nq * nk * dk > DECODE_MAX_WORK) return 'fused';
+  return nq === 1 && group > 1 ? 'grouped decode' : 'decode';
+}
+
+// ---------------------------------------------------------------------------
+// What sdpa and multiHeadAttention accept: the option checks the planner
+// needs, as predicates that mirror the checks in web/attention.js (true for
+// a value the call accepts). The planner splits only calls that pass them;
+// any other call runs on an instance that throws the call's own error.
+// Typed arrays must be real ones (ArrayBuffer.isView), not Proxies, which
+// cannot be posted to a worker.
+
+const isTyped = (x, Type) => x instanceof Type && ArrayBuffer.isView(x);
+
+export const accepts = {
+  /** batch, heads, kvHeads, nq, nk, dk, dv: positive integers. */
+  count: (n) => typeof n === 'number' && Number.isInteger(n) && n >= 1,
+  /** A flat Type array of exactly `length` values (q, k, v, a flat mask or bias). */
+  flat: (x, Type, length) => isTyped(x, Type) && x.length === length,
+  /** out: a Float32Array of at least `length` values. */
+  out: (x, length) => isTyped(x, Float32Array) && x.length >= length,
+  scale: (x) => typeof x === 'number' && Number.isFinite(x),
+  causal: (x) => typeof x === 'boolean',
+  softcap: (x) => typeof x === 'number' && x > 0 && Number.isFinite(x),
+  /** [left, right]: integers in [-1, 2^31 - 1], an array or typed array. */
+  window: (x) => (Array.isArray(x) || ArrayBuffer.isView(x)) && x.length === 2 &&
+    [x[0], x[1]].every((n) => typeof n === 'number' && Number.isInteger(n) && n >= -1 && n <= INT32_MAX),
+  /** The one-integer form of queryOffset (the Int32Array form is per batch). */
+  queryOffset: (x) => typeof x === 'number' && Number.isInteger(x) && Math.abs(x) <= INT32_MAX,
+};
+
+// Options of sdpa, as web/attention.js lists them.
+const SDPA_OPTIONS = new Set(['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out',
+  'layout', 'softcap', 'window', 'queryOffset', 'kvLengths', 'steps', 'stats']);
+// The sdpa options the planner splits; a call with others runs whole on one worker.
+const SPLIT_OPTIONS = new Set(['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out',
+  'softcap', 'window', 'queryOffset']);
+// multiHeadAttention options the planner splits over head groups (the others
+// are per head or per query and go to every part as they are).
+const MHA_OPTIONS = new Set(['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'scale', 'steps',
+  'softcap', 'window', 'queryOffset']);
+
+// ---------------------------------------------------------------------------
+// Options as data a worker can receive.
+
+const CANNOT = Symbol('cannot be posted');
+
+// A copy of an option value that postMessage can clone, made of what the
+// calls read: primitives, typed arrays (cloned by postMessage itself),
+// arrays of primitives (copied, so a Proxy or an array with extra
+// properties becomes a plain array), and for a mask or bias { data, shape }.
+// Anything else (a function, a symbol, a Proxy of a typed array, another
+// object) is CANNOT: the calls reject such values, or read them in ways a
+// copy could not repeat.
+function plainValue(x, broadcast) {
+  if (x == null || typeof x === 'number' || typeof x === 'boolean' || typeof x === 'string') return x;
+  if (ArrayBuffer.isView(x)) return x;
+  if (Array.isArray(x)) {
+    const copy = Array.from(x);
+    return copy.every((e) => e == null || typeof e === 'number' || typeof e === 'boolean' || typeof e === 'string') ? copy : CANNOT;
+  }
+  if (broadcast && typeof x === 'object' && 'shape' in x) {
+    const data = plainValue(x.data, false), shape = plainValue(x.shape, false);
+    return data === CANNOT || shape === CANNOT ? CANNOT : { data, shape };
+  }
+  return CANNOT;
+}
+
+/**
+ * sdpa options as a worker can receive them, without out (the pool fills
+ * it), or null when one cannot be posted (an unknown option, a function, a
+ * Proxy of a typed array; sdpa rejects all but the last, which the calling
+ * thread's instance then runs). Reads each option once, as sdpa does.
+ */
+export function plainSdpaOptions(o) {
+  const copy = {};
+  try {
+    for (const key in o) {
+      if (!SDPA_OPTIONS.has(key)) return null;
+      if (key === 'out') continue;
+      const value = plainValue(o[key], key === 'mask' || key === 'bias');
+      if (value === CANNOT) return null;
+      copy[key] = value;
+    }
+  } catch {
+    return null; // a getter or Proxy that throws: sdpa meets it too
+  }
+  return copy;
+}
+
+// ---------------------------------------------------------------------------
+// sdpa
+
+/**
+ * The shapes of a plainly valid sdpa call, or null (the calling thread's
+ * instance then runs it and throws what attn.sdpa throws). split: false when
+ * it has options the planner does not split (layout 'bshd', per-batch
+ * offsets, kvLengths, broadcast masks, steps, stats); such a call runs whole
+ * on one worker, which checks it as attn.sdpa does. parts: the options every
+ * part of a split call shares, as plain values.
+ */
+export function sdpaPlan(q, k, v, o) {
+  if (o === null || typeof o !== 'object') return null;
+  let split = true;
+  for (const key in o) if (!SPLIT_OPTIONS.has(key)) split = false;
+  const { batch = 1, heads = 1, nq, nk, dk, dv } = o;
+  const kvHeads = o.kvHeads ?? heads;
+  if (![batch, heads, kvHeads, nq, nk, dk, dv].every(accepts.count) || heads % kvHeads !== 0) return null;
+  if (!accepts.flat(q, Float32Array, batch * heads * nq * dk) || !accepts.flat(k, Float32Array, batch * kvHeads * nk * dk) ||
+      !accepts.flat(v, Float32Array, batch * kvHeads * nk * dv)) return null;
+  if (o.out != null && !accepts.out(o.out, batch * heads * nq * dv)) return null;
+  if (o.mask != null && !accepts.flat(o.mask, Uint8Array, nq * nk)) split = false;
+  if (o.bias != null && !accepts.flat(o.bias, Float32Array, nq * nk)) split = false;
+  if (o.scale != null && !accepts.scale(o.scale)) return null;
+  if (o.causal != null && !accepts.causal(o.causal)) return null;
+  if (o.softcap != null && !accepts.softcap(o.softcap)) return null;
+  if (o.window != null && !accepts.window(o.window)) return null;
+  if (o.queryOffset != null && !accepts.queryOffset(o.queryOffset)) split = false;
+  const shared = {};
+  for (const key of ['causal', 'scale', 'softcap']) if (o[key] != null) shared[key] = o[key];
+  if (o.window != null) shared.window = [o.window[0], o.window[1]];
+  return {
+    batch, heads, kvHeads, group: heads / kvHeads, nq, nk, dk, dv, split, shared,
+    causal: o.causal === true, queryOffset: split ? o.queryOffset ?? 0 : 0,
+    mask: o.mask ?? null, bias: o.bias ?? null,
+    work: 2 * batch * heads * nq * nk * (dk + dv),
+  };
+}
+
+/**
+ * The blocks of a split call for `threads` parts: { u0, u1, i0, i1 }, the
+ * (batch, kv head) groups [u0, u1) (u = b kvHeads + g) and their query rows
+ * [i0, i1). Whole groups when there are at least as many as threads, or
+ * when the rows cannot be cut (too few rows, or a block's queryOffset would
+ * pass int32);
+ * else blocks of rows of each group, every one running the whole call's kernel.
+ */
+export function sdpaBlocks(plan, threads) {
+  const { batch, kvHeads, nq, nk, dk, group, causal, queryOffset } = plan;
+  const units = batch * kvHeads;
+  const blocks = units >= threads || queryOffset + nq - 1 > INT32_MAX ? 1
+    : Math.min(threads / gcd(units, threads), Math.floor(nq / MIN_BLOCK_ROWS));
+  const bounds = blocks > 1 ? rowBounds(nq, blocks, causal ? (i) => Math.max(0, Math.min(nk, i + 1 + queryOffset)) : () => nk,
+    (rows) => sdpaKernel(rows, nk, dk, group) === sdpaKernel(nq, nk, dk, group)) : [0, nq];
+  if (bounds.length <= 2) {
+    const count = Math.min(threads, units);
+    return Array.from({ length: count }, (_, p) => ({
+      u0: Math.floor(units * p / count), u1: Math.floor(units * (p + 1) / count), i0: 0, i1: nq,
+    }));
+  }
+  const out = [];
+  for (let u = 0; u < units; u++) {
+    for (let r = 0; r + 1 < bounds.length; r++) out.push({ u0: u, u1: u + 1, i0: bounds[r], i1: bounds[r + 1] });
+  }
+  return out;
+}
+
+// Bounds of at most `blocks` blocks of query rows, [0, ..., nq], inner
+// bounds multiples of the tile, with about equal work each (a row costs
+// cost(i)), every block's row count passing sameKernel: a bound that would
+// leave too few rows before or after it moves down a tile at a time, and is
+// dropped if no place between its neighbours fits.
+function rowBounds(nq, blocks, cost, sameKernel) {
+  let total = 0;
+  for (let i = 0; i < nq; i++) total += cost(i);
+  const bounds = [0];
+  let acc = 0;
+  for (let i = 0; i < nq && bounds.length < blocks; i++) {
+    acc += cost(i);
+    if (acc < total * bounds.length / blocks) continue;
+    const last = bounds.at(-1);
+    // The nearest tile bound, below nq.
+    let at = Math.min(Math.round((i + 1) / TILE_ROWS) * TILE_ROWS, Math.ceil(nq / TILE_ROWS) * TILE_ROWS - TILE_ROWS);
+    while (at > last && !(sameKernel(at - last) && sameKernel(nq - at))) at -= TILE_ROWS;
+    if (at > last) bounds.push(at);
+  }
+  bounds.push(nq);
+  return bounds;
+}
+
+/** The options of one block's sdpa call: plain values, mask and bias rows sliced. */
+export function blockOptions(plan, { u0, u1, i0, i1 }) {
+  const { nq, nk, dk, dv, group, mask, bias } = plan;
+  const opts = { ...plan.shared, heads: (u1 - u0) * group, kvHeads: u1 - u0, nq: i1 - i0, nk, dk, dv };
+  if (plan.queryOffset !== 0 || i0 > 0) opts.queryOffset = plan.queryOffset + i0;
+  // A whole block's mask and bias are the caller's arrays (postMessage copies
+  // them, the caller's own share reads them in place); a row block's are rows of them.
+  const whole = i0 === 0 && i1 === nq;
+  if (mask !== null) opts.mask = whole ? mask : mask.slice(i0 * nk, i1 * nk);
+  if (bias !== null) opts.bias = whole ? bias : bias.slice(i0 * nk, i1 * nk);
+  return opts;
+}
+
+// ---------------------------------------------------------------------------
+// multiHeadAttention
+
+/**
+ * The matrices and sizes of a multiHeadAttention call the planner can split,
+ * or null (the calling thread's instance then runs it). Split only without
+ * steps and with dk, dv multiples of 4, so each part's projection columns
+ * take the same gemm paths (no scalar column tail) as the whole projection.
+ * shared: the options every part gets, as plain values.
+ */
+export function mhaPlan(x, o) {
+  if (o === null || typeof o !== 'object' || o.steps) return null;
+  for (const key in o) if (!MHA_OPTIONS.has(key)) return null;
+  try {
+    const { heads } = o;
+    const kvHeads = o.kvHeads ?? heads;
+    if (!accepts.count(heads) || !accepts.count(kvHeads) || heads % kvHeads !== 0) return null;
+    const X = toMatrix(x, 'x'), C = o.context == null ? X : toMatrix(o.context, 'context');
+    const WQ = toMatrix(o.wq, 'wq', X.cols), WK = toMatrix(o.wk, 'wk', C.cols), WV = toMatrix(o.wv, 'wv', C.cols);
+    if (WQ.cols % heads !== 0 || WV.cols % kvHeads !== 0) return null;
+    const dk = WQ.cols / heads, dv = WV.cols / kvHeads;
+    if (WK.cols !== kvHeads * dk || dk % 4 !== 0 || dv % 4 !== 0) return null;
+    const WO = o.wo == null ? null : toMatrix(o.wo, 'wo', heads * dv);
+    if (o.scale != null && !accepts.scale(o.scale)) return null;
+    if (o.causal != null && !accepts.causal(o.causal)) return null;
+    const shared = {};
+    if (o.mask != null) shared.mask = { rows: X.rows, cols: C.rows, data: toMask(o.mask, 'mask', X.rows, C.rows) };
+    if (o.bias != null) shared.bias = plainMatrix(toMatrix(o.bias, 'bias', X.rows, C.rows));
+    // Proxies of typed arrays pass the checks above but cannot be posted.
+    if (![X, C, WQ, WK, WV, WO, shared.mask, shared.bias].every((m) => m == null || ArrayBuffer.isView(m.data))) return null;
+    for (const key of ['causal', 'scale', 'softcap', 'window', 'queryOffset']) {
+      if (o[key] == null) continue;
+      const value = plainValue(o[key], false);
+      if (value === CANNOT) return null;
+      shared[key] = value;
+    }
+    const work = 2 * heads * X.rows * C.rows * (dk + dv) + 2 * X.rows * X.cols * WQ.cols + 2 * C.rows * C.cols * (WK.cols + WV.cols);
+    return { X, C, WQ, WK, WV, WO, heads, kvHeads, group: heads / kvHeads, dk, dv, shared, work };
+  } catch {
+    return null;
+  }
+}
+
+/** kv-head groups [g0, g1) for `threads` parts of a multiHeadAttention call. */
+export function mhaGroups(plan, threads) {
+  const count = Math.min(threads, plan.kvHeads);
+  return Array.from({ length: count }, (_, p) => ({
+    g0: Math.floor(plan.kvHeads * p / count), g1: Math.floor(plan.kvHeads * (p + 1) / count),
+  }));
+}
+
+/** The options of one part: the kv-head groups' columns of wq, wk, wv (fresh arrays). */
+export function mhaPartOptions(plan, { g0, g1 }) {
+  const { X, C, WQ, WK, WV, group, dk, dv } = plan;
+  const opts = {
+    ...plan.shared,
+    wq: columns(WQ, g0 * group * dk, g1 * group * dk), wk: columns(WK, g0 * dk, g1 * dk), wv: columns(WV, g0 * dv, g1 * dv),
+    heads: (g1 - g0) * group, kvHeads: g1 - g0,
+  };
+  if (C !== X) opts.context = plainMatrix(C);
+  return opts;
+}
+
+/** A matrix as { rows, cols, data } (what a worker receives). */
+export function plainMatrix(m) {
+  return { rows: m.rows, cols: m.cols, data: m.data };
+}
+
+// Columns [c0, c1) of a matrix, as a new { rows, cols, data }.
+function columns(m, c0, c1) {
+  const width = c1 - c0, data = new Float32Array(m.rows * width);
+  for (let i = 0; i < m.rows; i++) data.set(m.data.subarray(i * m.cols + c0, i * m.cols + c1), i * width);
+  return { rows: m.rows, cols: width, data };
+}
+
+function gcd(a, b) {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
+}

@@ -1,0 +1,314 @@
+// pool.js - the pool's scheduler: AttentionPool, the same calls as the
+// synchronous API as Promises, each run on the calling thread, whole on one
+// worker, or cut into parts by the planner (planner.js) that the workers
+// (workers.js) and the calling thread compute at once.
+//
+// A part is an ordinary sdpa call on sliced inputs (copied to the worker, so
+// no cross-origin isolation is needed) that the C core computes exactly as
+// in the whole call, so the result has the same bits as attn.sdpa with the
+// same module. A call cut into T parts (T = threads) sends T - 1 to workers
+// and computes the last on the calling thread's instance, in place, while
+// they run: a caller that only waited would leave a core idle and pay one
+// more copy and message (so a split call blocks its caller for about 1/T of
+// its work). On a page's main thread that would freeze the page for that
+// long, so there the caller only waits (option callerShare; default: share
+// everywhere but a window).
+//
+// Calls below SPLIT_MIN_FLOPS, and calls whose arguments are not plainly
+// valid or cannot be posted to a worker, run on the calling thread's
+// instance: no message round trip, and an invalid call throws exactly what
+// attn.sdpa throws, before any worker takes it. So does every call of a pool
+// with one thread: there the caller's share is the whole call. Valid calls
+// with options the planner does not split run whole on one worker.
+
+import { compileAttention, loadAttention } from '../attention.js';
+import { Matrix, describe } from '../core/matrix.js';
+import {
+  SPLIT_MIN_FLOPS, blockOptions, mhaGroups, mhaPartOptions, mhaPlan, plainMatrix, plainSdpaOptions, sdpaBlocks, sdpaPlan,
+} from './planner.js';
+import { Workers, defaultThreads } from './workers.js';
+
+// A page's main thread must stay free to paint; Node and workers may compute.
+const DEFAULT_CALLER_SHARE = typeof document === 'undefined';
+const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'callerShare'];
+
+/**
+ * Starts a pool of workers. Resolves when every worker has its instance.
+ * @param {{ threads?: number, simd?: boolean, deterministic?: boolean,
+ *   wasm?: URL | string | BufferSource | Response | WebAssembly.Module, worker?: URL | string,
+ *   callerShare?: boolean }} [options]
+ *   threads: default navigator.hardwareConcurrency (browser) or
+ *   os.availableParallelism() (Node); simd, deterministic, wasm: as
+ *   loadAttention; worker: where web/pool-worker.js is, for hosts that move files;
+ *   callerShare: the calling thread computes one part of a split call (and a
+ *   one-thread pool's calls) instead of waiting; default true in Node and in
+ *   workers, false on a page's main thread, which must stay free to paint.
+ * @returns {Promise<AttentionPool>}
+ */
+export async function createAttentionPool(options = {}) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`createAttentionPool: options must be an object, got ${describe(options)}`);
+  }
+  for (const key in options) {
+    if (!POOL_KEYS.includes(key)) {
+      throw new TypeError(`createAttentionPool: unknown option ${JSON.stringify(key)} (known: ${POOL_KEYS.join(', ')})`);
+    }
+  }
+  const threads = options.threads ?? await defaultThreads();
+  if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 1) {
+    const E = typeof threads === 'number' ? RangeError : TypeError;
+    throw new E(`createAttentionPool: threads must be a positive integer, got ${describe(threads)}`);
+  }
+  const worker = options.worker ?? new URL('../pool-worker.js', import.meta.url);
+  if (!(worker instanceof URL) && typeof worker !== 'string') {
+    throw new TypeError(`createAttentionPool: worker must be a URL or string, got ${describe(worker)}`);
+  }
+  const callerShare = options.callerShare ?? DEFAULT_CALLER_SHARE;
+  if (typeof callerShare !== 'boolean') {
+    throw new TypeError(`createAttentionPool: callerShare must be a boolean, got ${describe(callerShare)}`);
+  }
+  const loadOptions = {};
+  for (const key of ['simd', 'deterministic', 'wasm']) if (options[key] !== undefined) loadOptions[key] = options[key];
+  const module = await compileAttention(loadOptions);
+  const local = await loadAttention({ wasm: module });
+  const pool = new AttentionPool(new Workers(worker, module), local, threads, callerShare);
+  try {
+    await pool._start();
+  } catch (err) {
+    pool.dispose();
+    throw err;
+  }
+  return pool;
+}
+
+/** A pool of workers, each with an instance of one module. Make one with createAttentionPool(). */
+export class AttentionPool {
+  #workers;
+  #local;
+  #threads;
+  #callerShare;
+  #disposed = false;
+  #stats = { local: 0, whole: 0, split: 0, parts: 0, here: 0 };
+
+  /** @internal use createAttentionPool() */
+  constructor(workers, local, threads, callerShare) {
+    this.#workers = workers;
+    this.#local = local;
+    this.#threads = threads;
+    this.#callerShare = callerShare;
+  }
+
+  /** Whether the calling thread computes a share of split calls (see createAttentionPool). */
+  get callerShare() {
+    return this.#callerShare;
+  }
+
+  /** Number of workers. */
+  get threads() {
+    return this.#threads;
+  }
+
+  /** The build every worker runs: 'relaxed-simd', 'simd128' or 'scalar'. */
+  get isa() {
+    return this.#local.isa;
+  }
+
+  /**
+   * What the pool did with its calls so far: `local` ran on the calling
+   * thread (small or invalid), `whole` went to one worker unsplit, `split`
+   * were cut into `parts` in all, `here` of which the calling thread
+   * computed (the last part of each split call; workers the others). A copy.
+   * @returns {{ local: number, whole: number, split: number, parts: number, here: number }}
+   */
+  get stats() {
+    return { ...this.#stats };
+  }
+
+  /** @internal starts the workers; createAttentionPool awaits it. */
+  async _start() {
+    await this.#workers.start(this.#threads);
+  }
+
+  #live() {
+    if (this.#disposed) throw new Error('attention-wasm pool: this pool was disposed; call createAttentionPool() for a new one');
+  }
+
+  // Runs parts (each { message, transfer, deliver(result) }) on the workers;
+  // resolves with finish() once all have delivered, rejects on the first error.
+  // A last part with here() instead of a message runs on the calling thread
+  // once the others are queued: the caller computes a share instead of idling.
+  #run(parts, finish) {
+    if (parts.length === 1) this.#stats.whole++;
+    else this.#stats.split++;
+    this.#stats.parts += parts.length;
+    return new Promise((resolve, reject) => {
+      let left = parts.length;
+      const call = {
+        failed: false,
+        fail(err) {
+          if (!call.failed) {
+            call.failed = true;
+            reject(err);
+          }
+        },
+      };
+      const own = parts.at(-1).here ? parts.at(-1) : null;
+      this.#workers.submit((own ? parts.slice(0, -1) : parts).map((part) => ({
+        call, message: part.message, transfer: part.transfer,
+        deliver(result) {
+          if (call.failed) return;
+          part.deliver(result);
+          if (--left === 0) resolve(finish());
+        },
+      })));
+      if (own) {
+        this.#stats.here++;
+        try {
+          own.here();
+        } catch (err) {
+          call.fail(err);
+          return;
+        }
+        if (--left === 0) resolve(finish());
+      }
+    });
+  }
+
+  /**
+   * attn.sdpa on the pool: the same arguments, the same result (bits
+   * included, with the same module), as a Promise.
+   * @returns {Promise<Float32Array | object>} as attn.sdpa
+   */
+  async sdpa(q, k, v, options) {
+    this.#live();
+    const plan = sdpaPlan(q, k, v, options);
+    // One thread: the caller's share is the whole call (a worker would only add copies).
+    const alone = this.#threads === 1;
+    if (plan === null || plan.work < SPLIT_MIN_FLOPS || (alone && this.#callerShare)) {
+      this.#stats.local++;
+      return this.#local.sdpa(q, k, v, options);
+    }
+    if (!plan.split || alone) return this.#sdpaWhole(q, k, v, options);
+    const out = options.out ?? new Float32Array(plan.batch * plan.heads * plan.nq * plan.dv);
+    const blocks = sdpaBlocks(plan, this.#threads);
+    const parts = blocks.map((block, p) =>
+      sdpaPart(plan, block, q, k, v, out, p === blocks.length - 1 && blocks.length > 1 && this.#callerShare ? this.#local : null));
+    return this.#run(parts, () => out);
+  }
+
+  // Options the planner does not split, or one thread and a caller that must
+  // not compute: the whole call on one worker. Its output lands in out when
+  // given; results with steps or stats are objects and come back as they
+  // are. Options that cannot be posted never reach a worker: the calling
+  // thread's instance throws sdpa's error for them.
+  #sdpaWhole(q, k, v, options) {
+    const sent = plainSdpaOptions(options);
+    if (sent === null) {
+      this.#stats.local++;
+      return this.#local.sdpa(q, k, v, options);
+    }
+    const given = options.out;
+    const qc = q.slice(), kc = k.slice(), vc = v.slice();
+    let result;
+    return this.#run([{
+      message: { method: 'sdpa', q: qc, k: kc, v: vc, options: sent },
+      transfer: [qc.buffer, kc.buffer, vc.buffer],
+      deliver: (r) => {
+        result = r;
+      },
+    }], () => {
+      if (given == null) return result;
+      if (result instanceof Float32Array) {
+        given.set(result);
+        return given;
+      }
+      given.set(result.output);
+      return { ...result, output: given };
+    });
+  }
+
+  /**
+   * attn.multiHeadAttention on the pool: the same arguments and result, as a
+   * Promise. Large calls are split over groups of heads: each worker
+   * projects and attends its heads (with its columns of wq, wk, wv); the
+   * heads are concatenated here and multiplied by wo.
+   * @returns {Promise<{ output: import('../core/matrix.js').Matrix, weights?: import('../core/matrix.js').Matrix[], scores?: import('../core/matrix.js').Matrix[], scaled?: import('../core/matrix.js').Matrix[] }>}
+   */
+  async multiHeadAttention(x, options) {
+    this.#live();
+    const plan = mhaPlan(x, options);
+    if (plan === null || plan.work < SPLIT_MIN_FLOPS || (this.#threads === 1 && this.#callerShare)) {
+      this.#stats.local++;
+      return this.#local.multiHeadAttention(x, options);
+    }
+    const { X, WO, heads, group, dv } = plan, n = X.rows;
+    const concat = new Float32Array(n * heads * dv);
+    const groups = mhaGroups(plan, this.#threads);
+    const parts = groups.map((g, p) => {
+      const opts = mhaPartOptions(plan, g);
+      const width = (g.g1 - g.g0) * group * dv, at = g.g0 * group * dv;
+      const deliver = (result) => {
+        const data = result.output.data;
+        for (let i = 0; i < n; i++) concat.set(data.subarray(i * width, (i + 1) * width), i * heads * dv + at);
+      };
+      if (p === groups.length - 1 && groups.length > 1 && this.#callerShare) {
+        // The caller's share of the heads.
+        return { here: () => deliver(this.#local.multiHeadAttention(X, opts)) };
+      }
+      return {
+        message: { method: 'multiHeadAttention', x: plainMatrix(X), options: opts },
+        transfer: [opts.wq.data.buffer, opts.wk.data.buffer, opts.wv.data.buffer],
+        deliver,
+      };
+    });
+    return this.#run(parts, () => {
+      const output = new Matrix(n, heads * dv, concat);
+      return { output: WO ? this.#local.matmul(output, WO) : output };
+    });
+  }
+
+  /** Stops the workers and frees the instances; later calls throw. */
+  dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#workers.dispose(new Error('attention-wasm pool: disposed during this call'));
+    this.#local.dispose();
+  }
+}
+
+// One part of a split sdpa call: the block's inputs and where its output
+// goes. With `local` (the calling thread's instance) the part runs there,
+// reading the inputs in place; else it is a message for a worker, with
+// copies of its inputs that are moved, not cloned a second time.
+function sdpaPart(plan, block, q, k, v, out, local) {
+  const { nq, nk, dk, dv, group } = plan;
+  const { u0, u1, i0, i1 } = block;
+  const opts = blockOptions(plan, block);
+  const kb = k.subarray(u0 * nk * dk, u1 * nk * dk), vb = v.subarray(u0 * nk * dv, u1 * nk * dv);
+  if (i0 === 0 && i1 === nq) {
+    // Whole (batch, kv head) groups: contiguous in q, k, v and the output.
+    const qb = q.subarray(u0 * group * nq * dk, u1 * group * nq * dk);
+    const at = u0 * group * nq * dv, end = u1 * group * nq * dv;
+    if (local) return { here: () => local.sdpa(qb, kb, vb, { ...opts, out: out.subarray(at, end) }) };
+    return message(qb.slice(), kb.slice(), vb.slice(), opts, (result) => out.set(result, at));
+  }
+  // Rows [i0, i1) of each query head of one group: block rows keep their
+  // positions through queryOffset (causal, window).
+  const rows = i1 - i0;
+  const qb = new Float32Array(group * rows * dk);
+  for (let h = 0; h < group; h++) {
+    const from = ((u0 * group + h) * nq + i0) * dk;
+    qb.set(q.subarray(from, from + rows * dk), h * rows * dk);
+  }
+  const deliver = (result) => {
+    for (let h = 0; h < group; h++) {
+      out.set(result.subarray(h * rows * dv, (h + 1) * rows * dv), ((u0 * group + h) * nq + i0) * dv);
+    }
+  };
+  if (local) return { here: () => deliver(local.sdpa(qb, kb, vb, opts)) };
+  return message(qb, kb.slice(), vb.slice(), opts, deliver);
+}
+
+function message(q, k, v, options, deliver) {
+  return { message: { method: 'sdpa', q, k, v, options }, transfer: [q.buffer, k.buffer, v.buffer], deliver };
+}

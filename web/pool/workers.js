@@ -1,0 +1,192 @@
+// workers.js - the pool's worker layer: starts workers (Node worker threads,
+// browser module Workers) running web/pool-worker.js, each with an instance
+// of one compiled module; hands queued jobs to idle ones; turns their
+// answers and errors back into results and TypeErrors or RangeErrors; and
+// replaces a worker that dies.
+//
+// A job is { call, message, transfer, deliver(result) }; call is shared by
+// the jobs of one pool call: { failed, fail(err) }. A worker holds one job
+// at a time and keeps Node running only while it does.
+
+export const isNode = typeof process !== 'undefined' && process.versions?.node !== undefined && typeof window === 'undefined';
+
+/** Default thread count: os.availableParallelism() in Node, navigator.hardwareConcurrency elsewhere. */
+export async function defaultThreads() {
+  if (isNode) {
+    const osName = 'node:os';
+    const os = await import(/* webpackIgnore: true */ /* @vite-ignore */ osName);
+    return os.availableParallelism?.() ?? os.cpus().length;
+  }
+  return Math.max(1, globalThis.navigator?.hardwareConcurrency ?? 1);
+}
+
+// One worker, Node or browser, behind one small interface. The module
+// specifiers are in variables so browser bundlers do not try to resolve them.
+async function spawn(url, onMessage, onDeath) {
+  let dead = false;
+  const die = (err) => {
+    if (!dead) {
+      dead = true;
+      onDeath(err);
+    }
+  };
+  if (isNode) {
+    const name = 'node:worker_threads';
+    const { Worker } = await import(/* webpackIgnore: true */ /* @vite-ignore */ name);
+    const w = new Worker(typeof url === 'string' ? new URL(url, `file://${process.cwd()}/`) : url);
+    w.on('message', onMessage);
+    w.on('error', (err) => die(err));
+    w.on('exit', (code) => die(new Error(`exited with code ${code}`)));
+    return {
+      post: (m, t) => w.postMessage(m, t),
+      terminate() {
+        dead = true;
+        return w.terminate();
+      },
+      // An idle pool does not keep Node running.
+      ref: () => w.ref(),
+      unref: () => w.unref(),
+    };
+  }
+  const w = new Worker(url, { type: 'module' });
+  w.onmessage = (event) => onMessage(event.data);
+  w.onerror = (event) => {
+    event.preventDefault?.();
+    die(new Error(event.message || 'the worker failed to load or threw'));
+  };
+  w.onmessageerror = () => die(new Error('a message could not be read'));
+  return {
+    post: (m, t) => w.postMessage(m, t),
+    terminate() {
+      dead = true;
+      w.terminate();
+    },
+    ref() {},
+    unref() {},
+  };
+}
+
+const ERRORS = { TypeError, RangeError };
+
+// An error a worker reported as { name, message }, as the same class.
+function rebuild(error, prefix) {
+  const E = ERRORS[error.name] ?? Error;
+  return new E(prefix ? `${prefix}: ${error.message}` : error.message);
+}
+
+/** Workers at `url`, each with an instance of `module`, taking jobs from one queue. */
+export class Workers {
+  #url;
+  #module;
+  #slots = [];
+  #queue = [];
+  #nextId = 1;
+  #disposed = false;
+
+  constructor(url, module) {
+    this.#url = url;
+    this.#module = module;
+  }
+
+  /** Starts `count` workers; resolves when each has its instance. */
+  start(count) {
+    return Promise.all(Array.from({ length: count }, () => this.#addSlot()));
+  }
+
+  /** Queues jobs and hands them to idle workers. */
+  submit(jobs) {
+    for (const job of jobs) this.#queue.push({ id: this.#nextId++, ...job });
+    this.#pump();
+  }
+
+  /** Stops the workers: jobs running or queued fail with `err`. */
+  dispose(err) {
+    this.#disposed = true;
+    for (const slot of this.#slots.splice(0)) {
+      slot.job?.call.fail(err);
+      slot.handle?.terminate();
+    }
+    for (const job of this.#queue.splice(0)) job.call.fail(err);
+  }
+
+  // A new worker with its instance; resolves when it is ready.
+  async #addSlot() {
+    const slot = { handle: null, job: null, ready: false };
+    this.#slots.push(slot);
+    let readyResolve, readyReject;
+    const ready = new Promise((resolve, reject) => {
+      readyResolve = resolve;
+      readyReject = reject;
+    });
+    const onMessage = (data) => {
+      if (data.type === 'ready') {
+        slot.ready = true;
+        slot.handle.unref();
+        readyResolve();
+        this.#pump();
+      } else if (data.type === 'failed') {
+        readyReject(rebuild(data, 'createAttentionPool: a worker could not load the module'));
+      } else {
+        this.#done(slot, data);
+      }
+    };
+    const onDeath = (err) => {
+      readyReject(new Error(`createAttentionPool: a worker failed to start: ${err.message}`));
+      this.#died(slot, err);
+    };
+    slot.handle = await spawn(this.#url, onMessage, onDeath);
+    slot.handle.post({ type: 'init', module: this.#module });
+    return ready;
+  }
+
+  // A worker died: its call fails, and a new worker takes its place.
+  #died(slot, err) {
+    const i = this.#slots.indexOf(slot);
+    if (i < 0) return;
+    this.#slots.splice(i, 1);
+    const job = slot.job;
+    slot.job = null;
+    if (job) job.call.fail(new Error(`attention-wasm pool: a worker stopped during this call (${err.message}); the pool has replaced it, later calls work`));
+    if (this.#disposed || !slot.ready) return; // a worker that never started is not retried
+    this.#addSlot().catch(() => {
+      // No worker could start again: calls waiting for one must not wait forever.
+      if (this.#slots.length === 0) for (const queued of this.#queue.splice(0)) queued.call.fail(new Error('attention-wasm pool: no worker could be started'));
+    });
+  }
+
+  #done(slot, data) {
+    const job = slot.job;
+    this.#idle(slot);
+    if (job && job.id === data.id) {
+      if (data.error) job.call.fail(rebuild(data.error));
+      else job.deliver(data.result);
+    }
+    this.#pump();
+  }
+
+  #idle(slot) {
+    slot.job = null;
+    slot.handle.unref();
+  }
+
+  // Hands queued jobs to idle workers. A job whose message cannot be posted
+  // fails its call and leaves its worker idle.
+  #pump() {
+    for (const slot of this.#slots) {
+      if (!slot.ready || slot.job) continue;
+      let job;
+      do job = this.#queue.shift(); while (job !== undefined && job.call.failed);
+      if (job === undefined) return;
+      slot.job = job;
+      slot.handle.ref();
+      try {
+        slot.handle.post({ id: job.id, ...job.message }, job.transfer);
+      } catch (err) {
+        this.#idle(slot);
+        job.call.fail(err);
+        // The same slot takes the next job.
+        return this.#pump();
+      }
+    }
+  }
+}
