@@ -5,7 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { accepts, blockOptions, plainSdpaOptions, sdpaBlocks, sdpaKernel, sdpaPlan } from '../web/pool/planner.js';
+import { blockOptions, plainSdpaOptions, sdpaBlocks, sdpaKernel, sdpaPlan } from '../web/pool/planner.js';
 
 const kernel = suite('sdpaKernel: the kernel attn_sdpa picks');
 kernel('fewer than 4 query rows, or n_q n_k d_k <= 2048: decode; one row of a group of heads: grouped decode', () => {
@@ -85,7 +85,7 @@ blocks('blockOptions: plain values, row blocks keep their positions, mask rows s
 });
 blocks.run();
 
-const options = suite('plainSdpaOptions and accepts');
+const options = suite('plainSdpaOptions and the options module');
 options('copies what sdpa reads into data postMessage can clone; null for what it cannot', () => {
   const data = new Uint8Array(16);
   const shape = new Proxy([1, 1, 4, 4], {});
@@ -98,13 +98,28 @@ options('copies what sdpa reads into data postMessage can clone; null for what i
     assert.is(plainSdpaOptions(bad), null, Object.keys(bad).join());
   }
 });
-options('accepts: the values sdpa takes', () => {
-  assert.ok(accepts.window([-1, 2 ** 31 - 1]) && accepts.window(Int32Array.of(3, 0)));
-  assert.not.ok(accepts.window([-2, 0]) || accepts.window([1]) || accepts.window(['1', 0]) || accepts.window([0.5, 0]));
-  assert.ok(accepts.softcap(30) && !accepts.softcap(0) && !accepts.softcap(Infinity));
-  assert.ok(accepts.scale(-2) && !accepts.scale(NaN) && !accepts.scale('1'));
-  assert.ok(accepts.queryOffset(-(2 ** 31 - 1)) && !accepts.queryOffset(2 ** 31) && !accepts.queryOffset(Int32Array.of(1)));
-  assert.ok(accepts.flat(new Uint8Array(6), Uint8Array, 6) && !accepts.flat(new Proxy(new Uint8Array(6), {}), Uint8Array, 6));
-  assert.ok(accepts.count(1) && !accepts.count(0) && !accepts.count(1.5));
+options('sdpaPlan accepts exactly what sdpa accepts: the options module decides both', async () => {
+  const { loadAttention } = await import('../web/attention.js');
+  const attn = await loadAttention();
+  const base = { nq: 4, nk: 4, dk: 1, dv: 1 };
+  const f = () => new Float32Array(4);
+  const variants = [
+    {}, { window: [-1, 2 ** 31 - 1] }, { window: Int32Array.of(3, 0) }, { window: [-2, 0] }, { window: [1] }, { window: ['1', 0] },
+    { softcap: 30 }, { softcap: 0 }, { softcap: Infinity }, { softcap: 1e-46 }, { scale: -2 }, { scale: NaN }, { scale: '1' }, { scale: 1e39 },
+    { queryOffset: -(2 ** 31 - 1) }, { queryOffset: 2 ** 31 }, { queryOffset: Int32Array.of(1) }, { nq: 0 }, { nq: 1.5 },
+    { mask: new Uint8Array(16) }, { mask: new Uint8Array(15) }, { causal: 1 }, { layout: 'bshd' }, { kvLengths: Int32Array.of(2) },
+  ];
+  for (const extra of variants) {
+    const o = { ...base, ...extra };
+    let thrown = false;
+    try {
+      attn.sdpa(f(), f(), f(), o);
+    } catch {
+      thrown = true;
+    }
+    assert.is(sdpaPlan(f(), f(), f(), o) === null, thrown, JSON.stringify(extra));
+  }
+  // A Proxy of a typed array passes sdpa's checks but cannot be posted: the caller's instance runs it.
+  assert.is(sdpaPlan(new Proxy(f(), {}), f(), f(), base), null);
 });
 options.run();

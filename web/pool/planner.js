@@ -11,6 +11,7 @@
 // sdpaKernel() says is the whole call's.
 
 import { toMask, toMatrix } from '../core/matrix.js';
+import { CALL_OPTIONS, WINDOW_MAX, defaultScale, newCall, projections, readShared, sdpaCall } from '../core/options.js';
 
 // Work (FLOPs, 2 (dk + dv) per query-key pair) below which a call runs on
 // the calling thread (about 1 ms of one core): a sleeping worker wakes in
@@ -27,7 +28,6 @@ const MIN_BLOCK_ROWS = 64;
 const TILE_ROWS = 4;
 // attn__use_decode's bound on n_q n_k d_k (c/attention.c).
 const DECODE_MAX_WORK = 2048;
-const INT32_MAX = 2 ** 31 - 1;
 
 /**
  * The kernel attn_sdpa (c/attention.c) runs for a call of these sizes
@@ -44,43 +44,17 @@ export function sdpaKernel(nq, nk, dk, group) {
   return nq === 1 && group > 1 ? 'grouped decode' : 'decode';
 }
 
-// ---------------------------------------------------------------------------
-// What sdpa and multiHeadAttention accept: the option checks the planner
-// needs, as predicates that mirror the checks in web/attention.js (true for
-// a value the call accepts). The planner splits only calls that pass them;
-// any other call runs on an instance that throws the call's own error.
-// Typed arrays must be real ones (ArrayBuffer.isView), not Proxies, which
-// cannot be posted to a worker.
+// What the calls accept is decided by web/core/options.js, the rule the
+// instance itself applies: a call that fails it runs on the calling
+// thread's instance, which throws the call's own error. On top, typed arrays
+// must be real ones (ArrayBuffer.isView), not Proxies, which cannot be
+// posted to a worker.
 
-const isTyped = (x, Type) => x instanceof Type && ArrayBuffer.isView(x);
+const real = (x) => x == null || ArrayBuffer.isView(x);
 
-export const accepts = {
-  /** batch, heads, kvHeads, nq, nk, dk, dv: positive integers. */
-  count: (n) => typeof n === 'number' && Number.isInteger(n) && n >= 1,
-  /** A flat Type array of exactly `length` values (q, k, v, a flat mask or bias). */
-  flat: (x, Type, length) => isTyped(x, Type) && x.length === length,
-  /** out: a Float32Array of at least `length` values. */
-  out: (x, length) => isTyped(x, Float32Array) && x.length >= length,
-  scale: (x) => typeof x === 'number' && Number.isFinite(x),
-  causal: (x) => typeof x === 'boolean',
-  softcap: (x) => typeof x === 'number' && x > 0 && Number.isFinite(x),
-  /** [left, right]: integers in [-1, 2^31 - 1], an array or typed array. */
-  window: (x) => (Array.isArray(x) || ArrayBuffer.isView(x)) && x.length === 2 &&
-    [x[0], x[1]].every((n) => typeof n === 'number' && Number.isInteger(n) && n >= -1 && n <= INT32_MAX),
-  /** The one-integer form of queryOffset (the Int32Array form is per batch). */
-  queryOffset: (x) => typeof x === 'number' && Number.isInteger(x) && Math.abs(x) <= INT32_MAX,
-};
-
-// Options of sdpa, as web/attention.js lists them.
-const SDPA_OPTIONS = new Set(['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out',
-  'layout', 'softcap', 'window', 'queryOffset', 'kvLengths', 'steps', 'stats']);
-// The sdpa options the planner splits; a call with others runs whole on one worker.
-const SPLIT_OPTIONS = new Set(['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'causal', 'mask', 'bias', 'scale', 'out',
-  'softcap', 'window', 'queryOffset']);
-// multiHeadAttention options the planner splits over head groups (the others
-// are per head or per query and go to every part as they are).
-const MHA_OPTIONS = new Set(['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context', 'causal', 'mask', 'bias', 'scale', 'steps',
-  'softcap', 'window', 'queryOffset']);
+// Options of sdpa and multiHeadAttention, as the options module lists them.
+const SDPA_OPTIONS = new Set(CALL_OPTIONS.sdpa);
+const MHA_OPTIONS = new Set(CALL_OPTIONS.multiHeadAttention);
 
 // ---------------------------------------------------------------------------
 // Options as data a worker can receive.
@@ -142,29 +116,28 @@ export function plainSdpaOptions(o) {
  * part of a split call shares, as plain values.
  */
 export function sdpaPlan(q, k, v, o) {
-  if (o === null || typeof o !== 'object') return null;
-  let split = true;
-  for (const key in o) if (!SPLIT_OPTIONS.has(key)) split = false;
-  const { batch = 1, heads = 1, nq, nk, dk, dv } = o;
-  const kvHeads = o.kvHeads ?? heads;
-  if (![batch, heads, kvHeads, nq, nk, dk, dv].every(accepts.count) || heads % kvHeads !== 0) return null;
-  if (!accepts.flat(q, Float32Array, batch * heads * nq * dk) || !accepts.flat(k, Float32Array, batch * kvHeads * nk * dk) ||
-      !accepts.flat(v, Float32Array, batch * kvHeads * nk * dv)) return null;
-  if (o.out != null && !accepts.out(o.out, batch * heads * nq * dv)) return null;
-  if (o.mask != null && !accepts.flat(o.mask, Uint8Array, nq * nk)) split = false;
-  if (o.bias != null && !accepts.flat(o.bias, Float32Array, nq * nk)) split = false;
-  if (o.scale != null && !accepts.scale(o.scale)) return null;
-  if (o.causal != null && !accepts.causal(o.causal)) return null;
-  if (o.softcap != null && !accepts.softcap(o.softcap)) return null;
-  if (o.window != null && !accepts.window(o.window)) return null;
-  if (o.queryOffset != null && !accepts.queryOffset(o.queryOffset)) split = false;
+  let c;
+  try {
+    c = sdpaCall(newCall(), q, k, v, o);
+  } catch {
+    return null;
+  }
+  const { batch, heads, kvHeads, nq, nk, dk, dv, mask, bias } = c;
+  if (!real(q) || !real(k) || !real(v) || !real(c.out) || !real(mask?.data) || !real(bias?.data)) return null;
+  const flatMask = (m) => m === null || (m.cols === nk && m.strides[0] === 0 && m.strides[1] === 0);
+  // What the planner splits: the bhsd layout, one query offset, flat masks,
+  // no per-batch lengths, no step matrices or statistics.
+  const split = c.layout === 'bhsd' && c.queryOffsets === null && c.kvLengths === null && !c.steps && !c.stats &&
+    flatMask(mask) && flatMask(bias) && o.dtype == null;
   const shared = {};
-  for (const key of ['causal', 'scale', 'softcap']) if (o[key] != null) shared[key] = o[key];
-  if (o.window != null) shared.window = [o.window[0], o.window[1]];
+  if (c.scale !== defaultScale(dk)) shared.scale = c.scale;
+  if (c.causal) shared.causal = true;
+  if (c.softcap !== 0) shared.softcap = c.softcap;
+  if (c.window !== null) shared.window = [c.window[0], c.window[1]];
   return {
     batch, heads, kvHeads, group: heads / kvHeads, nq, nk, dk, dv, split, shared,
-    causal: o.causal === true, queryOffset: split ? o.queryOffset ?? 0 : 0,
-    mask: o.mask ?? null, bias: o.bias ?? null,
+    causal: c.causal, queryOffset: split ? c.queryOffset : 0,
+    mask: mask?.data ?? null, bias: bias?.data ?? null,
     work: 2 * batch * heads * nq * nk * (dk + dv),
   };
 }
@@ -180,7 +153,7 @@ export function sdpaPlan(q, k, v, o) {
 export function sdpaBlocks(plan, threads) {
   const { batch, kvHeads, nq, nk, dk, group, causal, queryOffset } = plan;
   const units = batch * kvHeads;
-  const blocks = units >= threads || queryOffset + nq - 1 > INT32_MAX ? 1
+  const blocks = units >= threads || queryOffset + nq - 1 > WINDOW_MAX ? 1
     : Math.min(threads / gcd(units, threads), Math.floor(nq / MIN_BLOCK_ROWS));
   const bounds = blocks > 1 ? rowBounds(nq, blocks, causal ? (i) => Math.max(0, Math.min(nk, i + 1 + queryOffset)) : () => nk,
     (rows) => sdpaKernel(rows, nk, dk, group) === sdpaKernel(nq, nk, dk, group)) : [0, nq];
@@ -247,17 +220,11 @@ export function mhaPlan(x, o) {
   if (o === null || typeof o !== 'object' || o.steps) return null;
   for (const key in o) if (!MHA_OPTIONS.has(key)) return null;
   try {
-    const { heads } = o;
-    const kvHeads = o.kvHeads ?? heads;
-    if (!accepts.count(heads) || !accepts.count(kvHeads) || heads % kvHeads !== 0) return null;
-    const X = toMatrix(x, 'x'), C = o.context == null ? X : toMatrix(o.context, 'context');
-    const WQ = toMatrix(o.wq, 'wq', X.cols), WK = toMatrix(o.wk, 'wk', C.cols), WV = toMatrix(o.wv, 'wv', C.cols);
-    if (WQ.cols % heads !== 0 || WV.cols % kvHeads !== 0) return null;
-    const dk = WQ.cols / heads, dv = WV.cols / kvHeads;
-    if (WK.cols !== kvHeads * dk || dk % 4 !== 0 || dv % 4 !== 0) return null;
-    const WO = o.wo == null ? null : toMatrix(o.wo, 'wo', heads * dv);
-    if (o.scale != null && !accepts.scale(o.scale)) return null;
-    if (o.causal != null && !accepts.causal(o.causal)) return null;
+    const { X, C, WQ, WK, WV, WO, heads, kvHeads, dk, dv } = projections(x, o, 'multiHeadAttention');
+    if (dk % 4 !== 0 || dv % 4 !== 0) return null;
+    const c = newCall();
+    c.dk = dk;
+    readShared(c, o, 'multiHeadAttention');
     const shared = {};
     if (o.mask != null) shared.mask = { rows: X.rows, cols: C.rows, data: toMask(o.mask, 'mask', X.rows, C.rows) };
     if (o.bias != null) shared.bias = plainMatrix(toMatrix(o.bias, 'bias', X.rows, C.rows));
