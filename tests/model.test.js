@@ -20,6 +20,8 @@ const RTOL_FORWARD = 1e-5;
 // A float16 round trip: relative rounding 2^-11 of every parameter, carried
 // through the layers to the logits.
 const RTOL_FLOAT16 = 2e-2;
+// int8: each value within 1/254 of its row's largest, carried through the layers.
+const RTOL_INT8 = 1e-1;
 
 const fixture = readJSON('./fixtures/model.json');
 let attn;
@@ -210,6 +212,27 @@ json('float32 round trip is exact; float16 is close and half the size', async ()
   assert.ok(JSON.stringify(half).length < 0.6 * JSON.stringify(m.toJSON()).length);
   const fromText = await loadModel(JSON.stringify(half), { attention: attn });
   assertClose(fromText.forward(words).logits.data, expected, { rtol: RTOL_FLOAT16, what: 'float16 logits' });
+  const int8 = m.toJSON({ dtype: 'int8' });
+  assert.ok(JSON.stringify(int8).length < 0.6 * JSON.stringify(half).length);
+  const quantized = await loadModel(int8, { attention: attn });
+  assertClose(quantized.forward(words).logits.data, expected, { rtol: RTOL_INT8, what: 'int8 logits' });
+});
+json('int8 keeps each value within half a step of its row scale', async () => {
+  const m = await createModel({ seed: 6, attention: attn, dModel: 8, dHead: 4 });
+  const back = await loadModel(m.toJSON({ dtype: 'int8' }), { attention: attn });
+  // Layer 1's wq (dModel, heads * dHead): one int8 scale per row, across all heads.
+  const heads = Array.from({ length: m.heads }, (_, h) => [m.head(1, h).wq, back.head(1, h).wq]);
+  for (let i = 0; i < m.dModel; i++) {
+    let max = 0;
+    for (const [a] of heads) for (let j = 0; j < m.dHead; j++) max = Math.max(max, Math.abs(a.get(i, j)));
+    const step = max / 127;
+    for (const [a, b] of heads) {
+      for (let j = 0; j < m.dHead; j++) {
+        const err = Math.abs(a.get(i, j) - b.get(i, j));
+        assert.ok(err <= 0.5 * step * 1.0001, `row ${i}: error ${err} > half a step ${step / 2}`);
+      }
+    }
+  }
 });
 json('float16 conversion rounds to nearest even and keeps the specials', () => {
   for (const [x, bits] of [[1, 0x3c00], [-2, 0xc000], [65504, 0x7bff], [1e6, 0x7c00], [2 ** -24, 0x0001], [2 ** -26, 0], [0.1, 0x2e66],
@@ -234,7 +257,7 @@ errors('forward, encode, head, predict', async () => {
   assert.throws(() => m.head(2, 0), (e) => e instanceof RangeError && /layer/.test(e.message));
   assert.throws(() => m.head(0, 4), (e) => e instanceof RangeError && /head/.test(e.message));
   assert.throws(() => m.predict(['a'], 0), (e) => e instanceof RangeError && /predict: k/.test(e.message));
-  assert.throws(() => m.toJSON({ dtype: 'int8' }), (e) => e instanceof RangeError && /dtype/.test(e.message));
+  assert.throws(() => m.toJSON({ dtype: 'bfloat16' }), (e) => e instanceof RangeError && /dtype/.test(e.message));
   assert.throws(() => headScores({}), (e) => e instanceof TypeError && /headScores: model/.test(e.message));
   assert.throws(() => m.headScores({ sequences: 0 }), (e) => e instanceof RangeError && /sequences/.test(e.message));
 });

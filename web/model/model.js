@@ -216,7 +216,7 @@ export class Model {
     return evaluateRepeats(this.#attn, this.#shape, this.#params, this.#scoreOptions(options, 'evaluate'));
   }
 
-  /** The model as a JSON object (see serialize.js); dtype 'float32' (exact, default) or 'float16'. */
+  /** The model as a JSON object (see serialize.js); dtype 'float32' (exact, default), 'float16' or 'int8'. */
   toJSON({ dtype = 'float32' } = {}) {
     checkDtype(dtype, 'toJSON: dtype');
     return toJSONObject({ config: this.config, vocab: this.vocab, params: this.#params, steps: this.steps }, dtype);

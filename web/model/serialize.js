@@ -1,11 +1,17 @@
 // serialize.js - a model as JSON: its shape, vocabulary and parameters, each
-// parameter a base64 string of little-endian float32 or float16 values
-// (row-major, shape from the config). float16 halves the file; its rounding
-// (relative 2^-11) is far below what changes a trained model's predictions.
+// parameter a base64 string (row-major, shape from the config) of
+//   float32: little-endian float32 values (exact);
+//   float16: little-endian IEEE half values (relative rounding 2^-11);
+//   int8:    one float32 scale per row, then every value as a signed byte,
+//            value = byte * scale, scale = max |row| / 127 (rounding at most
+//            half a step, 1/254 of the row's largest value).
+// float16 halves the file and int8 quarters it; their rounding is far below
+// what changes a trained model's predictions (tests/model-shipped.test.js
+// checks the shipped int8 file against its targets).
 //
 //   { "format": "attention-wasm-model", "version": 1,
 //     "config": { layers, heads, dModel, dHead, context },
-//     "vocab": [...], "dtype": "float16" | "float32",
+//     "vocab": [...], "dtype": "float32" | "float16" | "int8",
 //     "params": { "embed": "<base64>", ... }, "steps": n }
 
 import { describe } from '../core/matrix.js';
@@ -13,7 +19,7 @@ import { paramNames, paramShapes } from './transformer.js';
 
 export const FORMAT = 'attention-wasm-model';
 export const VERSION = 1;
-const DTYPES = ['float32', 'float16'];
+const DTYPES = ['float32', 'float16', 'int8'];
 
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
@@ -72,7 +78,34 @@ function fromBase64(text, name) {
   return bytes;
 }
 
-function encode(data, dtype) {
+function encodeInt8(data, rows, cols) {
+  const bytes = new Uint8Array(rows * 4 + rows * cols);
+  const view = new DataView(bytes.buffer);
+  for (let r = 0; r < rows; r++) {
+    let max = 0;
+    for (let j = 0; j < cols; j++) max = Math.max(max, Math.abs(data[r * cols + j]));
+    const scale = Math.fround(max / 127);
+    view.setFloat32(4 * r, scale, true);
+    for (let j = 0; j < cols; j++) view.setInt8(rows * 4 + r * cols + j, scale > 0 ? Math.round(data[r * cols + j] / scale) : 0);
+  }
+  return toBase64(bytes);
+}
+
+function decodeInt8(bytes, rows, cols, name) {
+  if (bytes.length !== rows * 4 + rows * cols) {
+    throw new RangeError(`${name} holds ${bytes.length} bytes, expected ${rows} int8 row scales and ${rows} x ${cols} values (${rows * 4 + rows * cols})`);
+  }
+  const view = new DataView(bytes.buffer);
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    const scale = view.getFloat32(4 * r, true);
+    for (let j = 0; j < cols; j++) out[r * cols + j] = view.getInt8(rows * 4 + r * cols + j) * scale;
+  }
+  return out;
+}
+
+function encode(data, dtype, rows, cols) {
+  if (dtype === 'int8') return encodeInt8(data, rows, cols);
   const bytes = new Uint8Array(data.length * (dtype === 'float16' ? 2 : 4));
   const view = new DataView(bytes.buffer);
   for (let i = 0; i < data.length; i++) {
@@ -82,9 +115,11 @@ function encode(data, dtype) {
   return toBase64(bytes);
 }
 
-function decode(text, dtype, length, name) {
+function decode(text, dtype, rows, cols, name) {
   if (typeof text !== 'string') throw new TypeError(`${name} must be a base64 string, got ${describe(text)}`);
   const bytes = fromBase64(text, name);
+  if (dtype === 'int8') return decodeInt8(bytes, rows, cols, name);
+  const length = rows * cols;
   const size = dtype === 'float16' ? 2 : 4;
   if (bytes.length !== length * size) {
     throw new RangeError(`${name} holds ${bytes.length / size} ${dtype} values, expected ${length}`);
@@ -96,13 +131,14 @@ function decode(text, dtype, length, name) {
 }
 
 export function checkDtype(dtype, name) {
-  if (!DTYPES.includes(dtype)) throw new RangeError(`${name} must be 'float32' or 'float16', got ${describe(dtype)}`);
+  if (!DTYPES.includes(dtype)) throw new RangeError(`${name} must be 'float32', 'float16' or 'int8', got ${describe(dtype)}`);
 }
 
 /** The JSON object of a model's parts. */
 export function toJSONObject({ config, vocab, params, steps }, dtype) {
+  const shapes = paramShapes({ ...config, vocabSize: vocab.length });
   const encoded = {};
-  for (const name of paramNames(config.layers)) encoded[name] = encode(params[name], dtype);
+  for (const name of paramNames(config.layers)) encoded[name] = encode(params[name], dtype, ...shapes[name]);
   return { format: FORMAT, version: VERSION, config: { ...config }, vocab: [...vocab], dtype, params: encoded, steps };
 }
 
@@ -119,7 +155,7 @@ export function paramsFromJSON(json, shape, name) {
   const params = {};
   for (const key of paramNames(shape.layers)) {
     const [rows, cols] = shapes[key];
-    params[key] = decode(json.params[key], json.dtype, rows * cols, `${name}: params.${key}`);
+    params[key] = decode(json.params[key], json.dtype, rows, cols, `${name}: params.${key}`);
   }
   return params;
 }
