@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // train-model.js - trains the shipped model (npm run train-model) and writes
 // web/model/induction.json: createModel at the defaults with a fixed seed,
-// STEPS Adam steps on the repeat task, saved as int8 (a float32 scale per
+// STEPS Adam steps on the repeat task with the step size decaying to 0, saved as int8 (a float32 scale per
 // row). Deterministic: the SIMD128 build and seeded draws give the same file
 // on every machine. Prints the loss and accuracy as it goes, then the saved
 // (quantized) model's accuracy and head scores, as the README states them.
@@ -17,7 +17,7 @@ const REPORT_EVERY = 250;
 const OUT = fileURLToPath(new URL('../web/model/induction.json', import.meta.url));
 
 const started = performance.now();
-const model = await createModel({ seed: SEED });
+const model = await createModel({ seed: SEED, decaySteps: STEPS });
 console.log(`training: seed ${SEED}, ${JSON.stringify(model.config)}, ${JSON.stringify(model.training)}`);
 let smooth = null;
 for (let step = 1; step <= STEPS; step++) {

@@ -173,6 +173,19 @@ training('a few steps lower the loss on a fixed batch', async () => {
   for (let i = 0; i < 30; i++) m.trainStep();
   assert.ok(m.evaluate({ sequences: 16 }).loss < before);
 });
+training('decaySteps: the step size reaches 0 there, and the parameters stop moving', async () => {
+  const m = await createModel({ seed: 2, attention: attn, dModel: 8, dHead: 4, batch: 2, warmup: 0, decaySteps: 3 });
+  const words = ['one', 'two', 'three'];
+  const logits = [];
+  for (let i = 0; i < 4; i++) {
+    logits.push(Array.from(m.forward(words).logits.data));
+    m.trainStep();
+  }
+  logits.push(Array.from(m.forward(words).logits.data));
+  assert.not.equal(logits[1], logits[2]); // step 2 moves (lr * 1/3)
+  assert.equal(logits[3], logits[4]); // step 4 does not (past decaySteps)
+  assert.equal(logits[2], logits[3]); // step 3 has lr * 0
+});
 training.run();
 
 const scores = suite('head scores');

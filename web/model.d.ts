@@ -25,6 +25,8 @@ export interface TrainingSettings {
   learningRate: number;
   /** Steps over which the step size rises linearly from 0 (default 100). */
   warmup: number;
+  /** The step at which the step size has fallen linearly to 0; 0 keeps it constant (default 0). */
+  decaySteps: number;
   /** Default 0.9. */
   beta1: number;
   /** Default 0.99. */

@@ -29,6 +29,7 @@ export const TRAIN_DEFAULTS = Object.freeze({
   batch: 16,
   learningRate: 0.01,
   warmup: 100,
+  decaySteps: 0,
   beta1: 0.9,
   beta2: 0.99,
   epsilon: 1e-8,
@@ -77,6 +78,7 @@ function checkTraining(source, name) {
   t.batch = checkInteger(source.batch ?? t.batch, `${name}: batch`, 1, LIMITS.batch);
   t.learningRate = checkPositive(source.learningRate ?? t.learningRate, `${name}: learningRate`);
   t.warmup = checkInteger(source.warmup ?? t.warmup, `${name}: warmup`, 0, 2 ** 31 - 1);
+  t.decaySteps = checkInteger(source.decaySteps ?? t.decaySteps, `${name}: decaySteps`, 0, 2 ** 31 - 1);
   for (const key of ['beta1', 'beta2']) {
     const b = source[key] ?? t[key];
     if (typeof b !== 'number' || !(b >= 0 && b < 1)) throw new RangeError(`${name}: ${key} must be a number in [0, 1), got ${describe(b)}`);

@@ -1,6 +1,9 @@
 // adam.js - Adam (Kingma & Ba) over a model's parameters, with a linear
-// learning-rate warm-up: lr_t = lr * min(1, t / warmup). Warm-up keeps the
-// first steps, whose second-moment estimates rest on few gradients, small.
+// learning-rate warm-up and an optional linear decay:
+//   lr_t = lr * min(1, t / warmup) * (decaySteps > 0 ? max(0, 1 - t / decaySteps) : 1)
+// Warm-up keeps the first steps, whose second-moment estimates rest on few
+// gradients, small; the decay lets a long run settle instead of jittering
+// at a constant step size.
 // Moments are float64 so the update does not depend on summation luck.
 
 export class Adam {
@@ -10,7 +13,7 @@ export class Adam {
 
   /**
    * @param {Record<string, Float32Array>} params updated in place by step()
-   * @param {{ learningRate: number, warmup: number, beta1: number, beta2: number, epsilon: number }} settings
+   * @param {{ learningRate: number, warmup: number, decaySteps: number, beta1: number, beta2: number, epsilon: number }} settings
    */
   constructor(params, settings) {
     this.params = params;
@@ -30,9 +33,9 @@ export class Adam {
 
   /** One update from gradients keyed like the parameters. */
   step(grads) {
-    const { learningRate, warmup, beta1, beta2, epsilon } = this.settings;
+    const { learningRate, warmup, decaySteps, beta1, beta2, epsilon } = this.settings;
     const t = ++this.#t;
-    const lr = learningRate * (warmup > 0 ? Math.min(1, t / warmup) : 1);
+    const lr = learningRate * (warmup > 0 ? Math.min(1, t / warmup) : 1) * (decaySteps > 0 ? Math.max(0, 1 - t / decaySteps) : 1);
     const c1 = 1 - beta1 ** t, c2 = 1 - beta2 ** t;
     for (const name in this.params) {
       const p = this.params[name], g = grads[name], m = this.#m[name], v = this.#v[name];
