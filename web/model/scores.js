@@ -75,5 +75,5 @@ export function evaluateRepeats(attn, shape, params, options) {
     for (let j = 1; j < V; j++) if (logits.data[r * V + j] > logits.data[r * V + best]) best = j;
     if (best === targets[r]) right++;
   }
-  return { accuracy: right / rows.length, loss: crossEntropy(logits, targets).loss };
+  return { accuracy: right / rows.length, loss: crossEntropy(attn, logits, targets).loss };
 }

@@ -57,6 +57,8 @@ export function initParams(shape, rng) {
   return params;
 }
 
+const SMALLEST_FLOAT32 = 2 ** -149;
+
 // Token and position embeddings each contribute half the residual's variance.
 const INIT_EMBED_STD = Math.SQRT1_2;
 
@@ -125,22 +127,19 @@ export function logitsAt(attn, shape, params, pass, rows) {
 
 /**
  * Mean cross-entropy of the logits (R, V) against targets (R), and its
- * gradient (softmax - onehot) / R. Softmax in float64 from the row's max.
+ * gradient (softmax - onehot) / R. The softmax is the library's (wasm), so
+ * the gradient has the same bits in every engine; only the reported loss
+ * goes through Math.log, whose last bit engines may round differently.
+ * A probability that underflowed to 0 counts as the smallest float32, so the
+ * loss stays finite (at most 103.3).
  */
-export function crossEntropy(logits, targets) {
-  const { rows: R, cols: V, data } = logits;
-  const grad = new Float32Array(R * V);
+export function crossEntropy(attn, logits, targets) {
+  const { rows: R, cols: V } = logits;
+  const grad = attn.softmax(logits).data;
   let loss = 0;
-  for (let r = 0; r < R; r++) {
-    const o = r * V;
-    let max = -Infinity;
-    for (let j = 0; j < V; j++) if (data[o + j] > max) max = data[o + j];
-    let sum = 0;
-    for (let j = 0; j < V; j++) sum += Math.exp(data[o + j] - max);
-    loss += Math.log(sum) + max - data[o + targets[r]];
-    for (let j = 0; j < V; j++) grad[o + j] = Math.exp(data[o + j] - max) / sum / R;
-    grad[o + targets[r]] -= 1 / R;
-  }
+  for (let r = 0; r < R; r++) loss -= Math.log(Math.max(grad[r * V + targets[r]], SMALLEST_FLOAT32));
+  for (let r = 0; r < R; r++) grad[r * V + targets[r]] -= 1;
+  for (let i = 0; i < grad.length; i++) grad[i] /= R;
   return { loss: loss / R, grad };
 }
 
@@ -155,7 +154,7 @@ export function lossAndGradients(attn, shape, params, tokens, batch, n, rows, ta
   const total = batch * n;
   const pass = forwardPass(attn, shape, params, tokens, batch, n);
   const logits = logitsAt(attn, shape, params, pass, rows);
-  const { loss, grad } = crossEntropy(logits, targets);
+  const { loss, grad } = crossEntropy(attn, logits, targets);
   const R = rows.length;
   const grads = {};
 
