@@ -4,11 +4,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { NumpyRandom, loadAttention } from '../web/attention.js';
+import { Matrix, NumpyRandom, loadAttention } from '../web/attention.js';
 import { Model, UNKNOWN, WORDS, createModel, headScores, loadModel } from '../web/model.js';
 import { fromHalf, toHalf, toJSONObject } from '../web/model/serialize.js';
 import { MAX_SEGMENT, MIN_SEGMENT, drawBatch, drawRepeats } from '../web/model/task.js';
-import { lossAndGradients } from '../web/model/transformer.js';
+import { crossEntropy, lossAndGradients } from '../web/model/transformer.js';
 import { assertClose, readJSON } from './helpers.js';
 
 // float32 wasm forward and backward against float64 central differences of a
@@ -140,6 +140,28 @@ task('a copied segment of varying length and place; the loss rows are its predic
   }
   // A fixed distance would let one positional head solve the task.
   assert.ok(lengths.size >= 8, `only ${lengths.size} distinct lengths`);
+});
+task('otherWeight: every position with a next word, the repeat at weight 1, the rest at otherWeight; same draws', () => {
+  const plain = drawBatch(new NumpyRandom(4), 2, 20, 30);
+  const weighted = drawBatch(new NumpyRandom(4), 2, 20, 30, 0.25);
+  assert.is(plain.weights, null);
+  assert.equal(Array.from(weighted.tokens), Array.from(plain.tokens));
+  assert.is(weighted.rows.length, 2 * 19);
+  const repeatRows = Array.from(weighted.rows).filter((_, i) => weighted.weights[i] === 1);
+  assert.equal(repeatRows, Array.from(plain.rows));
+  assert.ok(Array.from(weighted.weights).every((w) => w === 1 || w === 0.25));
+});
+task('the weighted loss is the weighted mean of the rows\' losses, and so is its gradient', () => {
+  const logits = new Matrix(3, 4, Float32Array.from([1, 2, 0, -1, 0.5, 0.5, 3, 0, -2, 1, 1, 0]));
+  const targets = Int32Array.from([1, 2, 0]);
+  const weights = Float32Array.from([1, 0.5, 0.25]);
+  const one = [0, 1, 2].map((r) => crossEntropy(attn, new Matrix(1, 4, logits.data.slice(r * 4, r * 4 + 4)), targets.subarray(r, r + 1)));
+  const both = crossEntropy(attn, logits, targets, weights);
+  const total = 1.75;
+  assertClose([both.loss], [one.reduce((a, o, r) => a + (weights[r] / total) * o.loss, 0)], { rtol: 1e-6, what: 'loss' });
+  for (let r = 0; r < 3; r++) {
+    assertClose(both.grad.subarray(r * 4, r * 4 + 4), one[r].grad.map((g) => (g * weights[r]) / total), { rtol: 1e-6, what: `grad row ${r}` });
+  }
 });
 task('scoring sequences: distinct words, then the same words', () => {
   const t = drawRepeats(new NumpyRandom(2), 3, 16, 256);
@@ -291,6 +313,7 @@ errors('createModel and loadModel', async () => {
   await rejects(createModel({ seed: -1 }), RangeError, /createModel: seed/);
   await rejects(createModel({ learningRate: 0 }), RangeError, /learningRate/);
   await rejects(createModel({ beta2: 1 }), RangeError, /beta2/);
+  await rejects(createModel({ otherWeight: 2 }), RangeError, /createModel: otherWeight must be a number in \[0, 1\]/);
   await rejects(createModel({ vocab: ['<unk>', 'a', 'a'] }), RangeError, /vocab\[2\].*twice/);
   await rejects(createModel({ vocab: 'abc' }), TypeError, /createModel: vocab/);
   await rejects(createModel({ attention: {} }), TypeError, /createModel: attention/);

@@ -27,6 +27,8 @@ export interface TrainingSettings {
   warmup: number;
   /** The step at which the step size has fallen linearly to 0; 0 keeps it constant (default 0). */
   decaySteps: number;
+  /** Loss weight of the predictions outside the repeat (random words), against 1 on the repeat; in [0, 1] (default 0). */
+  otherWeight: number;
   /** Default 0.9. */
   beta1: number;
   /** Default 0.99. */

@@ -30,6 +30,7 @@ export const TRAIN_DEFAULTS = Object.freeze({
   learningRate: 0.01,
   warmup: 100,
   decaySteps: 0,
+  otherWeight: 0,
   beta1: 0.9,
   beta2: 0.99,
   epsilon: 1e-8,
@@ -79,6 +80,9 @@ function checkTraining(source, name) {
   t.learningRate = checkPositive(source.learningRate ?? t.learningRate, `${name}: learningRate`);
   t.warmup = checkInteger(source.warmup ?? t.warmup, `${name}: warmup`, 0, 2 ** 31 - 1);
   t.decaySteps = checkInteger(source.decaySteps ?? t.decaySteps, `${name}: decaySteps`, 0, 2 ** 31 - 1);
+  const other = source.otherWeight ?? t.otherWeight;
+  if (typeof other !== 'number' || !(other >= 0 && other <= 1)) throw new RangeError(`${name}: otherWeight must be a number in [0, 1], got ${describe(other)}`);
+  t.otherWeight = other;
   for (const key of ['beta1', 'beta2']) {
     const b = source[key] ?? t[key];
     if (typeof b !== 'number' || !(b >= 0 && b < 1)) throw new RangeError(`${name}: ${key} must be a number in [0, 1), got ${describe(b)}`);

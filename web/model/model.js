@@ -184,14 +184,14 @@ export class Model {
 
   /** One Adam step on a batch of the repeat task drawn from the model's seeded generator; returns the batch's loss. */
   trainStep() {
-    const { batch } = this.#training;
+    const { batch, otherWeight } = this.#training;
     const { context, vocabSize } = this.#shape;
     if (context < 2 * MIN_SEGMENT) {
       throw new RangeError(`trainStep: the task needs a context of at least ${2 * MIN_SEGMENT} tokens, this model has ${context}`);
     }
     this.#adam ??= new Adam(this.#params, this.#training);
-    const { tokens, rows, targets } = drawBatch(this.#rng, batch, context, vocabSize);
-    const { loss, grads } = lossAndGradients(this.#attn, this.#shape, this.#params, tokens, batch, context, rows, targets);
+    const { tokens, rows, targets, weights } = drawBatch(this.#rng, batch, context, vocabSize, otherWeight);
+    const { loss, grads } = lossAndGradients(this.#attn, this.#shape, this.#params, tokens, batch, context, rows, targets, weights);
     this.#adam.step(grads);
     return loss;
   }

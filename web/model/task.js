@@ -7,10 +7,12 @@
 // half the context) starting at a random place is copied right after itself.
 // The segment's length and place vary, so no fixed look-back distance solves
 // the task: a single positional head cannot, the two-head induction circuit can.
-// The loss counts only the predictions that the earlier occurrence decides:
-// from the repeat's first word to its second-to-last word, each predicting
-// the next word of the repeat. Elsewhere the next word is random and its loss
-// would be noise.
+// The loss counts the predictions that the earlier occurrence decides (from
+// the repeat's first word to its second-to-last word, each predicting the
+// next word of the repeat) with weight 1, and every other prediction with
+// weight `otherWeight`. Those words are random: their loss only teaches the
+// model to be unsure there, and slows the learning of induction, so the
+// default weight is 0.
 //
 // Scoring draws: `half` distinct random ids, then the same ids again
 // (2 x half words). Distinct, so each word of the repeat has exactly one
@@ -32,14 +34,17 @@ function drawId(rng, vocabSize) {
  * @param {number} batch sequences
  * @param {number} context length of each sequence (>= 2 * MIN_SEGMENT)
  * @param {number} vocabSize ids drawn from [1, vocabSize)
- * @returns {{ tokens: Int32Array, rows: Int32Array, targets: Int32Array }}
+ * @param {number} [otherWeight] the weight of predictions outside the repeat
+ * @returns {{ tokens: Int32Array, rows: Int32Array, targets: Int32Array, weights: Float32Array | null }}
  *   tokens (batch * context) row-major; rows the flat positions whose next
- *   word the loss counts, targets those next words
+ *   word the loss counts, targets those next words, weights theirs (null:
+ *   all 1, with otherWeight 0)
  */
-export function drawBatch(rng, batch, context, vocabSize) {
+export function drawBatch(rng, batch, context, vocabSize, otherWeight = 0) {
   const tokens = new Int32Array(batch * context);
   const rows = [];
   const targets = [];
+  const weights = [];
   const longest = Math.min(MAX_SEGMENT, Math.floor(context / 2));
   for (let b = 0; b < batch; b++) {
     const base = b * context;
@@ -47,12 +52,18 @@ export function drawBatch(rng, batch, context, vocabSize) {
     const length = MIN_SEGMENT + Math.floor(rng.random() * (longest - MIN_SEGMENT + 1));
     const start = Math.floor(rng.random() * (context - 2 * length + 1));
     for (let j = 0; j < length; j++) tokens[base + start + length + j] = tokens[base + start + j];
-    for (let i = start + length; i < start + 2 * length - 1; i++) {
+    for (let i = 0; i < context - 1; i++) {
+      const repeat = i >= start + length && i < start + 2 * length - 1;
+      if (!repeat && otherWeight === 0) continue;
       rows.push(base + i);
       targets.push(tokens[base + i + 1]);
+      weights.push(repeat ? 1 : otherWeight);
     }
   }
-  return { tokens, rows: Int32Array.from(rows), targets: Int32Array.from(targets) };
+  return {
+    tokens, rows: Int32Array.from(rows), targets: Int32Array.from(targets),
+    weights: otherWeight === 0 ? null : Float32Array.from(weights),
+  };
 }
 
 /**

@@ -126,35 +126,39 @@ export function logitsAt(attn, shape, params, pass, rows) {
 }
 
 /**
- * Mean cross-entropy of the logits (R, V) against targets (R), and its
- * gradient (softmax - onehot) / R. The softmax is the library's (wasm), so
- * the gradient has the same bits in every engine; only the reported loss
- * goes through Math.log, whose last bit engines may round differently.
- * A probability that underflowed to 0 counts as the smallest float32, so the
- * loss stays finite (at most 103.3).
+ * Cross-entropy of the logits (R, V) against targets (R), averaged with
+ * weights (R) (null: all 1), and its gradient w_r (softmax - onehot) / sum(w).
+ * The softmax is the library's (wasm), so the gradient has the same bits in
+ * every engine; only the reported loss goes through Math.log, whose last bit
+ * engines may round differently. A probability that underflowed to 0 counts
+ * as the smallest float32, so the loss stays finite (at most 103.3).
  */
-export function crossEntropy(attn, logits, targets) {
+export function crossEntropy(attn, logits, targets, weights = null) {
   const { rows: R, cols: V } = logits;
   const grad = attn.softmax(logits).data;
-  let loss = 0;
-  for (let r = 0; r < R; r++) loss -= Math.log(Math.max(grad[r * V + targets[r]], SMALLEST_FLOAT32));
-  for (let r = 0; r < R; r++) grad[r * V + targets[r]] -= 1;
-  for (let i = 0; i < grad.length; i++) grad[i] /= R;
-  return { loss: loss / R, grad };
+  let total = 0, loss = 0;
+  for (let r = 0; r < R; r++) total += weights === null ? 1 : weights[r];
+  for (let r = 0; r < R; r++) {
+    const w = (weights === null ? 1 : weights[r]) / total;
+    loss -= w * Math.log(Math.max(grad[r * V + targets[r]], SMALLEST_FLOAT32));
+    grad[r * V + targets[r]] -= 1;
+    for (let j = r * V; j < (r + 1) * V; j++) grad[j] *= w;
+  }
+  return { loss, grad };
 }
 
 /**
- * The loss at `rows` (flat positions, each predicting targets[r]) and the
- * gradient of every parameter.
+ * The loss at `rows` (flat positions, each predicting targets[r], weighted
+ * by weights[r] or all alike) and the gradient of every parameter.
  * @returns {{ loss: number, grads: Record<string, Float32Array> }}
  */
-export function lossAndGradients(attn, shape, params, tokens, batch, n, rows, targets) {
+export function lossAndGradients(attn, shape, params, tokens, batch, n, rows, targets, weights = null) {
   const { layers, heads, dModel: d, dHead: dk, vocabSize: V } = shape;
   const hk = heads * dk;
   const total = batch * n;
   const pass = forwardPass(attn, shape, params, tokens, batch, n);
   const logits = logitsAt(attn, shape, params, pass, rows);
-  const { loss, grad } = crossEntropy(attn, logits, targets);
+  const { loss, grad } = crossEntropy(attn, logits, targets, weights);
   const R = rows.length;
   const grads = {};
 
