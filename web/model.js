@@ -1,0 +1,202 @@
+// model.js - attention-wasm/model: a tiny decoder-only, attention-only
+// transformer that learns induction (copying what followed the last
+// occurrence of the current word), over the Attention API's wasm calls.
+//
+//   const m = await loadModel();          // the shipped trained model
+//   m.forward(['the', 'cat', 'sat']).attentions[1][2]  // a head's weights
+//   const fresh = await createModel({ seed: 1 });
+//   fresh.trainStep();                    // one Adam step, returns the loss
+//
+// createModel and loadModel are async because they load the wasm module
+// (the SIMD128 build with `deterministic: true`, so a seed gives the same
+// loss curve on every machine); pass `attention` to share an instance.
+
+import { NumpyRandom, loadAttention } from './attention.js';
+import { describe } from './core/matrix.js';
+import { Model } from './model/model.js';
+import { initParams } from './model/transformer.js';
+import { FORMAT, VERSION, paramsFromJSON } from './model/serialize.js';
+import { MIN_SEGMENT } from './model/task.js';
+import { UNKNOWN, WORDS } from './model/words.js';
+
+export { Model, WORDS, UNKNOWN };
+
+/** The architecture createModel builds unless told otherwise. */
+export const MODEL_DEFAULTS = Object.freeze({ layers: 2, heads: 4, dModel: 64, dHead: 16, context: 32 });
+
+/** The training settings trainStep uses unless told otherwise. */
+export const TRAIN_DEFAULTS = Object.freeze({
+  batch: 16,
+  learningRate: 0.01,
+  warmup: 100,
+  decaySteps: 0,
+  otherWeight: 0,
+  beta1: 0.9,
+  beta2: 0.99,
+  epsilon: 1e-8,
+});
+
+// The largest of each size createModel accepts: a model the page can train.
+const LIMITS = { layers: 8, heads: 16, dModel: 512, dHead: 128, context: 256, batch: 1024 };
+
+let sharedAttention = null;
+
+function defaultAttention() {
+  sharedAttention ??= loadAttention({ deterministic: true }).catch((error) => {
+    sharedAttention = null;
+    throw error;
+  });
+  return sharedAttention;
+}
+
+function checkInteger(value, name, min, max) {
+  if (typeof value !== 'number') throw new TypeError(`${name} must be an integer in [${min}, ${max}], got ${describe(value)}`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${describe(value)}`);
+  }
+  return value;
+}
+
+function checkPositive(value, name) {
+  if (typeof value !== 'number') throw new TypeError(`${name} must be a finite number, got ${describe(value)}`);
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a finite number > 0, got ${describe(value)}`);
+  return value;
+}
+
+// A model to train needs room for the task's shortest repeat (2 x MIN_SEGMENT);
+// a loaded model may have any context.
+function checkConfig(source, name, defaults, minContext) {
+  const config = {};
+  for (const key of Object.keys(MODEL_DEFAULTS)) {
+    const min = key === 'context' ? minContext : 1;
+    config[key] = checkInteger(source[key] ?? defaults[key], `${name}: ${key}`, min, LIMITS[key]);
+  }
+  return config;
+}
+
+function checkTraining(source, name) {
+  const t = { ...TRAIN_DEFAULTS };
+  t.batch = checkInteger(source.batch ?? t.batch, `${name}: batch`, 1, LIMITS.batch);
+  t.learningRate = checkPositive(source.learningRate ?? t.learningRate, `${name}: learningRate`);
+  t.warmup = checkInteger(source.warmup ?? t.warmup, `${name}: warmup`, 0, 2 ** 31 - 1);
+  t.decaySteps = checkInteger(source.decaySteps ?? t.decaySteps, `${name}: decaySteps`, 0, 2 ** 31 - 1);
+  const other = source.otherWeight ?? t.otherWeight;
+  if (typeof other !== 'number' || !(other >= 0 && other <= 1)) throw new RangeError(`${name}: otherWeight must be a number in [0, 1], got ${describe(other)}`);
+  t.otherWeight = other;
+  for (const key of ['beta1', 'beta2']) {
+    const b = source[key] ?? t[key];
+    if (typeof b !== 'number' || !(b >= 0 && b < 1)) throw new RangeError(`${name}: ${key} must be a number in [0, 1), got ${describe(b)}`);
+    t[key] = b;
+  }
+  t.epsilon = checkPositive(source.epsilon ?? t.epsilon, `${name}: epsilon`);
+  return t;
+}
+
+function checkVocab(vocab, name) {
+  if (!Array.isArray(vocab) || vocab.length < 2) {
+    throw new TypeError(`${name}: vocab must be an array of at least 2 words (id 0 the unknown word), got ${describe(vocab)}`);
+  }
+  const seen = new Set();
+  vocab.forEach((w, i) => {
+    if (typeof w !== 'string' || w === '') throw new TypeError(`${name}: vocab[${i}] must be a non-empty string, got ${describe(w)}`);
+    if (i > 0 && w !== w.trim().toLowerCase()) throw new RangeError(`${name}: vocab[${i}] (${JSON.stringify(w)}) must be lower-case without spaces at the ends`);
+    if (seen.has(w)) throw new RangeError(`${name}: vocab[${i}] (${JSON.stringify(w)}) appears twice`);
+    seen.add(w);
+  });
+  return vocab;
+}
+
+function checkSeed(seed, name) {
+  return checkInteger(seed, `${name}: seed`, 0, 0xffffffff);
+}
+
+async function checkAttention(attention, name) {
+  if (attention == null) return defaultAttention();
+  if (typeof attention.sdpa !== 'function' || typeof attention.matmul !== 'function') {
+    throw new TypeError(`${name}: attention must be an Attention from loadAttention(), got ${describe(attention)}`);
+  }
+  return attention;
+}
+
+function checkOptions(options, name) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${name}: options must be an object, got ${describe(options)}`);
+  }
+  return options;
+}
+
+/**
+ * A fresh, untrained model; the seed decides its parameters and the batches
+ * trainStep draws, so the same seed gives the same loss curve.
+ * @param {object} [options] seed (default 0), the architecture (MODEL_DEFAULTS),
+ *   vocab (default WORDS), the training settings (TRAIN_DEFAULTS), attention
+ * @returns {Promise<Model>}
+ */
+export async function createModel(options = {}) {
+  const name = 'createModel';
+  checkOptions(options, name);
+  const seed = checkSeed(options.seed ?? 0, name);
+  const config = checkConfig(options, name, MODEL_DEFAULTS, 2 * MIN_SEGMENT);
+  const training = checkTraining(options, name);
+  const vocab = checkVocab(options.vocab ?? WORDS, name);
+  const attention = await checkAttention(options.attention, name);
+  const rng = new NumpyRandom(seed);
+  const params = initParams({ ...config, vocabSize: vocab.length }, rng);
+  return new Model(attention, { config, vocab, params, training, rng });
+}
+
+// The shipped model, beside this file; a literal URL so bundlers copy it.
+const SHIPPED = { induction: () => new URL('./model/induction.json', import.meta.url) };
+
+async function fetchJSON(url, name) {
+  if (url.protocol === 'file:') {
+    // A specifier in a variable, so browser bundlers do not try to resolve it.
+    const fsName = 'node:fs/promises';
+    const fs = await import(/* webpackIgnore: true */ /* @vite-ignore */ fsName);
+    return JSON.parse(await fs.readFile(url, 'utf8'));
+  }
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${name}: fetching ${url} failed with HTTP ${response.status}`);
+  return response.json();
+}
+
+/**
+ * A saved model: 'induction' (the default, shipped with the package), a URL
+ * (or a string that is one, relative to the page), JSON text, or the object
+ * toJSON() returns.
+ * @param {string | URL | object} [source]
+ * @param {object} [options] attention, seed (for trainStep's batches), the training settings
+ * @returns {Promise<Model>}
+ */
+export async function loadModel(source = 'induction', options = {}) {
+  const name = 'loadModel';
+  checkOptions(options, name);
+  let json = source;
+  if (typeof source === 'string' && Object.hasOwn(SHIPPED, source)) {
+    json = await fetchJSON(SHIPPED[source](), name);
+  } else if (typeof source === 'string' && source.trimStart().startsWith('{')) {
+    json = JSON.parse(source);
+  } else if (typeof source === 'string' || source instanceof URL) {
+    const base = globalThis.location?.href ?? `file://${globalThis.process?.cwd?.() ?? ''}/`;
+    json = await fetchJSON(new URL(source, base), name);
+  }
+  if (json === null || typeof json !== 'object' || json.format !== FORMAT) {
+    throw new TypeError(`${name}: source must be 'induction', a URL, JSON text or an object with format '${FORMAT}', got ${describe(json)}`);
+  }
+  if (json.version !== VERSION) throw new RangeError(`${name}: format version ${describe(json.version)} is not supported (expected ${VERSION})`);
+  if (json.config === null || typeof json.config !== 'object') throw new TypeError(`${name}: config must be an object, got ${describe(json.config)}`);
+  const config = checkConfig(json.config, `${name}: config`, {}, 1);
+  const vocab = checkVocab(json.vocab, name);
+  const params = paramsFromJSON(json, { ...config, vocabSize: vocab.length }, name);
+  const training = checkTraining(options, name);
+  const seed = checkSeed(options.seed ?? 0, name);
+  const attention = await checkAttention(options.attention, name);
+  const steps = Number.isInteger(json.steps) && json.steps >= 0 ? json.steps : 0;
+  return new Model(attention, { config, vocab, params, training, rng: new NumpyRandom(seed), steps });
+}
+
+/** Head scores of a model on repeated random sequences: [layer][head] { previousToken, induction, firstToken }. */
+export function headScores(model, options) {
+  if (!(model instanceof Model)) throw new TypeError(`headScores: model must be a Model, got ${describe(model)}`);
+  return model.headScores(options);
+}

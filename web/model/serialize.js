@@ -1,0 +1,161 @@
+// serialize.js - a model as JSON: its shape, vocabulary and parameters, each
+// parameter a base64 string (row-major, shape from the config) of
+//   float32: little-endian float32 values (exact);
+//   float16: little-endian IEEE half values (relative rounding 2^-11);
+//   int8:    one float32 scale per row, then every value as a signed byte,
+//            value = byte * scale, scale = max |row| / 127 (rounding at most
+//            half a step, 1/254 of the row's largest value).
+// float16 halves the file and int8 quarters it; their rounding is far below
+// what changes a trained model's predictions (tests/model-shipped.test.js
+// checks the shipped int8 file against its targets).
+//
+//   { "format": "attention-wasm-model", "version": 1,
+//     "config": { layers, heads, dModel, dHead, context },
+//     "vocab": [...], "dtype": "float32" | "float16" | "int8",
+//     "params": { "embed": "<base64>", ... }, "steps": n }
+
+import { describe } from '../core/matrix.js';
+import { paramNames, paramShapes } from './transformer.js';
+
+export const FORMAT = 'attention-wasm-model';
+export const VERSION = 1;
+const DTYPES = ['float32', 'float16', 'int8'];
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+/** float32 -> IEEE half bits, rounding to nearest even; overflow gives infinity. */
+export function toHalf(x) {
+  f32[0] = x;
+  const bits = u32[0];
+  const sign = (bits >>> 16) & 0x8000;
+  const exp = (bits >>> 23) & 0xff;
+  let mant = bits & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  let e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    // Subnormal: shift the implicit 1 in, then round to nearest even.
+    mant |= 0x800000;
+    const shift = 14 - e;
+    const half = mant >>> shift;
+    const rest = mant & ((1 << shift) - 1);
+    const mid = 1 << (shift - 1);
+    return sign | (half + (rest > mid || (rest === mid && half & 1) ? 1 : 0));
+  }
+  const half = (e << 10) | (mant >>> 13);
+  const rest = mant & 0x1fff;
+  // A carry out of the mantissa bumps the exponent, which is the right answer.
+  return sign | (half + (rest > 0x1000 || (rest === 0x1000 && half & 1) ? 1 : 0));
+}
+
+/** IEEE half bits -> number. */
+export function fromHalf(h) {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >>> 10) & 0x1f;
+  const mant = h & 0x3ff;
+  if (exp === 0) return sign * mant * 2 ** -24;
+  if (exp === 0x1f) return mant ? NaN : sign * Infinity;
+  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}
+
+function toBase64(bytes) {
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+function fromBase64(text, name) {
+  let s;
+  try {
+    s = atob(text);
+  } catch {
+    throw new TypeError(`${name} is not valid base64`);
+  }
+  const bytes = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+  return bytes;
+}
+
+function encodeInt8(data, rows, cols) {
+  const bytes = new Uint8Array(rows * 4 + rows * cols);
+  const view = new DataView(bytes.buffer);
+  for (let r = 0; r < rows; r++) {
+    let max = 0;
+    for (let j = 0; j < cols; j++) max = Math.max(max, Math.abs(data[r * cols + j]));
+    const scale = Math.fround(max / 127);
+    view.setFloat32(4 * r, scale, true);
+    for (let j = 0; j < cols; j++) view.setInt8(rows * 4 + r * cols + j, scale > 0 ? Math.round(data[r * cols + j] / scale) : 0);
+  }
+  return toBase64(bytes);
+}
+
+function decodeInt8(bytes, rows, cols, name) {
+  if (bytes.length !== rows * 4 + rows * cols) {
+    throw new RangeError(`${name} holds ${bytes.length} bytes, expected ${rows} int8 row scales and ${rows} x ${cols} values (${rows * 4 + rows * cols})`);
+  }
+  const view = new DataView(bytes.buffer);
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    const scale = view.getFloat32(4 * r, true);
+    for (let j = 0; j < cols; j++) out[r * cols + j] = view.getInt8(rows * 4 + r * cols + j) * scale;
+  }
+  return out;
+}
+
+function encode(data, dtype, rows, cols) {
+  if (dtype === 'int8') return encodeInt8(data, rows, cols);
+  const bytes = new Uint8Array(data.length * (dtype === 'float16' ? 2 : 4));
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < data.length; i++) {
+    if (dtype === 'float16') view.setUint16(2 * i, toHalf(data[i]), true);
+    else view.setFloat32(4 * i, data[i], true);
+  }
+  return toBase64(bytes);
+}
+
+function decode(text, dtype, rows, cols, name) {
+  if (typeof text !== 'string') throw new TypeError(`${name} must be a base64 string, got ${describe(text)}`);
+  const bytes = fromBase64(text, name);
+  if (dtype === 'int8') return decodeInt8(bytes, rows, cols, name);
+  const length = rows * cols;
+  const size = dtype === 'float16' ? 2 : 4;
+  if (bytes.length !== length * size) {
+    throw new RangeError(`${name} holds ${bytes.length / size} ${dtype} values, expected ${length}`);
+  }
+  const view = new DataView(bytes.buffer);
+  const out = new Float32Array(length);
+  for (let i = 0; i < length; i++) out[i] = size === 2 ? fromHalf(view.getUint16(2 * i, true)) : view.getFloat32(4 * i, true);
+  return out;
+}
+
+export function checkDtype(dtype, name) {
+  if (!DTYPES.includes(dtype)) throw new RangeError(`${name} must be 'float32', 'float16' or 'int8', got ${describe(dtype)}`);
+}
+
+/** The JSON object of a model's parts. */
+export function toJSONObject({ config, vocab, params, steps }, dtype) {
+  const shapes = paramShapes({ ...config, vocabSize: vocab.length });
+  const encoded = {};
+  for (const name of paramNames(config.layers)) encoded[name] = encode(params[name], dtype, ...shapes[name]);
+  return { format: FORMAT, version: VERSION, config: { ...config }, vocab: [...vocab], dtype, params: encoded, steps };
+}
+
+/**
+ * Parameters from a JSON object's params, checked against the config.
+ * @returns {Record<string, Float32Array>}
+ */
+export function paramsFromJSON(json, shape, name) {
+  checkDtype(json.dtype, `${name}: dtype`);
+  if (json.params === null || typeof json.params !== 'object') {
+    throw new TypeError(`${name}: params must be an object of base64 strings, got ${describe(json.params)}`);
+  }
+  const shapes = paramShapes(shape);
+  const params = {};
+  for (const key of paramNames(shape.layers)) {
+    const [rows, cols] = shapes[key];
+    params[key] = decode(json.params[key], json.dtype, rows, cols, `${name}: params.${key}`);
+  }
+  return params;
+}
