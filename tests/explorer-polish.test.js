@@ -220,7 +220,7 @@ test('a drag leaves off-screen tables for later: they show the current numbers w
   await settled(page);
   // Which cells of the scaled scores and of head 2's weights differ from the element's state.
   const wrong = () => page.evaluate(async (sel) => {
-    const { fixed } = await import('/web/format.js');
+    const { fixed } = await import('/web/explorer/format.js');
     const el = document.querySelector(sel);
     const out = [];
     for (const [id, m, digits] of [['scaled-0', el.state.scaled[0], 3], ['weights-1', el.state.weights[1], 4]]) {
@@ -255,7 +255,7 @@ test('a drag leaves off-screen tables for later: they show the current numbers w
   assert.equal(await wrong(), [], 'a pause ends a drag too');
   // What the lines view says follows once the drag ends.
   const spoken = await page.evaluate(async (sel) => {
-    const { attendsMost } = await import('/web/explorer-text.js');
+    const { attendsMost } = await import('/web/explorer/text.js');
     const el = document.querySelector(sel);
     return [...el.shadowRoot.querySelectorAll('figure.lines text.query')].map((label, i) => ({
       said: label.getAttribute('aria-label'),
