@@ -22,7 +22,7 @@ import { el } from './dom.js';
 import { save, snapshotView, toSVG } from './export.js';
 import { parseCellValue, startEdit } from './grid.js';
 import { Popover } from './popover.js';
-import { CONTROLS, PARTS, SETTINGS, STEPS, readSettings } from './settings.js';
+import { CONTROLS, PARTS, SETTINGS, STEPS, parseSetting, readSettings } from './settings.js';
 import { EDITABLE, StepsView, matrixOf } from './steps-view.js';
 import { STYLES } from './styles.js';
 import { Toolbar } from './toolbar.js';
@@ -48,6 +48,9 @@ function sharedAttention() {
   });
   return shared;
 }
+
+// The properties a page can set, settings first (the mask's shape follows the tokens).
+const UPGRADED = [...SETTINGS.map((s) => s.key), 'inputs', 'explanations', 'mask', 'masking'];
 
 // So the module can be imported where there is no DOM (server rendering, Node).
 const Base = globalThis.HTMLElement ?? class {};
@@ -172,6 +175,7 @@ export class AttentionExplorer extends Base {
   // ---- lifecycle -------------------------------------------------------------
 
   connectedCallback() {
+    this.#upgradeProperties();
     if (!this.#attn) {
       // A microtask later, so a page can set AttentionExplorer.wasm right after
       // importing the module (importing defines the element and connects it).
@@ -188,6 +192,19 @@ export class AttentionExplorer extends Base {
       );
     }
     this.#schedule();
+  }
+
+  // A page may set properties on the element before this module defines it
+  // (el.tokens = ... on an undefined element, then the import): they are own
+  // properties that hide the accessors. Each goes through its accessor now,
+  // as Google's and GitHub's custom element guides do.
+  #upgradeProperties() {
+    for (const key of UPGRADED) {
+      if (!Object.prototype.hasOwnProperty.call(this, key)) continue;
+      const value = this[key];
+      delete this[key];
+      this[key] = value;
+    }
   }
 
   disconnectedCallback() {
@@ -492,13 +509,23 @@ export class AttentionExplorer extends Base {
 
 // Properties mirroring the attributes, one per row of the settings table:
 // numbers read back the value in use (defaults filled in), booleans the
-// attribute's presence; null or undefined removes the attribute.
+// attribute's presence, the Train part's settings their attribute's value
+// (null when absent or not valid: the part's default); null or undefined
+// removes the attribute.
 const DEFAULTS = {
   tokens: (self) => self.getAttribute('tokens') ?? HANDBOOK.tokens.join(' '),
   dv: (self) => self.config?.dv ?? self.dk,
   kvHeads: (self) => self.config?.kvHeads ?? self.heads,
   scale: (self) => self.config?.scale ?? defaultScale(self.dk),
 };
+function ownSetting(setting, text) {
+  if (text === null) return null;
+  try {
+    return parseSetting(setting, text);
+  } catch {
+    return null;
+  }
+}
 for (const s of SETTINGS) {
   const get = s.kind === 'bool'
     ? function () { return this.hasAttribute(s.attr) && this.getAttribute(s.attr) !== 'false' && this.getAttribute(s.attr) !== '0'; }
@@ -510,7 +537,9 @@ for (const s of SETTINGS) {
           ? function () { const v = this.getAttribute('controls'); return CONTROLS.includes(v) ? v : 'full'; }
           : DEFAULTS[s.key]
             ? function () { return DEFAULTS[s.key](this); }
-            : function () { return this.config?.[s.key] ?? HANDBOOK[s.key]; };
+            : s.compute
+              ? function () { return this.config?.[s.key] ?? HANDBOOK[s.key]; }
+              : function () { return ownSetting(s, this.getAttribute(s.attr)); };
   const set = s.kind === 'bool'
     ? function (value) { this.toggleAttribute(s.attr, Boolean(value)); }
     : function (value) {
