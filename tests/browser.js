@@ -1,7 +1,9 @@
 // browser.js - shared by the browser tests: Debian's Chromium driven by
 // playwright-core (no downloaded browsers), pages served by scripts/serve.js
-// with the strict Content-Security-Policy.
-import { existsSync, mkdirSync } from 'node:fs';
+// with the strict Content-Security-Policy; waiting for an explorer to settle,
+// reading what it shows, and axe-core runs.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
@@ -54,4 +56,61 @@ export async function start({ dir } = {}) {
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+// ---- the explorer in a page -------------------------------------------------
+
+/** The explorer's tag, the selector of the one on index.html. */
+export const EXPLORER = 'attention-explorer';
+
+/**
+ * Waits until every element matching `host` has computed and rendered (it
+ * has a state and a section), then for a frame: an update is one microtask
+ * after a change, so a change made before the call is on screen after it.
+ */
+export async function settled(page, host = EXPLORER) {
+  await page.waitForFunction((sel) => {
+    const els = [...document.querySelectorAll(sel)];
+    return els.length > 0 && els.every((el) => el.state && el.shadowRoot.querySelector('section.step'));
+  }, host);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+}
+
+/** The text of every number cell of one table, row by row. */
+export const cellTexts = (page, id, host = EXPLORER) => page.$$eval(`${host} table[data-id="${id}"] tbody tr`, (rows) =>
+  rows.map((r) => [...r.querySelectorAll('td[data-i]')].map((td) => td.textContent)));
+
+/** The popover's text and whether it is hidden. */
+export const popover = (page, host = EXPLORER) => page.$eval(host, (el) => {
+  const p = el.shadowRoot.querySelector('.popover');
+  return { text: p.textContent, hidden: p.hidden };
+});
+
+/** The title of a saved SVG: its 16 px lines joined (it wraps to the picture's width). */
+export const svgTitle = (svg) => [...svg.matchAll(/font-size="16" fill="#000">([^<]*)</g)].map((m) => m[1]).join(' ');
+
+/** Records Content-Security-Policy violations from the first script on; cspViolations reads them. */
+export async function watchCSP(page) {
+  await page.addInitScript(() => {
+    window.__violations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(`${e.violatedDirective}: ${e.blockedURI}`));
+  });
+}
+
+export const cspViolations = (page) => page.evaluate(() => window.__violations);
+
+let axe;
+/**
+ * axe-core's serious and critical violations on the page, one line each.
+ * axe is injected as a script, which the page's own CSP rightly refuses:
+ * open the page with `bypassCSP: true`.
+ */
+export async function axeViolations(page) {
+  axe ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await page.addScriptTag({ content: axe });
+  return page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+  });
 }

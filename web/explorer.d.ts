@@ -53,19 +53,61 @@ export interface ExplorerChangeDetail {
   edited: boolean;
 }
 
+/** The largest sizes the explorer accepts (AttentionExplorer.LIMITS), for pages that build their own controls. */
+export interface ExplorerLimits {
+  /** Tokens in the sentence. */
+  readonly tokens: number;
+  /** d_model, the columns of X. */
+  readonly dModel: number;
+  /** d_k and d_v, per head. */
+  readonly d: number;
+  /** Heads, and kv heads. */
+  readonly heads: number;
+  /** Either side of the window, and the query offset's magnitude. */
+  readonly window: number;
+}
+
+/** The detail of `attention-copy`: a table copied as text (to the clipboard, or into a text box where that is refused). */
+export interface ExplorerCopyDetail {
+  /** The table: "X", "WQ", "Q", "weights-0" (step and head), ... */
+  matrix: string;
+  format: 'numpy' | 'CSV' | 'Markdown';
+  text: string;
+}
+
+/** The detail of `attention-save`: a picture saved as a download. */
+export interface ExplorerSaveDetail {
+  format: 'png' | 'svg';
+  /** Bytes. */
+  size: number;
+  /** "image/png" or "image/svg+xml". */
+  type: string;
+}
+
 export declare class AttentionExplorer extends HTMLElement {
   /** Where explorers load their wasm from when ../dist/ beside the module does not fit (set before the first one connects). */
   static wasm: URL | string | BufferSource | Response | WebAssembly.Module | null;
-  /** Tokens separated by spaces (attribute `tokens`). */
+  /** The largest sizes the explorer accepts. */
+  static readonly LIMITS: ExplorerLimits;
+  /** Attribute `tokens`: the tokens separated by spaces. */
   tokens: string;
+  /** Attribute `seed`: numpy seed of X, W_Q, W_K, W_V. */
   seed: number;
+  /** Attribute `d-model`: columns of X. */
   dModel: number;
+  /** Attribute `dk`: query/key size per head. */
   dk: number;
+  /** Attribute `dv`: value size per head (default: dk). */
   dv: number;
+  /** Attribute `heads`. */
   heads: number;
+  /** Attribute `kv-heads`: key/value heads for grouped-query attention (default: heads). */
   kvHeads: number;
+  /** Attribute `causal`. */
   causal: boolean;
+  /** Attribute `scale` (default 1/sqrt(dk)). */
   scale: number;
+  /** Attribute `step`: one step at a time, or "all". */
   step: ExplorerStep;
   /** Attribute `embeddings`: "position" (default) or "word". */
   embeddings: ExplorerEmbeddings;
@@ -81,12 +123,18 @@ export declare class AttentionExplorer extends HTMLElement {
   show: string;
   /** Attribute `controls`. */
   controls: ExplorerControls;
+  /** Attribute `train`: shows the Train part, gradient descent on W_Q and W_K of head 1 toward a target pattern. */
+  train: boolean;
+  /** Attribute `train-target`: previous-token, first-token, same-word, attend-to:<word> or paint:<row>-<col>,...; null: the part's default. */
+  trainTarget: string | null;
+  /** Attribute `train-optimizer`; null: the part's default (adam). */
+  trainOptimizer: 'adam' | 'sgd' | null;
+  /** Attribute `train-lr`: the learning rate; null: the part's default. */
+  trainLr: number | null;
   /** Whether a click on a weight masks the pair (true) or explains it (false, the default). */
   masking: boolean;
   /** The settings behind the numbers on screen, defaults filled in; null before the first. */
   readonly config: Omit<ExplorerChangeDetail, 'step' | 'mask' | 'edited'> | null;
-  /** Shows the Train part (attribute `train`): gradient descent on W_Q and W_K of head 1 toward a target pattern. */
-  train: boolean;
   /** Every matrix of the current computation; null before the first. */
   readonly state: ExplorerState | null;
   /** Replace the random draws. */
@@ -105,5 +153,7 @@ declare global {
   }
   interface HTMLElementEventMap {
     'attention-change': CustomEvent<ExplorerChangeDetail>;
+    'attention-copy': CustomEvent<ExplorerCopyDetail>;
+    'attention-save': CustomEvent<ExplorerSaveDetail>;
   }
 }

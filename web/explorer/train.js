@@ -226,7 +226,7 @@ function identity(n) {
 }
 
 /**
- * The inputs of a training run as the explorer draws them (example.js) with
+ * The inputs of a training run as the explorer draws them (computation.js) with
  * embeddings "word" (the same word gets the same row of X, so same-word can
  * be learnt) and sinusoidal positions added (so previous-token can be):
  * { x, wq, wk, wv } for head 1.

@@ -1,0 +1,407 @@
+// steps-view.js - the view of <attention-explorer> under its toolbar: one
+// section per step shown (the lead: the lines view and the weights; then
+// inputs, projections, scores, logits, output), each with its explanation
+// slot and its tables. Built when the structure changes (tokens, sizes,
+// heads, parts, step), repainted in place for new numbers; the tables are
+// keyboard grids (grid.js) whose pointer and key events become the
+// element's intents: inspect a number, edit an input, mask a pair, copy a
+// table. The element owns the state; `context()` hands it over on each paint.
+
+import { el } from './dom.js';
+import { cellAt, moveTabStop, nextCell } from './grid.js';
+import { LinesView } from './lines.js';
+import { buildTable, cellLabel, highlight, paintTable } from './tables.js';
+import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, sectionTitle } from './text.js';
+import { DIGITS } from './format.js';
+
+/** The matrices a reader can type into. */
+export const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);
+// A pause this long in slider input ends a drag.
+const DRAG_PAUSE_MS = 200;
+
+/** The matrix a table shows: an input or projection by name, else "<step>-<head>". */
+export function matrixOf(example, id) {
+  if (EDITABLE.has(id) || id === 'Q' || id === 'K' || id === 'V') return example[id];
+  const [key, h] = id.split('-');
+  const head = example.heads[Number(h)];
+  return key === 'scaled' && head.logits ? head.logits : head[key];
+}
+
+export class StepsView {
+  #node = el('div', { class: 'view', part: 'view' });
+  #context;
+  #intents;
+  #structure = ''; // what the built view shows; see render
+  #lastStep = 'all';
+  #tables = new Map(); // id -> the entry of one built table
+  #lines = null; // LinesView when the lines part is shown
+  #selected = -1; // the query whose lines alone are drawn; -1: all
+  #focus = null; // { id, i, j } of the table's tab stop, kept across rebuilds
+  #overflow = null; // ResizeObserver marking tables wider than their box
+  #skipped = new Set(); // containers the browser skips rendering (off screen)
+  #paintKey = ''; // what the marks of the last repaint depended on (see repaint)
+  #dragTimer = 0; // nonzero while the scale slider is dragged
+
+  /**
+   * @param {() => { config: object, view: object, example: object, explanations: object, scaleIsDefault: boolean,
+   *   blocked: (i: number, j: number) => string, edits: Map<string, number>, mask: Uint8Array | null }} context
+   *   the element's current state
+   * @param {{ inspect: (target: { id: string, i: number, j: number } | null) => void,
+   *   edit: (td: HTMLElement, id: string, i: number, j: number, firstKey: string | null) => void,
+   *   toggleMask: (i: number, j: number) => void, copy: (id: string, format: string) => void,
+   *   masking: () => boolean, painted: () => void }} intents what the element does on the reader's input;
+   *   `painted` after every repaint
+   */
+  constructor(context, intents) {
+    this.#context = context;
+    this.#intents = intents;
+    const node = this.#node;
+    node.addEventListener('keydown', (e) => this.#onKeyDown(e));
+    node.addEventListener('click', (e) => this.#onClick(e));
+    node.addEventListener('focusin', (e) => this.#onFocus(e));
+    node.addEventListener('pointerover', (e) => this.#onHover(e));
+    node.addEventListener('pointerleave', () => {
+      if (!this.#active()?.matches?.('td[data-i]')) intents.inspect(null);
+    });
+  }
+
+  get element() {
+    return this.#node;
+  }
+
+  /** The heads the lines view draws (for the exported picture). */
+  get enabledHeads() {
+    return this.#lines?.enabled ?? [];
+  }
+
+  /** Whether a table with this id is shown. */
+  has(id) {
+    return this.#tables.has(id);
+  }
+
+  /** The focusable element of a table at (i, j) (j = -1: the row label), or null. */
+  cell({ id, i, j }) {
+    const entry = this.#tables.get(id);
+    return entry ? cellAt(entry, i, j) : null;
+  }
+
+  /** Lights the cells a number comes from (tables.js highlight). */
+  highlight(sources, target = null) {
+    highlight(this.#tables, sources, target);
+  }
+
+  /** The next render rebuilds every section (their texts changed). */
+  invalidate() {
+    this.#structure = '';
+  }
+
+  #active() {
+    return this.#node.getRootNode().activeElement;
+  }
+
+  // Rebuilds the view when its structure (tokens, sizes, heads, parts, step)
+  // changed; otherwise repaints the existing cells and lines in place, which
+  // keeps focus, scroll and layout and costs a fraction of a rebuild.
+  render() {
+    const { config: c, view, example: ex } = this.#context();
+    if (this.#selected >= c.tokens.length) this.#selected = -1;
+    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, view.step, [...view.show], view.controls]);
+    if (structure === this.#structure) {
+      this.repaint();
+      return;
+    }
+    this.#structure = structure;
+    const hadFocus = this.#active()?.closest?.('.view') != null;
+    const t = ex.tokens;
+    const step = view.step;
+    const animate = step !== this.#lastStep && step !== 'all';
+    this.#lastStep = step;
+    this.#tables = new Map();
+    const sections = [];
+    const show = (s) => view.show.has(s) && (step === 'all' || step === s);
+    const dims = (prefix, count) => Array.from({ length: count }, (_, j) => `${prefix}${j}`);
+    const headCols = (letter, d, heads) => (heads === 1 ? dims(letter, d) : Array.from({ length: heads * d }, (_, j) => `${letter}${Math.floor(j / d) + 1}.${j % d}`));
+    const table = (spec) => {
+      const { figure, entry } = buildTable({ ...spec, focus: this.#focus?.id === spec.id ? this.#focus : null });
+      this.#tables.set(spec.id, entry);
+      return figure;
+    };
+    const headTables = (key) => ex.heads.map((head, h) => table({
+      id: `${key}-${h}`,
+      title: c.heads === 1 ? STEP_TITLES[key].replace(/^Step \d: /, '') : `Head ${h + 1}${c.kvHeads < c.heads ? ` (K, V of kv head ${head.kvHead + 1})` : ''}`,
+      rows: t, cols: key === 'output' ? dims('v', c.dv) : t, kind: key === 'weights' ? 'seq' : 'div', step: key,
+      selectable: true, withSums: key === 'weights', head: h,
+    }));
+    // Attention first: the lines view and the weights open the view.
+    const lines = view.show.has('lines') && (step === 'all' || step === 'weights');
+    if (show('weights') || lines) {
+      const parts = [];
+      if (lines) {
+        this.#lines ??= new LinesView({ onSelect: (i) => this.#select(i) });
+        this.#lines.build(t, c.heads, this.#selected);
+        parts.push(this.#lines.element);
+      } else {
+        this.#lines = null;
+      }
+      if (show('weights')) parts.push(el('div', { class: 'matrices heads' }, ...headTables('weights')));
+      sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts)], { lead: true }));
+    } else {
+      this.#lines = null;
+    }
+    if (show('inputs')) {
+      sections.push(this.#section('inputs', [
+        table({ id: 'X', title: 'X', rows: t, cols: dims('x', c.dModel), kind: 'div', editable: true }),
+        table({ id: 'WQ', title: 'W_Q', rows: dims('x', c.dModel), cols: headCols('q', c.dk, c.heads), kind: 'div', editable: true }),
+        table({ id: 'WK', title: 'W_K', rows: dims('x', c.dModel), cols: headCols('k', c.dk, c.kvHeads), kind: 'div', editable: true }),
+        table({ id: 'WV', title: 'W_V', rows: dims('x', c.dModel), cols: headCols('v', c.dv, c.kvHeads), kind: 'div', editable: true }),
+      ]));
+    }
+    if (show('projections')) {
+      sections.push(this.#section('projections', [
+        table({ id: 'Q', title: 'Q = X W_Q', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
+        table({ id: 'K', title: 'K = X W_K', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
+        table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
+      ]));
+    }
+    for (const key of ['scores', 'scaled', 'output']) {
+      if (show(key)) sections.push(this.#section(key, [el('div', { class: 'matrices heads' }, ...headTables(key))]));
+    }
+    if (animate) for (const s of sections) s.classList.add('enter');
+    this.#node.replaceChildren(...sections);
+    this.#watchOverflow();
+    this.#watchSkipped();
+    this.repaint();
+    if (hadFocus && this.#focus) this.cell(this.#focus)?.focus({ preventScroll: true });
+  }
+
+  #section(step, children, { lead = false } = {}) {
+    const { config, view, explanations, scaleIsDefault } = this.#context();
+    const title = lead ? leadTitle(view.show, config, scaleIsDefault) : sectionTitle(step, config, scaleIsDefault);
+    const slot = el('slot', { name: `explain-${step}` });
+    // Texts set through `explanations` are the page's own; the defaults fit the controls shown.
+    const own = explanations[step] !== DEFAULT_EXPLANATIONS[step];
+    slot.textContent = own ? explanations[step] : defaultExplanation(step, view.controls);
+    return el('section', { class: `step step-${step}${lead ? ' lead' : ''}`, 'data-step': step, 'aria-label': title, part: lead ? 'attention' : `step-${step}` },
+      el('h2', { text: title }),
+      el('p', { class: 'explanation' }, slot),
+      ...children);
+  }
+
+  // A table wider than its box scrolls; its figure is marked so the caption
+  // says so and the cut edge fades (nothing is cut off without a sign).
+  #watchOverflow() {
+    this.#overflow?.disconnect();
+    if (typeof ResizeObserver === 'undefined') return;
+    const mark = (box) => {
+      const figure = box.closest('figure');
+      const over = box.scrollWidth > box.clientWidth + 1;
+      figure.classList.toggle('overflowing', over);
+      figure.classList.toggle('scrolled-end', over && box.scrollLeft + box.clientWidth >= box.scrollWidth - 1);
+    };
+    this.#overflow = new ResizeObserver((entries) => {
+      for (const e of entries) mark(e.target);
+    });
+    for (const box of this.#node.querySelectorAll('figure.matrix > .scroll')) {
+      this.#overflow.observe(box);
+      box.addEventListener('scroll', () => mark(box), { passive: true });
+    }
+  }
+
+  // The containers with content-visibility: auto (the steps below the lead,
+  // heads after the first) tell when the browser skips them; the tables
+  // inside are marked so a drag can leave them for later.
+  #watchSkipped() {
+    this.#skipped.clear();
+    for (const box of this.#node.querySelectorAll('section.step:not(.lead), .matrices.heads > figure.matrix + figure.matrix')) {
+      box.addEventListener('contentvisibilityautostatechange', (e) => {
+        if (e.skipped) this.#skipped.add(box);
+        else this.#skipped.delete(box);
+        for (const entry of this.#tables.values()) {
+          entry.skipped = [...this.#skipped].some((b) => b.contains(entry.table));
+          if (!entry.skipped && entry.stale) this.#paintEntry(entry);
+        }
+      });
+    }
+  }
+
+  /**
+   * Writes every number, colour, mask mark, selection and line of the
+   * current state into the built view, then tells the element (which
+   * refreshes the popover, so it always shows the current value).
+   */
+  repaint() {
+    const { config: c, example, scaleIsDefault, mask, edits } = this.#context();
+    // Everything the blocked, edited and selected marks depend on besides the numbers.
+    this.#paintKey = JSON.stringify([c.causal, c.window, c.queryOffset, this.#selected, mask ? mask.join('') : '', [...edits.keys()]]);
+    for (const entry of this.#tables.values()) {
+      // While the slider is dragged, a table the browser skips (off screen)
+      // waits: it is painted when it comes on screen or the drag ends.
+      entry.stale = Boolean(entry.skipped && this.#dragTimer);
+      if (!entry.stale) this.#paintEntry(entry);
+    }
+    const scaled = this.#node.querySelector('section.step-scaled');
+    if (scaled) {
+      const title = sectionTitle('scaled', c, scaleIsDefault);
+      const h2 = scaled.querySelector('h2');
+      if (h2.textContent !== title) {
+        h2.textContent = title;
+        scaled.setAttribute('aria-label', title);
+      }
+    }
+    // During a drag the lines follow every frame; what they say follows when it ends.
+    this.#lines?.update(example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
+    this.#intents.painted();
+  }
+
+  #paintEntry(entry) {
+    const { example, blocked, edits } = this.#context();
+    const { id, step } = entry;
+    const blocks = step === 'weights' || step === 'scaled';
+    const edited = EDITABLE.has(id) && edits.size > 0 ? (i, j) => edits.has(`${id}:${i}:${j}`) : () => false;
+    entry.stale = false;
+    paintTable(entry, matrixOf(example, id), {
+      key: this.#paintKey,
+      digits: DIGITS[step ?? id] ?? 4,
+      blocked: blocks ? blocked : () => '',
+      edited,
+      selected: this.#selected,
+      minusInfinity: step === 'scaled',
+    });
+  }
+
+  // A drag is a run of slider input events; it ends on change (pointer
+  // released, or a key) or after a pause, and then the waiting tables are painted.
+  dragStep() {
+    clearTimeout(this.#dragTimer);
+    this.#dragTimer = setTimeout(() => this.dragEnd(), DRAG_PAUSE_MS);
+  }
+
+  dragEnd() {
+    clearTimeout(this.#dragTimer);
+    this.#dragTimer = 0;
+    for (const entry of this.#tables.values()) if (entry.stale) this.#paintEntry(entry);
+    this.#lines?.speak();
+  }
+
+  /** Stops watching the tables (the element left the page). */
+  disconnect() {
+    this.#overflow?.disconnect();
+    this.dragEnd();
+  }
+
+  /** After an edit of (i, j) ends: the cell is written again and takes focus back. */
+  editDone(id, i, j) {
+    this.#focus = { id, i, j };
+    const entry = this.#tables.get(id);
+    if (entry) {
+      entry.painted[i * entry.cols.length + j] = '';
+      entry.data = null;
+    }
+    this.repaint();
+    this.cell(this.#focus)?.focus();
+  }
+
+  // ---- the reader's input --------------------------------------------------
+
+  #targetOf(node) {
+    const td = node.closest?.('td[data-i]');
+    if (!td) return null;
+    return { id: td.closest('table').dataset.id, i: Number(td.dataset.i), j: Number(td.dataset.j), td };
+  }
+
+  #select(i) {
+    this.#selected = this.#selected === i ? -1 : i;
+    this.#lines?.select(this.#selected);
+    this.repaint();
+  }
+
+  #onKeyDown(e) {
+    if (e.target.tagName === 'INPUT') return;
+    if (e.key === 'Escape') {
+      this.#intents.inspect(null);
+      return;
+    }
+    const node = e.target.closest?.('[data-i]');
+    const table = node?.closest('table');
+    if (!table) return;
+    const id = table.dataset.id;
+    const entry = this.#tables.get(id);
+    const i = Number(node.dataset.i), j = Number(node.dataset.j);
+    const to = nextCell(e.key, e.ctrlKey, i, j, entry.rows.length, entry.cols.length, entry.buttons !== null);
+    if (to) {
+      e.preventDefault();
+      const next = cellAt(entry, to[0], to[1]);
+      if (next) {
+        this.#focus = { id, i: to[0], j: to[1] };
+        moveTabStop(entry, next);
+      }
+      return;
+    }
+    if (j < 0) return; // a row label: Enter and Space press the button
+    if (EDITABLE.has(id) && (e.key === 'Enter' || e.key === 'F2' || /^[-+.\d]$/.test(e.key))) {
+      e.preventDefault();
+      this.#intents.edit(node, id, i, j, /^[-+.\d]$/.test(e.key) ? e.key : null);
+    } else if (id.startsWith('weights-') && (e.key === ' ' || e.key === 'Enter')) {
+      // Space on a weight masks the pair: a key of its own, never a side effect of inspecting.
+      e.preventDefault();
+      this.#intents.toggleMask(i, j);
+    }
+  }
+
+  #onClick(e) {
+    const copy = e.target.closest?.('[data-copy]');
+    if (copy) {
+      this.#intents.copy(copy.dataset.table, copy.dataset.copy);
+      return;
+    }
+    const select = e.target.closest?.('[data-select]');
+    if (select) {
+      this.#select(Number(select.dataset.select));
+      return;
+    }
+    const target = this.#targetOf(e.target);
+    if (!target) {
+      // A tap beside the tables closes the popover (touch has no pointer leaving).
+      if (!e.target.closest?.('figure.lines, details, button, input')) this.#intents.inspect(null);
+      return;
+    }
+    const { id, i, j, td } = target;
+    this.#focus = { id, i, j };
+    const entry = this.#tables.get(id);
+    if (entry) moveTabStop(entry, td);
+    if (id.startsWith('weights-') && this.#intents.masking()) {
+      this.#intents.toggleMask(i, j);
+    } else if (EDITABLE.has(id)) {
+      this.#intents.edit(td, id, i, j, null);
+    } else {
+      // A tap on a touch screen lands here: it inspects, as hover does.
+      this.#intents.inspect({ id, i, j });
+    }
+  }
+
+  #onFocus(e) {
+    const target = this.#targetOf(e.target);
+    // Focus on something that is not a number (a row label, a query token, a
+    // Copy menu) closes the popover: it would explain a cell no longer focused.
+    if (!target) {
+      if (!this.#active()?.matches?.('td[data-i] input')) this.#intents.inspect(null);
+      return;
+    }
+    if (e.target.tagName === 'INPUT') return;
+    const { id, i, j, td } = target;
+    const entry = this.#tables.get(id);
+    if (entry) {
+      const { blocked, edits } = this.#context();
+      const why = entry.step === 'weights' || entry.step === 'scaled' ? blocked(i, j) : '';
+      td.setAttribute('aria-label', cellLabel(entry, i, j, td.textContent, why, EDITABLE.has(id) && edits.has(`${id}:${i}:${j}`)));
+    }
+    this.#focus = { id, i, j };
+    this.#intents.inspect(this.#focus);
+  }
+
+  #onHover(e) {
+    if (e.pointerType === 'touch') return; // a tap inspects through click
+    const target = this.#targetOf(e.target);
+    if (target) this.#intents.inspect({ id: target.id, i: target.i, j: target.j });
+  }
+}

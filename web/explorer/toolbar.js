@@ -1,0 +1,194 @@
+// toolbar.js - the controls of <attention-explorer>: the sticky toolbar
+// (tokens, scale slider, causal, heads and the head picker, "Mask pairs",
+// the step buttons) and the settings panel (sizes, seed, embeddings, window,
+// softcap, query offset, reset buttons, saving). A control that mirrors a
+// setting writes the host's attribute, and sync() writes the config in use
+// back into the controls; what only the element can do (clear the mask,
+// undo edits, step, play, save, a slider drag) goes through `actions`.
+
+import { el } from './dom.js';
+import { EMBEDDINGS, HANDBOOK } from './computation.js';
+import { SCALE_SLIDER, SETTING, STEPS, scaleToSlider, sliderToScale } from './settings.js';
+import { scaleText } from './text.js';
+
+export class Toolbar {
+  #ui = {};
+  #headPicked = null; // the head the picker shows (-1: all), null until the reader picks one
+
+  /**
+   * @param {HTMLElement} host the <attention-explorer> whose attributes the controls write
+   * @param {{ clearMask: () => void, undoEdits: () => void, move: (delta: number) => void, togglePlay: () => void,
+   *   save: (format: 'png' | 'svg') => void, dragStep: () => void, dragEnd: () => void, headPicked: () => void }} actions
+   */
+  constructor(host, actions) {
+    const ui = this.#ui;
+    const field = (label, input, cls = '') => el('label', { class: `field ${cls}` }, el('span', { text: label }), input);
+    const number = (attr) => {
+      const s = SETTING[attr];
+      const input = el('input', { type: 'number', min: s.min, max: s.max, step: 1, inputmode: 'numeric' });
+      input.addEventListener('change', () => host.setAttribute(attr, input.value.trim()));
+      return input;
+    };
+    // A text setting: the attribute follows the field; an empty field removes it.
+    const textSetting = (attr, props) => {
+      const input = el('input', { spellcheck: 'false', autocomplete: 'off', ...props });
+      input.addEventListener('change', () => {
+        const value = input.value.trim();
+        if (value === '') host.removeAttribute(attr);
+        else host.setAttribute(attr, value);
+      });
+      return input;
+    };
+    ui.tokens = el('input', { type: 'text', spellcheck: 'false', autocomplete: 'off', title: 'Tokens separated by spaces; Enter to apply' });
+    ui.tokens.addEventListener('change', () => host.setAttribute('tokens', ui.tokens.value));
+    ui.tokens.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') host.setAttribute('tokens', ui.tokens.value);
+    });
+    ui.seed = number('seed');
+    ui.dModel = number('d-model');
+    ui.dk = number('dk');
+    ui.dv = number('dv');
+    ui.heads = number('heads');
+    ui.heads.classList.add('tiny');
+    ui.kvHeads = number('kv-heads');
+    ui.scale = el('input', { type: 'range', min: SCALE_SLIDER.min, max: SCALE_SLIDER.max, step: SCALE_SLIDER.step, 'aria-label': 'scale' });
+    ui.scale.addEventListener('input', () => {
+      const scale = sliderToScale(Number(ui.scale.value), host.config?.dk ?? HANDBOOK.dk);
+      if (scale === null) host.removeAttribute('scale');
+      else host.setAttribute('scale', String(scale));
+      actions.dragStep();
+    });
+    ui.scale.addEventListener('change', () => actions.dragEnd());
+    ui.scaleText = el('output', { class: 'scale-text' });
+    ui.scaleReset = el('button', { type: 'button', class: 'full-only scale-reset', text: '↺ 1/√dₖ', 'aria-label': 'Reset the scale to 1/√d_k', title: 'Reset the scale to 1/sqrt(d_k)', onclick: () => host.removeAttribute('scale') });
+    ui.causal = el('input', { type: 'checkbox' });
+    ui.causal.addEventListener('change', () => host.toggleAttribute('causal', ui.causal.checked));
+    ui.headPick = el('select', { 'aria-label': 'head shown in the tables' });
+    ui.headPick.addEventListener('change', () => {
+      this.#headPicked = Number(ui.headPick.value);
+      actions.headPicked();
+    });
+    ui.headPickField = field('show', ui.headPick, 'head-pick');
+    ui.masking = el('button', { type: 'button', class: 'full-only', 'aria-pressed': 'false', text: 'Mask pairs', title: 'When on, clicking a weight masks or unmasks that pair; when off, it explains the number',
+      onclick: () => { host.masking = !host.masking; } });
+    ui.window = textSetting('window', { type: 'text', class: 'short', placeholder: 'left right', title: SETTING.window.help });
+    ui.softcap = textSetting('softcap', { type: 'number', min: 0, step: 'any', placeholder: 'none', title: SETTING.softcap.help });
+    ui.queryOffset = textSetting('query-offset', { type: 'number', step: 1, title: SETTING['query-offset'].help });
+    ui.embeddings = el('select', {}, ...EMBEDDINGS.map((e) => el('option', { value: e, text: e })));
+    ui.embeddings.addEventListener('change', () => host.setAttribute('embeddings', ui.embeddings.value));
+    ui.positions = el('input', { type: 'checkbox' });
+    ui.positions.addEventListener('change', () => host.toggleAttribute('positions', ui.positions.checked));
+    ui.resetMask = el('button', { type: 'button', text: 'Clear mask', onclick: actions.clearMask });
+    ui.resetEdits = el('button', { type: 'button', text: 'Undo edits', onclick: actions.undoEdits });
+    ui.mode = el('button', { type: 'button', 'aria-pressed': 'false', onclick: () => { host.step = host.step === 'all' ? 'scores' : 'all'; } });
+    ui.prev = el('button', { type: 'button', text: '◀ Previous', onclick: () => actions.move(-1) });
+    ui.next = el('button', { type: 'button', text: 'Next ▶', onclick: () => actions.move(1) });
+    ui.play = el('button', { type: 'button', text: 'Play', onclick: actions.togglePlay });
+    ui.stepNav = el('div', { class: 'step-nav full-only', role: 'group', 'aria-label': 'steps' }, ui.prev, ui.next, ui.play);
+    ui.savePNG = el('button', { type: 'button', text: 'Save PNG', onclick: () => actions.save('png') });
+    ui.saveSVG = el('button', { type: 'button', text: 'Save SVG', onclick: () => actions.save('svg') });
+
+    ui.toolbar = el('div', { class: 'toolbar', part: 'toolbar', role: 'group', 'aria-label': 'attention controls' },
+      field('Tokens', ui.tokens, 'tokens full-only'),
+      el('span', { class: 'field scale' }, el('label', { class: 'field' }, el('span', { text: 'scale' }), ui.scale), ui.scaleText, ui.scaleReset),
+      el('label', { class: 'field check' }, ui.causal, el('span', { text: 'causal' })),
+      field('heads', ui.heads, 'heads'), ui.headPickField,
+      ui.masking, ui.stepNav);
+    ui.settings = el('details', { class: 'settings full-only', part: 'settings' },
+      el('summary', { text: 'Settings, steps and export' }),
+      el('div', { class: 'row' },
+        field('seed', ui.seed), field('d_model', ui.dModel), field('d_k', ui.dk), field('d_v', ui.dv), field('kv-heads', ui.kvHeads),
+        field('embeddings', ui.embeddings), el('label', { class: 'field check' }, ui.positions, el('span', { text: 'positions' }))),
+      el('div', { class: 'row' }, field('window', ui.window), field('softcap', ui.softcap), field('query offset', ui.queryOffset)),
+      el('div', { class: 'row' }, ui.resetMask, ui.resetEdits, ui.mode, el('span', { class: 'spacer' }), ui.savePNG, ui.saveSVG));
+  }
+
+  /** The sticky toolbar. */
+  get toolbar() {
+    return this.#ui.toolbar;
+  }
+
+  /** The settings panel (a details element under the toolbar). */
+  get settings() {
+    return this.#ui.settings;
+  }
+
+  /**
+   * A cell that takes focus scrolls clear of the sticky toolbar: `box` gets
+   * the toolbar's height as --attn-toolbar-height, the cells' scroll margin.
+   */
+  watchHeight(box) {
+    if (typeof ResizeObserver === 'undefined') return;
+    new ResizeObserver(([entry]) => {
+      box.style.setProperty('--attn-toolbar-height', `${Math.ceil(entry.borderBoxSize?.[0]?.blockSize ?? entry.contentRect.height)}px`);
+    }).observe(this.#ui.toolbar);
+  }
+
+  /**
+   * Writes the config in use into the controls (never into the one being
+   * typed in). `masked` and `edited` enable the reset buttons.
+   */
+  sync({ config: c, view, scaleIsDefault, masked, edited, masking }) {
+    const ui = this.#ui;
+    const active = ui.toolbar.getRootNode().activeElement;
+    const set = (input, value) => {
+      if (input !== active && input.value !== String(value)) input.value = String(value);
+    };
+    set(ui.tokens, c.tokens.join(' '));
+    set(ui.seed, c.seed);
+    set(ui.dModel, c.dModel);
+    set(ui.dk, c.dk);
+    set(ui.dv, c.dv);
+    set(ui.heads, c.heads);
+    set(ui.kvHeads, c.kvHeads);
+    ui.kvHeads.max = String(c.heads);
+    ui.causal.checked = c.causal;
+    ui.embeddings.value = c.embeddings;
+    set(ui.window, c.window ? `${c.window[0]} ${c.window[1]}` : '');
+    set(ui.softcap, c.softcap > 0 ? c.softcap : '');
+    set(ui.queryOffset, c.queryOffset);
+    ui.positions.checked = c.positions;
+    // The slider's range is fixed: only its thumb follows the scale.
+    set(ui.scale, scaleToSlider(c.scale, c.dk));
+    const text = scaleText(c, scaleIsDefault);
+    ui.scaleText.textContent = text;
+    ui.scale.setAttribute('aria-valuetext', text);
+    ui.scaleReset.disabled = scaleIsDefault;
+    ui.resetMask.disabled = !masked;
+    ui.resetEdits.disabled = !edited;
+    const stepMode = view.step !== 'all';
+    ui.mode.textContent = stepMode ? 'Show all steps' : 'Step by step';
+    ui.mode.setAttribute('aria-pressed', String(stepMode));
+    ui.stepNav.hidden = !stepMode;
+    ui.prev.disabled = view.step === STEPS[0];
+    ui.next.disabled = view.step === STEPS[STEPS.length - 1];
+    this.syncMasking(masking);
+  }
+
+  syncMasking(masking) {
+    this.#ui.masking.setAttribute('aria-pressed', String(masking));
+  }
+
+  /**
+   * The head the tables show (-1: every head). With several heads the
+   * picker offers every head or one; a compact embed (controls minimal or
+   * none) with more than two heads opens on head 1 so it stays short.
+   */
+  pickHead(heads, controls) {
+    const ui = this.#ui;
+    ui.headPickField.hidden = heads === 1;
+    if (ui.headPick.options.length !== heads + 1) {
+      ui.headPick.replaceChildren(el('option', { value: -1, text: 'all heads' }),
+        ...Array.from({ length: heads }, (_, h) => el('option', { value: h, text: `head ${h + 1}` })));
+    }
+    const fallback = controls !== 'full' && heads > 2 ? 0 : -1;
+    const picked = this.#headPicked !== null && this.#headPicked < heads ? this.#headPicked : fallback;
+    ui.headPick.value = String(picked);
+    return heads === 1 ? -1 : picked;
+  }
+
+  /** The Play button says what a press does. */
+  setPlaying(playing) {
+    this.#ui.play.textContent = playing ? 'Pause' : 'Play';
+  }
+}
