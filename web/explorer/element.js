@@ -296,9 +296,9 @@ export class AttentionExplorer extends Base {
     this.dispatchEvent(new CustomEvent('attention-change', { bubbles: true, composed: true, detail }));
   }
 
+  // normalizeConfig decides it once, for the element and the command line alike.
   get #scaleIsDefault() {
-    const text = this.getAttribute('scale');
-    return text === null || text.trim() === '';
+    return this.#config?.scaleIsDefault ?? true;
   }
 
   #blocked = (i, j) => blockedReason(this.#config, this.#mask, this.#config.tokens.length, i, j);
