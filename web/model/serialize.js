@@ -14,51 +14,13 @@
 //     "vocab": [...], "dtype": "float32" | "float16" | "int8",
 //     "params": { "embed": "<base64>", ... }, "steps": n }
 
+import { halfBits, halfValue } from '../core/float16.js';
 import { describe } from '../core/matrix.js';
 import { paramNames, paramShapes } from './transformer.js';
 
 export const FORMAT = 'attention-wasm-model';
 export const VERSION = 1;
 const DTYPES = ['float32', 'float16', 'int8'];
-
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-
-/** float32 -> IEEE half bits, rounding to nearest even; overflow gives infinity. */
-export function toHalf(x) {
-  f32[0] = x;
-  const bits = u32[0];
-  const sign = (bits >>> 16) & 0x8000;
-  const exp = (bits >>> 23) & 0xff;
-  let mant = bits & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  let e = exp - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    // Subnormal: shift the implicit 1 in, then round to nearest even.
-    mant |= 0x800000;
-    const shift = 14 - e;
-    const half = mant >>> shift;
-    const rest = mant & ((1 << shift) - 1);
-    const mid = 1 << (shift - 1);
-    return sign | (half + (rest > mid || (rest === mid && half & 1) ? 1 : 0));
-  }
-  const half = (e << 10) | (mant >>> 13);
-  const rest = mant & 0x1fff;
-  // A carry out of the mantissa bumps the exponent, which is the right answer.
-  return sign | (half + (rest > 0x1000 || (rest === 0x1000 && half & 1) ? 1 : 0));
-}
-
-/** IEEE half bits -> number. */
-export function fromHalf(h) {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >>> 10) & 0x1f;
-  const mant = h & 0x3ff;
-  if (exp === 0) return sign * mant * 2 ** -24;
-  if (exp === 0x1f) return mant ? NaN : sign * Infinity;
-  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
-}
 
 function toBase64(bytes) {
   let s = '';
@@ -109,7 +71,7 @@ function encode(data, dtype, rows, cols) {
   const bytes = new Uint8Array(data.length * (dtype === 'float16' ? 2 : 4));
   const view = new DataView(bytes.buffer);
   for (let i = 0; i < data.length; i++) {
-    if (dtype === 'float16') view.setUint16(2 * i, toHalf(data[i]), true);
+    if (dtype === 'float16') view.setUint16(2 * i, halfBits(data[i]), true);
     else view.setFloat32(4 * i, data[i], true);
   }
   return toBase64(bytes);
@@ -126,7 +88,7 @@ function decode(text, dtype, rows, cols, name) {
   }
   const view = new DataView(bytes.buffer);
   const out = new Float32Array(length);
-  for (let i = 0; i < length; i++) out[i] = size === 2 ? fromHalf(view.getUint16(2 * i, true)) : view.getFloat32(4 * i, true);
+  for (let i = 0; i < length; i++) out[i] = size === 2 ? halfValue(view.getUint16(2 * i, true)) : view.getFloat32(4 * i, true);
   return out;
 }
 
