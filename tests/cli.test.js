@@ -76,4 +76,12 @@ cli('CJK and emoji tokens keep the columns aligned (a wide character takes two)'
   assert.is(ends.size, 1, [header, ...table].join('\n'));
 });
 
+cli('a row with no allowed key is named in step 3, and the usual slips get a hint', () => {
+  assert.match(run(['--query-offset', '-3', '--causal']).stdout, /each row sums to 1, but the, cat, sat have no allowed key: all 0/);
+  assert.not.match(run([]).stdout, /no allowed key/);
+  assert.match(run(['--window', '-1', '0']).stderr, /goes in quotes: --window "-1 0"/);
+  assert.match(run(['--casual']).stderr, /Did you mean --causal\?/);
+  assert.match(run(['--seed', '-1']).stderr, /--seed expects a whole number \(0 or more\)/);
+});
+
 cli.run();

@@ -55,7 +55,7 @@ settings('readSettings: defaults are the handbook; attributes parse and complete
 });
 
 for (const [attrs, message] of [
-  [{ seed: 'abc' }, /^seed expects a whole number, got "abc"$/],
+  [{ seed: 'abc' }, /^seed expects a whole number \(0 or more\), got "abc"$/],
   [{ heads: '1e3' }, /^heads expects a whole number/],
   [{ tokens: '  ' }, /^tokens needs at least one word$/],
   [{ tokens: Array.from({ length: 65 }, (_, i) => `w${i}`).join(' ') }, /^tokens takes at most 64 tokens, got 65$/],
@@ -88,7 +88,7 @@ settings('window, softcap and query-offset: parsed from the attribute, checked b
 
 settings('parseSetting names the flag the caller uses (the CLI says --seed)', () => {
   const seed = SETTINGS.find((s) => s.attr === 'seed');
-  assert.throws(() => parseSetting(seed, 'x', '--seed'), /^--seed expects a whole number, got "x"$/);
+  assert.throws(() => parseSetting(seed, 'x', '--seed'), /^--seed expects a whole number \(0 or more\), got "x"$/);
   const causal = SETTINGS.find((s) => s.attr === 'causal');
   assert.is(parseSetting(causal, ''), true);
   assert.is(parseSetting(causal, '0'), false);

@@ -3,8 +3,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { NumpyRandom, loadAttention } from '../web/attention.js';
-import { float16ToFloat32, float32ToFloat16, halfBits, halfValue } from '../web/core/float16.js';
+import { NumpyRandom, float16ToFloat32, float32ToFloat16, loadAttention } from '../web/attention.js';
+import { halfBits, halfValue } from '../web/core/float16.js';
 
 const test = suite('float16');
 test.before(async (ctx) => {
@@ -57,7 +57,7 @@ test('float16 errors name the argument', ({ attn }) => {
   assert.throws(() => attn.sdpa(h, h, h, { ...o, dtype: 'bfloat16' }), (e) => e instanceof RangeError && /sdpa: dtype must be 'float32' or 'float16'/.test(e.message));
   assert.throws(() => attn.sdpa(h, h, h, { ...o, dtype: 'float16', out: new Float32Array(1) }), /sdpa: out must be float16/);
   // Without dtype a Uint16Array is not taken for float16.
-  assert.throws(() => attn.sdpa(h, h, h, o), (e) => e instanceof TypeError && /sdpa: q must be a Float32Array/.test(e.message));
+  assert.throws(() => attn.sdpa(h, h, h, o), (e) => e instanceof TypeError && /sdpa: q must be a Float32Array, got a Uint16Array; for float16 bits pass dtype: 'float16'/.test(e.message));
 });
 
 test.run();

@@ -82,7 +82,7 @@ cli('--help prints usage and exits 0', () => {
 
 for (const [args, message] of [
   [['--bogus'], /Unknown option '--bogus'/],
-  [['--dk', 'x'], /--dk expects a whole number, got "x"/],
+  [['--dk', 'x'], /--dk expects a whole number \(0 or more\), got "x"/],
   [['--seed', '-1'], /--seed/],
   [['--seed', '4294967296'], /seed must be an integer from 0 to 4294967295/],
   [['--heads', '3', '--kv-heads', '2'], /multiple of kv-heads/],

@@ -42,10 +42,12 @@ test('a value is checked as the float32 C sees: 1e39 and 1e-46 are refused, not 
     [{ scale: 1e39 }, RangeError, /^sdpa: scale must be finite as a float32/],
     [{ softcap: 1e39 }, RangeError, /^sdpa: softcap must be 0 \(none\) or a number > 0 that a float32 holds/],
     [{ softcap: 1e-46 }, RangeError, /^sdpa: softcap must be 0 \(none\) or a number > 0 that a float32 holds/],
+    [{ scale: 1e-50 }, RangeError, /^sdpa: scale must be 0 or at least 1.4e-45 in magnitude/],
   ]) {
     assert.throws(() => attn.sdpa(one, one, one, { ...o, ...opt }), (e) => e instanceof Type && re.test(e.message), JSON.stringify(opt));
   }
-  // The largest float32 passes and is used.
+  // 0 itself is a scale (uniform weights); the largest float32 passes and is used.
+  assert.is(checkScale(0, 'scale', 1), 0);
   assert.is(checkScale(3.4e38, 'scale', 1), 3.4e38);
   assert.is(checkSoftcap(1.5e-45, 'softcap'), 1.5e-45);
   assert.equal(Array.from(attn.sdpa(one, one, one, { ...o, softcap: 3.4e38 })), [1]);

@@ -364,3 +364,12 @@ export declare function relaxedSimdSupported(): boolean;
 
 /** The build loadAttention picks for these options on this engine. */
 export declare function chooseIsa(options?: { simd?: boolean; deterministic?: boolean }): Isa;
+
+/**
+ * The values of an array of numbers as float16: a Float16Array when `like` is one, else a
+ * Uint16Array of the IEEE half bits (what sdpa takes with dtype: 'float16'). Rounds to nearest,
+ * ties to even; past 65504 gives Infinity.
+ */
+export declare function float32ToFloat16(values: ArrayLike<number>, like?: Uint16Array | object): Uint16Array;
+/** The float32 values of float16 bits (a Uint16Array) or of a Float16Array. */
+export declare function float16ToFloat32(half: Uint16Array | ArrayLike<number>): Float32Array;

@@ -48,6 +48,26 @@ function joinNegatives(argv, options) {
   return out;
 }
 
+// What to try instead, for the two slips a newcomer makes: a two-number
+// value without quotes, and a misspelt flag.
+function hint(message, options) {
+  if (/Unexpected argument '-?\d/.test(message)) return '\n(A value of two numbers goes in quotes: --window "-1 0".)';
+  const unknown = /Unknown option '--([^']+)'/.exec(message);
+  if (!unknown) return '';
+  const near = Object.keys(options).find((name) => editDistance(name, unknown[1]) <= 2);
+  return near ? `\n(Did you mean --${near}?)` : '';
+}
+
+function editDistance(a, b) {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
+
 function parse(argv) {
   let parsed;
   const options = { scalar: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
@@ -55,7 +75,7 @@ function parse(argv) {
   try {
     parsed = parseArgs({ args: joinNegatives(argv, options), strict: true, allowPositionals: false, options });
   } catch (err) {
-    throw new UsageError(err.message);
+    throw new UsageError(`${err.message}${hint(err.message, options)}`);
   }
   const v = parsed.values;
   if (v.help) return { help: true };
@@ -117,7 +137,11 @@ async function main(argv) {
     } else {
       out.push('', `Step 2, scaled scores = ${scaleText} (${DIGITS.scaled} decimals)`, '', indent(textTable(head.scaled, t, t, DIGITS.scaled)));
     }
-    out.push('', `Step 3, attention weights softmax(${logits ? 'logits' : `scaled${config.causal ? ' + causal mask' : ''}`}), each row sums to 1 (${DIGITS.weights} decimals)`, '',
+    // A row with no allowed key has no softmax: its weights and output are 0 (c/attention.h).
+    const empty = t.filter((_, i) => head.weights.data.subarray(i * t.length, (i + 1) * t.length).every((w) => w === 0));
+    const sums = empty.length === 0 ? 'each row sums to 1'
+      : `each row sums to 1, but ${empty.join(', ')} ${empty.length === 1 ? 'has' : 'have'} no allowed key: all 0, and so ${empty.length === 1 ? 'is its output' : 'are their outputs'}`;
+    out.push('', `Step 3, attention weights softmax(${logits ? 'logits' : `scaled${config.causal ? ' + causal mask' : ''}`}), ${sums} (${DIGITS.weights} decimals)`, '',
       indent(textTable(head.weights, t, t, DIGITS.weights)));
     const vCols = Array.from({ length: config.dv }, (_, c) => `v${c}`);
     out.push('', `Step 4, output A @ V, shape (${t.length}, ${config.dv}) (${DIGITS.output} decimals)`, '', indent(textTable(head.output, t, vCols, DIGITS.output)));

@@ -118,9 +118,20 @@ async function checkAttention(attention, name) {
   return attention;
 }
 
+const TRAIN_KEYS = [...Object.keys(TRAIN_DEFAULTS), 'seed', 'attention'];
+const KNOWN = {
+  createModel: [...Object.keys(MODEL_DEFAULTS), 'vocab', ...TRAIN_KEYS],
+  loadModel: TRAIN_KEYS,
+};
+
+// An options object whose keys the call knows: a typo is a TypeError naming
+// the known keys, as in the Attention calls.
 function checkOptions(options, name) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`${name}: options must be an object, got ${describe(options)}`);
+  }
+  for (const key in options) {
+    if (!KNOWN[name].includes(key)) throw new TypeError(`${name}: unknown option ${JSON.stringify(key)} (known: ${KNOWN[name].join(', ')})`);
   }
   return options;
 }
@@ -148,16 +159,29 @@ export async function createModel(options = {}) {
 // The shipped model, beside this file; a literal URL so bundlers copy it.
 const SHIPPED = { induction: () => new URL('./model/induction.json', import.meta.url) };
 
+// The JSON at a URL; a file that is missing or not JSON is an Error naming
+// the call and the URL, not the file system's or the parser's own.
 async function fetchJSON(url, name) {
+  let text;
   if (url.protocol === 'file:') {
     // A specifier in a variable, so browser bundlers do not try to resolve it.
     const fsName = 'node:fs/promises';
     const fs = await import(/* webpackIgnore: true */ /* @vite-ignore */ fsName);
-    return JSON.parse(await fs.readFile(url, 'utf8'));
+    try {
+      text = await fs.readFile(url, 'utf8');
+    } catch (error) {
+      throw new Error(`${name}: cannot read ${url.href} (${error.code ?? error.message}); the source is 'induction', a URL or path of a saved model, JSON text or an object`);
+    }
+  } else {
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`${name}: fetching ${url} failed with HTTP ${response.status}`);
+    text = await response.text();
   }
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${name}: fetching ${url} failed with HTTP ${response.status}`);
-  return response.json();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new TypeError(`${name}: ${url.href} is not JSON (a saved model is what toJSON() returns)`);
+  }
 }
 
 /**
@@ -175,7 +199,11 @@ export async function loadModel(source = 'induction', options = {}) {
   if (typeof source === 'string' && Object.hasOwn(SHIPPED, source)) {
     json = await fetchJSON(SHIPPED[source](), name);
   } else if (typeof source === 'string' && source.trimStart().startsWith('{')) {
-    json = JSON.parse(source);
+    try {
+      json = JSON.parse(source);
+    } catch (error) {
+      throw new TypeError(`${name}: source looks like JSON text but does not parse: ${error.message}`);
+    }
   } else if (typeof source === 'string' || source instanceof URL) {
     const base = globalThis.location?.href ?? `file://${globalThis.process?.cwd?.() ?? ''}/`;
     json = await fetchJSON(new URL(source, base), name);

@@ -77,6 +77,9 @@ export class Attention {
     if (options != null && options.dtype != null && checkDtype(options.dtype, 'sdpa: dtype') === 'float16') {
       throw new TypeError(`sdpa: with dtype 'float16', q must be a Float16Array or a Uint16Array of float16 bits, got ${describe(q)}`);
     }
+    if (q instanceof Uint16Array) {
+      throw new TypeError('sdpa: q must be a Float32Array, got a Uint16Array; for float16 bits pass dtype: \'float16\' (float32ToFloat16 converts)');
+    }
     return this.#wasm.sdpa(sdpaCall(this.#call, q, k, v, options));
   }
 

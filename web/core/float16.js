@@ -58,7 +58,11 @@ export function float16ToFloat32(x) {
   return out;
 }
 
-/** The float32 values of f32 as an array like `like` (a Float16Array, or a Uint16Array of bits). */
+/**
+ * The values of f32 (any array of numbers) as float16: a Float16Array when
+ * `like` is one, else a Uint16Array of the bits (what sdpa takes with
+ * dtype: 'float16').
+ */
 export function float32ToFloat16(f32, like) {
   if (Native !== undefined && like instanceof Native) return new Native(f32);
   const out = new Uint16Array(f32.length);

@@ -87,13 +87,14 @@ export function isCount(n) {
   return typeof n === 'number' && Number.isInteger(n) && n >= 1;
 }
 
-/** scale: absent -> defaultScale(dk); else a number that is finite as a float32. */
+/** scale: absent -> defaultScale(dk); else a number that is finite as a float32 and not a nonzero that rounds to 0. */
 export function checkScale(value, name, dk) {
   if (value == null) return defaultScale(dk);
   if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${describe(value)}`);
-  if (!Number.isFinite(Math.fround(value))) {
-    throw new RangeError(`${name} must be finite as a float32 (magnitude below 3.4e38), got ${value}`);
-  }
+  const f = Math.fround(value);
+  if (!Number.isFinite(f)) throw new RangeError(`${name} must be finite as a float32 (magnitude below 3.4e38), got ${value}`);
+  // 0 is a scale (uniform weights); a nonzero scale that a float32 rounds to 0 would silently be one.
+  if (f === 0 && value !== 0) throw new RangeError(`${name} must be 0 or at least 1.4e-45 in magnitude (float32), got ${value}`);
   return value;
 }
 

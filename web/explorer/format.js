@@ -42,7 +42,8 @@ const padEnd = (s, w) => s + ' '.repeat(Math.max(0, w - displayWidth(s)));
 export function textTable(m, rowLabels, colLabels, digits) {
   const cells = m.toArray().map((row) => row.map((x) => fixed(x, digits)));
   const labelWidth = Math.max(...rowLabels.map(displayWidth));
-  const width = Math.max(...cells.flat().map((c) => c.length), ...(colLabels ?? []).map(displayWidth));
+  // A label at least one column wider than its word, so neighbouring words never touch.
+  const width = Math.max(...cells.flat().map((c) => c.length), ...(colLabels ?? []).map((l) => displayWidth(l) + 1));
   const lines = [];
   if (colLabels) lines.push(`${' '.repeat(labelWidth)}  ${colLabels.map((l) => padStart(l, width)).join(' ')}`);
   cells.forEach((row, i) => lines.push(`${padEnd(rowLabels[i], labelWidth)}  ${row.map((c) => padStart(c, width)).join(' ')}`));

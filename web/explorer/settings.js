@@ -78,7 +78,7 @@ export function parseTokens(text, name = 'tokens') {
 
 /** A whole number written in decimal digits (ranges are checked by normalizeConfig). */
 export function parseWhole(text, name) {
-  if (!/^\s*\d+\s*$/.test(text)) throw new RangeError(`${name} expects a whole number, got "${text}"`);
+  if (!/^\s*\d+\s*$/.test(text)) throw new RangeError(`${name} expects a whole number (0 or more), got "${text}"`);
   return Number(text);
 }
 
