@@ -9,3 +9,4 @@ export { Attention } from './core/attention.js';
 export { KVCache } from './core/kvcache.js';
 export { Matrix } from './core/matrix.js';
 export { NumpyRandom } from './core/numpy-random.js';
+export { alibiSlopes } from './core/options.js';
