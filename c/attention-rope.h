@@ -27,7 +27,8 @@ static int attn__rope_ok(const attn_options* op, int32_t d_k) {
 
 /* The pre-pass's scratch, after the rest of the call's, in this order:
  *   q_table  (n_q, dims)   cos and sin at one batch entry's query positions;
- *   k_table  (n_k, dims)   the same at key positions 0 .. n_k - 1;
+ *   k_table  (n_k, dims)   the same at key positions 0 .. n_k - 1 (not with
+ *                          ATTN_ROPE_QUERIES);
  *   q_rot    (rows, d_k)   turned q rows: a head's n_q rows, or one row per
  *                          head of a decoded group (the forward);
  *   k_rot    (n_k, d_k)    one kv head's turned keys (not with ATTN_ROPE_QUERIES);
@@ -55,7 +56,7 @@ static int attn__rope_floats(const attn_shape* sh, const attn_options* op, int b
   const size_t nq = (size_t)sh->n_q, nk = (size_t)sh->n_k, dk = (size_t)sh->d_k, dims = (size_t)op->rope_dims;
   const size_t rows = attn__rope_rows(nq, (size_t)(sh->heads / sh->kv_heads), backward);
   const int keys = (op->rope_flags & ATTN_ROPE_QUERIES) == 0;
-  const size_t parts[6][2] = {{nq, dims}, {nk, dims}, {rows, dk}, {keys ? nk : 0, dk},
+  const size_t parts[6][2] = {{nq, dims}, {keys ? nk : 0, dims}, {rows, dk}, {keys ? nk : 0, dk},
                               {backward ? nq : 0, dk}, {backward && keys ? nk : 0, dk}};
   for (size_t i = 0; i < 6; i++) {
     size_t n;
@@ -78,12 +79,12 @@ static void attn__rope_start(const attn_options* op, size_t n_q, size_t n_k, siz
   const int keys = (op->rope_flags & ATTN_ROPE_QUERIES) == 0;
   rc->q_table = at;
   rc->k_table = rc->q_table + n_q * rc->dims;
-  rc->q_rot = rc->k_table + n_k * rc->dims;
+  rc->q_rot = rc->k_table + (keys ? n_k * rc->dims : 0);
   float* next = rc->q_rot + attn__rope_rows(n_q, group, backward) * d_k;
   if (keys) rc->k_rot = next, next += n_k * d_k;
   if (backward) rc->dq_rot = next, next += n_q * d_k;
   if (backward && keys) rc->dk_rot = next;
-  attn__rope_table(rc->theta, rc->dims, 0, n_k, rc->k_table);
+  if (keys) attn__rope_table(rc->theta, rc->dims, 0, n_k, rc->k_table);
 }
 
 /* The query table of batch entry b: positions off .. off + n_q - 1. */

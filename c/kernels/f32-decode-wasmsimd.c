@@ -15,6 +15,7 @@
 #include <math.h>
 #include <wasm_simd128.h>
 
+#include "f32-alibi-wasmsimd.h"
 #include "f32-exp-wasmsimd.h"
 #include "f32-madd-wasmsimd.h"
 #include "f32-tanh-wasmsimd.h"
@@ -120,7 +121,7 @@ static float attn__weights_wasmsimd(const attn__head* h, size_t i, attn__span sp
     const float* bias_row = h->bias + i * h->bias_stride + span.lo;  /* (n) */
     for (size_t j = 0; j < n; j++) z[j] = z[j] + bias_row[j];
   }
-  attn__add_alibi(h, i, span.lo, n, z);
+  attn__add_alibi_wasmsimd(h, i, span.lo, n, z);
   if (h->mask != NULL) {
     for (size_t j = 0; j < n; j++) z[j] = attn__key_allowed(h, span, i, span.lo + j) ? z[j] : -INFINITY;
   }

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <wasm_simd128.h>
 
+#include "f32-alibi-wasmsimd.h"
 #include "f32-exp-wasmsimd.h"
 #include "f32-madd-wasmsimd.h"
 #include "f32-tanh-wasmsimd.h"
@@ -182,7 +183,7 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
             }
             for (; jj < nb; jj++) z[jj] = z[jj] + bias_row[jj];
           }
-          attn__add_alibi(h, i, j0, nb, z);
+          attn__add_alibi_wasmsimd(h, i, j0, nb, z);
           /* attn__key_allowed on whole vectors (scalar stores followed by
            * a vector load of the same bytes stall store forwarding on x86):
            * a lane is cut when its key is outside the row's span or past
