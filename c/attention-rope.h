@@ -103,10 +103,12 @@ static void attn__rope_keys(const attn__rope_call* rc, size_t n_k, attn__head* v
   view->k_stride = view->d_k;
 }
 
-/* Turns a head's query rows into q_rot and points the view at them and at
- * the turned keys. */
-static void attn__rope_view(const attn__rope_call* rc, attn__head* view, float* q_rot) {
+/* Turns a head's query rows into q_rot from row `slot` on (a decoded
+ * group's head r takes slot r) and points the view at them and at the
+ * turned keys. */
+static void attn__rope_view(const attn__rope_call* rc, attn__head* view, size_t slot) {
   if (rc->dims == 0) return;
+  float* q_rot = rc->q_rot + slot * view->d_k;
   ATTN__KERNEL(rope)(view->q, view->q_stride, view->n_q, view->d_k, rc->q_table, rc->dims, rc->flags, q_rot, view->d_k);
   view->q = q_rot;
   view->q_stride = view->d_k;

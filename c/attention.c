@@ -346,7 +346,7 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
           const size_t n = (g + 1) * group - h0 < ATTN__DECODE_HEADS ? (g + 1) * group - h0 : ATTN__DECODE_HEADS;
           for (size_t r = 0; r < n; r++) {
             views[r] = attn__head_view(&c, b, h0 + r);
-            attn__rope_view(&rc, &views[r], rc.q_rot + r * dk);
+            attn__rope_view(&rc, &views[r], r);
           }
           const attn__decode_args args = {.heads = views, .n_heads = n, .logits = n > 2 ? group_logits : pair_logits};
           attn__decode_kernel(&args);
@@ -356,7 +356,7 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
       /* The query heads that share this kv head reuse the packed K and V. */
       for (size_t h = g * group; h < (g + 1) * group; h++) {
         attn__head view = h == g * group ? first : attn__head_view(&c, b, h);
-        attn__rope_view(&rc, &view, rc.q_rot);
+        attn__rope_view(&rc, &view, 0);
         if (with_steps) {
           const size_t off = (b * c.heads + h) * nq * nk;  /* (n_q, n_k) step matrices */
           const attn__steps_args args = {
@@ -530,7 +530,7 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
             .dbias = dbias != NULL ? dbias + attn__bcast_at(&op.bias_layout, b, h) : NULL,
             .scratch = tile,
         };
-        attn__rope_view(&rc, &args.head, rc.q_rot);
+        attn__rope_view(&rc, &args.head, 0);
         if (rc.dq_rot != NULL) {  /* the kernels add into gradients of the turned rows */
           for (size_t x = 0; x < nq * dk; x++) rc.dq_rot[x] = 0.0f;
           args.dq = rc.dq_rot;

@@ -380,7 +380,7 @@ static void run_backward_case(const bwd_shape* s, const char* name) {
   const size_t n = attn_sdpa_backward_scratch_size(&shape);
   float* scratch = malloc(n * sizeof *scratch);
   float* g[3] = {malloc(nq * d * sizeof(float)), malloc(nk * d * sizeof(float)), malloc(nk * d * sizeof(float))};
-  const attn_grads grads = {g[0], g[1], g[2], NULL};
+  const attn_grads grads = {g[0], g[1], g[2], NULL, NULL};
   const int st = attn_sdpa_backward(&shape, q, k, v, NULL, dout, NULL, &options, &grads, scratch, n);
   double worst = 0, largest = 0;
   const size_t sizes[3] = {nq * d, nk * d, nk * d};
@@ -424,7 +424,7 @@ static void test_backward(void) {
   float* scratch = malloc(n * sizeof *scratch);
   float* o = buf + 32;  /* the gradients: 7 until something writes them */
   for (int i = 32; i < 64; i++) buf[i] = 7;
-  const attn_grads grads = {o, o + 8, o + 16, NULL};
+  const attn_grads grads = {o, o + 8, o + 16, NULL, NULL};
   const attn_options plain = {.scale = 1};
   attn_options bad_softcap = plain, bad_window = plain, bad_flags = plain;
   bad_softcap.softcap = -1;
