@@ -22,7 +22,7 @@
 static int attn__rope_ok(const attn_options* op, int32_t d_k) {
   if (op->rope_dims == 0) return 1;
   return op->rope_dims > 0 && op->rope_dims % 2 == 0 && op->rope_dims <= d_k && isfinite(op->rope_theta) &&
-         op->rope_theta > 0.0f && (op->rope_flags & ~(ATTN_ROPE_INTERLEAVED | ATTN_ROPE_QUERIES)) == 0;
+         op->rope_theta >= 1.0f && (op->rope_flags & ~(ATTN_ROPE_INTERLEAVED | ATTN_ROPE_QUERIES)) == 0;
 }
 
 /* The pre-pass's scratch, after the rest of the call's, in this order:

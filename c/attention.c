@@ -23,7 +23,7 @@ const char* attn_status_string(int32_t status) {
     case ATTN_ERR_WINDOW: return "window sides must be -1 (unbounded) or at least 0";
     case ATTN_ERR_LENGTHS: return "kv_lengths entries must be in [0, n_k]";
     case ATTN_ERR_MASK: return "mask and bias cols must be in [0, n_k]";
-    case ATTN_ERR_ROPE: return "rope_dims must be even and in [0, d_k], rope_theta finite and > 0, rope_flags known";
+    case ATTN_ERR_ROPE: return "rope_dims must be even and in [0, d_k], rope_theta finite and >= 1, rope_flags known";
     case ATTN_ERR_SINKS: return "sinks must be finite";
     case ATTN_ERR_ALIBI: return "alibi slopes must be finite";
     default: return "unknown status";

@@ -196,7 +196,7 @@ typedef enum attn_status {
   ATTN_ERR_WINDOW = 10,   /* a window side is below -1 */
   ATTN_ERR_LENGTHS = 11,  /* a kv_lengths entry is outside [0, n_k] */
   ATTN_ERR_MASK = 12,     /* a mask or bias has cols outside [0, n_k] */
-  ATTN_ERR_ROPE = 13,     /* rope_dims odd, negative or above d_k, rope_theta not finite > 0,
+  ATTN_ERR_ROPE = 13,     /* rope_dims odd, negative or above d_k, rope_theta not finite >= 1,
                              or unknown rope_flags */
   ATTN_ERR_SINKS = 14,    /* a sink is NaN or infinite */
   ATTN_ERR_ALIBI = 15,    /* an ALiBi slope is NaN or infinite */
@@ -264,7 +264,7 @@ typedef struct attn_options {
   const int32_t* kv_lengths;    /* (batch) keys j >= kv_lengths[b] not allowed, or NULL */
   const float* sinks;           /* (heads) a logit per query head joining every softmax, or NULL */
   const float* alibi;           /* (heads) ALiBi slopes: logits += slope (j - p), or NULL */
-  float rope_theta;             /* RoPE's base (10000 in most models), read when rope_dims > 0 */
+  float rope_theta;             /* RoPE's base, finite >= 1 (10000 in most models), read when rope_dims > 0 */
   int32_t rope_dims;            /* 0: no RoPE; else even, at most d_k: the leading dims turned */
   uint32_t rope_flags;          /* ATTN_ROPE_INTERLEAVED, ATTN_ROPE_QUERIES */
 } attn_options;

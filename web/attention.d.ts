@@ -88,7 +88,7 @@ export interface PositionOptions {
 
 /** RoPE's settings. */
 export interface RopeOptions {
-  /** The base: angle p * theta^(-2c / dims) for pair c. Default 10000 (Llama 3: 500000). Finite > 0 as a float32. */
+  /** The base: angle p * theta^(-2c / dims) for pair c. Default 10000 (Llama 3: 500000). Finite >= 1 as a float32. */
   theta?: number;
   /** Leading dims turned (partial rotary; ONNX rotary_embedding_dim), even, 2..dk. Default dk. */
   dims?: number;

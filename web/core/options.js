@@ -18,7 +18,7 @@
 //   layout       'bhsd' (default, PyTorch) or 'bshd'.
 //   rope         absent or false: none; true or { theta = 10000, dims = dk, interleaved = false }:
 //                q rows turned at p = i + queryOffset, k rows at j (RoPE); dims even, 2..dk;
-//                theta finite > 0 as a float32. A cache turns keys at append, queries at attend.
+//                theta finite >= 1 as a float32. A cache turns keys at append, queries at attend.
 //   sinks        Float32Array(heads) of logits finite as float32: each joins its head's
 //                softmax denominators, with no value.
 //   alibi        absent or false: none; true: the standard slopes for the head count
@@ -245,7 +245,7 @@ const NO_ROPE = null;
 
 /**
  * rope: absent or false -> null (none); true or { theta, dims, interleaved }
- * -> { theta (default 10000, finite > 0 as a float32), dims (default dk,
+ * -> { theta (default 10000, finite >= 1 as a float32: every frequency at most 1), dims (default dk,
  * even, 2..dk), interleaved (default false: rotate_half pairs) }.
  */
 export function checkRope(value, name, dk) {
@@ -258,9 +258,9 @@ export function checkRope(value, name, dk) {
     if (key !== 'theta' && key !== 'dims' && key !== 'interleaved') throw new TypeError(`${name}: unknown key ${JSON.stringify(key)} (known: theta, dims, interleaved)`);
   }
   const theta = o.theta ?? ROPE_THETA;
-  if (typeof theta !== 'number') throw new TypeError(`${name}.theta must be a number > 0, got ${describe(theta)}`);
+  if (typeof theta !== 'number') throw new TypeError(`${name}.theta must be a number >= 1, got ${describe(theta)}`);
   const f = Math.fround(theta);
-  if (!(f > 0) || !Number.isFinite(f)) throw new RangeError(`${name}.theta must be > 0 and finite as a float32, got ${theta}`);
+  if (!(f >= 1) || !Number.isFinite(f)) throw new RangeError(`${name}.theta must be >= 1 and finite as a float32, got ${theta}`);
   const dims = o.dims ?? dk;
   if (typeof dims !== 'number') throw new TypeError(`${name}.dims must be an even integer from 2 to dk = ${dk}, got ${describe(dims)}`);
   if (!Number.isInteger(dims) || dims < 2 || dims > dk || dims % 2 !== 0) {
