@@ -43,6 +43,9 @@ exports=(
   attn_sdpa_backward
   attn_sdpa_backward_scratch_size
   attn_sdpa_scratch_size
+  attn_sdpa_scratch_size_with
+  attn_sdpa_backward_scratch_size_with
+  attn_rope
   attn_matmul
   attn_softmax
   attn_status_string

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "kernels/kernels.h"
+#include "attention-rope.h"
 
 const char* attn_status_string(int32_t status) {
   switch (status) {
@@ -22,6 +23,9 @@ const char* attn_status_string(int32_t status) {
     case ATTN_ERR_WINDOW: return "window sides must be -1 (unbounded) or at least 0";
     case ATTN_ERR_LENGTHS: return "kv_lengths entries must be in [0, n_k]";
     case ATTN_ERR_MASK: return "mask and bias cols must be in [0, n_k]";
+    case ATTN_ERR_ROPE: return "rope_dims must be even and in [0, d_k], rope_theta finite and >= 1, rope_flags known";
+    case ATTN_ERR_SINKS: return "sinks must be finite";
+    case ATTN_ERR_ALIBI: return "alibi slopes must be finite";
     default: return "unknown status";
   }
 }
@@ -57,11 +61,12 @@ static int attn__count(size_t a, size_t b, size_t c, size_t d, size_t* out) {
 #if defined(__wasm32__)
 _Static_assert(sizeof(attn_shape) == 76 && offsetof(attn_shape, q) == 28 && offsetof(attn_shape, out) == 64,
                "attn_shape layout is fixed for web/attention.js");
-_Static_assert(sizeof(attn_options) == 72 && offsetof(attn_options, bias) == 28 &&
-                   offsetof(attn_options, softcap) == 48 && offsetof(attn_options, kv_lengths) == 68,
+_Static_assert(sizeof(attn_options) == 92 && offsetof(attn_options, bias) == 28 &&
+                   offsetof(attn_options, softcap) == 48 && offsetof(attn_options, kv_lengths) == 68 &&
+                   offsetof(attn_options, sinks) == 72 && offsetof(attn_options, rope_flags) == 88,
                "attn_options layout is fixed for web/attention.js");
 _Static_assert(sizeof(attn_steps) == 20, "attn_steps layout is fixed for web/attention.js");
-_Static_assert(sizeof(attn_grads) == 16, "attn_grads layout is fixed for web/attention.js");
+_Static_assert(sizeof(attn_grads) == 20, "attn_grads layout is fixed for web/attention.js");
 #endif
 
 /* The scratch of attn_sdpa, as float offsets from its start. Each path
@@ -191,6 +196,11 @@ static attn_status attn__prepare(const attn_shape* shape, const attn_options* op
       if (op.kv_lengths[b] < 0 || op.kv_lengths[b] > sh.n_k) return ATTN_ERR_LENGTHS;
     }
   }
+  if (!attn__rope_ok(&op, sh.d_k)) return ATTN_ERR_ROPE;
+  for (int32_t h = 0; h < sh.heads; h++) {
+    if (op.sinks != NULL && !isfinite(op.sinks[h])) return ATTN_ERR_SINKS;
+    if (op.alibi != NULL && !isfinite(op.alibi[h])) return ATTN_ERR_ALIBI;
+  }
   const size_t batch = (size_t)sh.batch, heads = (size_t)sh.heads, kv_heads = (size_t)sh.kv_heads;
   const size_t nq = (size_t)sh.n_q, nk = (size_t)sh.n_k, dk = (size_t)sh.d_k, dv = (size_t)sh.d_v;
   *c = (attn__call){
@@ -244,6 +254,7 @@ static attn__head attn__head_view(const attn__call* c, size_t b, size_t h) {
       .out_stride = c->os.row_stride,
       .n_q = c->n_q, .n_k = n_keys, .d_k = c->d_k, .d_v = c->d_v,
       .scale = op->scale, .softcap = op->softcap,
+      .alibi = op->alibi != NULL ? op->alibi[h] : 0.0f, .sink = op->sinks != NULL ? op->sinks[h] : -INFINITY,
       .offset = op->query_offsets != NULL ? op->query_offsets[b] : op->query_offset,
       .keys_before = before, .keys_after = after,
   };
@@ -258,9 +269,31 @@ static attn__head attn__head_view(const attn__call* c, size_t b, size_t h) {
   return view;
 }
 
-/* Grouped-query decoding takes at most this many heads of a group per
- * call: their views live on the stack. */
-#define ATTN__DECODE_HEADS 64
+size_t attn_sdpa_scratch_size_with(const attn_shape* shape, const attn_options* options) {
+  const size_t base = attn_sdpa_scratch_size(shape);
+  size_t rope;
+  if (base == 0 || options == NULL || !attn__rope_floats(shape, options, 0, &rope)) return 0;
+  return base + rope > SIZE_MAX / sizeof(float) ? 0 : base + rope;
+}
+
+attn_status attn_rope(float* x, int32_t heads, size_t head_stride, int32_t n, size_t row_stride, int32_t d,
+                      int32_t position, float theta, int32_t dims, uint32_t flags, float* scratch,
+                      size_t scratch_floats) {
+  if (x == NULL) return ATTN_ERR_NULL;
+  if (heads < 1 || n < 1 || d < 1) return ATTN_ERR_SHAPE;
+  const attn_options op = {.rope_theta = theta, .rope_dims = dims, .rope_flags = flags};
+  if (dims == 0 || !attn__rope_ok(&op, d) || (flags & ATTN_ROPE_QUERIES) != 0) return ATTN_ERR_ROPE;
+  size_t need;
+  if (!attn__count((size_t)n, (size_t)dims, 1, 1, &need)) return ATTN_ERR_OVERFLOW;
+  if (scratch == NULL || scratch_floats < need) return ATTN_ERR_SCRATCH;
+  attn__rope_table(theta, (size_t)dims, position, (size_t)n, scratch);
+  const uint32_t kflags = (flags & ATTN_ROPE_INTERLEAVED) != 0 ? ATTN__ROPE_PAIRS_INTERLEAVED : 0u;
+  for (size_t g = 0; g < (size_t)heads; g++) {
+    float* rows = x + g * head_stride;
+    ATTN__KERNEL(rope)(rows, row_stride, (size_t)n, (size_t)d, scratch, (size_t)dims, kflags, rows, row_stride);
+  }
+  return ATTN_OK;
+}
 
 attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
                       float* out, const attn_options* options, const attn_steps* steps,
@@ -279,9 +312,12 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
   }
   if (!attn__fits(&c)) return ATTN_ERR_OVERFLOW;
   attn__scratch at;
-  if (!attn__scratch_layout(shape, &at)) return ATTN_ERR_OVERFLOW;
-  if (scratch == NULL || scratch_floats < at.total) return ATTN_ERR_SCRATCH;
+  size_t rope_floats;
+  if (!attn__scratch_layout(shape, &at) || !attn__rope_floats(shape, options, 0, &rope_floats)) return ATTN_ERR_OVERFLOW;
+  if (scratch == NULL || scratch_floats < at.total || scratch_floats - at.total < rope_floats) return ATTN_ERR_SCRATCH;
   c.q = q, c.k = k, c.v = v, c.out = out, c.lse = st.lse;
+  attn__rope_call rc;
+  attn__rope_start(&c.op, c.n_q, c.n_k, c.d_k, c.group, 0, scratch + at.total, &rc);
 
   const size_t nq = c.n_q, nk = c.n_k, dk = c.d_k, dv = c.d_v, group = c.group;
   float* k_panels = scratch + at.k_panels;          /* fused: (n_k_pad / 8, d_k, 8) */
@@ -293,8 +329,10 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
   const int decode = !with_steps && attn__use_decode(nq, nk, dk);
 
   for (size_t b = 0; b < c.batch; b++) {
+    attn__rope_batch(&c.op, c.n_q, &rc, b);
     for (size_t g = 0; g < c.kv_heads; g++) {
-      const attn__head first = attn__head_view(&c, b, g * group);  /* the group's first head */
+      attn__head first = attn__head_view(&c, b, g * group);  /* the group's first head */
+      attn__rope_keys(&rc, c.n_k, &first);
       if (!with_steps && !decode && first.n_k > 0) {
         ATTN__KERNEL(pack_rows)(first.k, first.k_stride, first.n_k, dk, k_panels);
         ATTN__KERNEL(pack_cols)(first.v, first.v_stride, first.n_k, dv, v_col_panels);
@@ -306,7 +344,10 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
         attn__head views[ATTN__DECODE_HEADS];
         for (size_t h0 = g * group; h0 < (g + 1) * group; h0 += ATTN__DECODE_HEADS) {
           const size_t n = (g + 1) * group - h0 < ATTN__DECODE_HEADS ? (g + 1) * group - h0 : ATTN__DECODE_HEADS;
-          for (size_t r = 0; r < n; r++) views[r] = attn__head_view(&c, b, h0 + r);
+          for (size_t r = 0; r < n; r++) {
+            views[r] = attn__head_view(&c, b, h0 + r);
+            attn__rope_view(&rc, &views[r], r);
+          }
           const attn__decode_args args = {.heads = views, .n_heads = n, .logits = n > 2 ? group_logits : pair_logits};
           attn__decode_kernel(&args);
         }
@@ -314,7 +355,8 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
       }
       /* The query heads that share this kv head reuse the packed K and V. */
       for (size_t h = g * group; h < (g + 1) * group; h++) {
-        const attn__head view = h == g * group ? first : attn__head_view(&c, b, h);
+        attn__head view = h == g * group ? first : attn__head_view(&c, b, h);
+        attn__rope_view(&rc, &view, 0);
         if (with_steps) {
           const size_t off = (b * c.heads + h) * nq * nk;  /* (n_q, n_k) step matrices */
           const attn__steps_args args = {
@@ -383,10 +425,32 @@ size_t attn_sdpa_backward_scratch_size(const attn_shape* shape) {
   return total;
 }
 
+size_t attn_sdpa_backward_scratch_size_with(const attn_shape* shape, const attn_options* options) {
+  const size_t base = attn_sdpa_backward_scratch_size(shape);
+  size_t rope;
+  if (base == 0 || options == NULL || !attn__rope_floats(shape, options, 1, &rope)) return 0;
+  return base + rope > SIZE_MAX / sizeof(float) ? 0 : base + rope;
+}
+
 /* The backward kernels, called through pointers read as volatile for the
  * reason the output kernels are (kernels.h): not inlined into the entry. */
 static void (*volatile attn__backward_rows_kernel)(const attn__bwd_args*, float*) = ATTN__KERNEL(backward_rows);
 static void (*volatile attn__backward_kernel)(const attn__bwd_args*) = ATTN__KERNEL(backward);
+
+/* A head's part of dsinks: -sum_i exp(sink - lse_i) delta_i over its rows
+ * in order (dL/ds through each row's softmax denominator). lse includes
+ * the sink, so the argument is <= 0 (clamped for an lse from another
+ * summation order). */
+static float attn__dsink(const attn__bwd_args* a) {
+  const attn__head* h = &a->head;
+  float sum = 0.0f;
+  for (size_t i = 0; i < h->n_q; i++) {
+    float arg = h->sink - h->lse[i];
+    if (arg > 0.0f) arg = 0.0f;
+    sum = sum + attn__expf_nonpos(arg) * a->delta[i];
+  }
+  return -sum;
+}
 
 /* Zeroes d elements of each (b, h, i) row of a strided tensor. */
 static void attn__zero_rows(float* x, attn_strides s, size_t batch, size_t heads, size_t n, size_t d) {
@@ -414,7 +478,7 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
   const attn_status bad = attn__prepare(shape, options, &c);
   if (bad != ATTN_OK) return bad;
   if (!attn__fits(&c)) return ATTN_ERR_OVERFLOW;
-  const size_t need = attn_sdpa_backward_scratch_size(shape);
+  const size_t need = attn_sdpa_backward_scratch_size_with(shape, options);
   if (need == 0) return ATTN_ERR_OVERFLOW;
   if (scratch == NULL || scratch_floats < need) return ATTN_ERR_SCRATCH;
   /* out and lse are only read here; the head view's pointers are not const
@@ -430,6 +494,12 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
   float* delta = lse_head + nq;             /* (n_q) dout_i . out_i */
   float* tile = delta + nq;                 /* attn__bwd_tile_floats(n_q, d_k, d_v) */
   float* dbias = op.bias != NULL ? gr.dbias : NULL;
+  float* dsinks = op.sinks != NULL ? gr.dsinks : NULL;
+  attn__rope_call rc;
+  attn__rope_start(&c.op, c.n_q, c.n_k, c.d_k, c.group, 1, scratch + attn_sdpa_backward_scratch_size(shape), &rc);
+  if (dsinks != NULL) {
+    for (size_t h = 0; h < c.heads; h++) dsinks[h] = 0.0f;
+  }
   /* The kernels add into the gradients: they start at 0. */
   attn__zero_rows(gr.dq, c.qs, c.batch, c.heads, nq, dk);
   attn__zero_rows(gr.dk, c.ks, c.batch, c.kv_heads, c.n_k, dk);
@@ -440,9 +510,14 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
   }
 
   for (size_t b = 0; b < c.batch; b++) {
+    attn__rope_batch(&c.op, c.n_q, &rc, b);
     for (size_t g = 0; g < c.kv_heads; g++) {
-      const attn__head first = attn__head_view(&c, b, g * group);
+      attn__head first = attn__head_view(&c, b, g * group);
       if (first.n_k == 0) continue;  /* no key allowed anywhere: every gradient is 0 */
+      attn__rope_keys(&rc, c.n_k, &first);
+      if (rc.dk_rot != NULL) {
+        for (size_t x = 0; x < c.n_k * dk; x++) rc.dk_rot[x] = 0.0f;
+      }
       ATTN__KERNEL(pack_rows)(first.k, first.k_stride, first.n_k, dk, k_panels);
       ATTN__KERNEL(pack_rows)(first.v, first.v_stride, first.n_k, dv, v_key_panels);
       /* The query heads that share this kv head add into its dk and dv. */
@@ -455,10 +530,25 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
             .dbias = dbias != NULL ? dbias + attn__bcast_at(&op.bias_layout, b, h) : NULL,
             .scratch = tile,
         };
+        attn__rope_view(&rc, &args.head, 0);
+        if (rc.dq_rot != NULL) {  /* the kernels add into gradients of the turned rows */
+          for (size_t x = 0; x < nq * dk; x++) rc.dq_rot[x] = 0.0f;
+          args.dq = rc.dq_rot;
+        }
+        if (rc.dk_rot != NULL) args.dk = rc.dk_rot;
         const int given = args.head.lse != NULL;
         if (!given) args.head.lse = lse_head;
         attn__backward_rows_kernel(&args, given ? NULL : lse_head);
         attn__backward_kernel(&args);
+        if (dsinks != NULL) dsinks[h] = dsinks[h] + attn__dsink(&args);
+        if (rc.dq_rot != NULL) {
+          ATTN__KERNEL(rope)(rc.dq_rot, dk, nq, dk, rc.q_table, rc.dims, rc.flags | ATTN__ROPE_INVERSE,
+                             gr.dq + attn__at(c.qs, b, h), c.qs.row_stride);
+        }
+      }
+      if (rc.dk_rot != NULL) {
+        ATTN__KERNEL(rope)(rc.dk_rot, dk, c.n_k, dk, rc.k_table, rc.dims, rc.flags | ATTN__ROPE_INVERSE,
+                           gr.dk + attn__at(c.ks, b, g), c.ks.row_stride);
       }
     }
   }

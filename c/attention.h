@@ -9,8 +9,8 @@
  *
  * WHAT IS COMPUTED
  *
- *   output = softmax(logits over allowed keys) V
- *   logits = softcap(Q K^T * scale) + bias
+ *   output = softmax(logits over allowed keys, and the sink) V
+ *   logits = softcap(rope(Q) rope(K)^T * scale) + bias + alibi
  *
  *   Q  (batch, heads,    n_q, d_k)   shapes and strides in attn_shape:
  *   K  (batch, kv_heads, n_k, d_k)   contiguous (batch, heads, n, d) by
@@ -23,6 +23,9 @@
  *
  *   softcap(x) = c * tanh(x / c) with c = options.softcap > 0 (Gemma 2);
  *   c = 0 leaves x as it is. It applies before bias and masks, as in ONNX.
+ *
+ *   rope, alibi and the sink are options (POSITIONS AND SINKS below); without
+ *   them rope(x) = x, alibi = 0 and no sink.
  *
  *   Query i of batch entry b sits at position p = i + off among the keys,
  *   off = query_offsets[b] if given, else query_offset (0 by default: top-
@@ -50,6 +53,37 @@
  *   -Infinity bias is read with weight 0, and 0 * NaN and 0 * Infinity are
  *   NaN: NaN or Infinity in V at such a key makes the row's output NaN (as
  *   in ONNX and PyTorch), unless the row has no allowed key at all (then 0).
+ *
+ * POSITIONS AND SINKS
+ *
+ *   RoPE (options.rope_dims > 0): each q row at its position p = i + off
+ *   and each k row at its position j turns by angles p w_c, w_c =
+ *   rope_theta^(-2c / rope_dims), c < rope_dims / 2: pairs (c, c +
+ *   rope_dims / 2) (Hugging Face's rotate_half, Llama; ONNX
+ *   RotaryEmbedding interleaved = 0), or (2c, 2c + 1) with
+ *   ATTN_ROPE_INTERLEAVED (GPT-J; interleaved = 1); elements from rope_dims
+ *   to d_k stay (partial rotary). cos and sin are computed in float64 and
+ *   rounded to float32 (c/kernels/f32-rope.h), the turn in float32:
+ *   (a cos - b sin, b cos + a sin), each product rounded. ATTN_ROPE_QUERIES
+ *   turns the queries only: keys already turned (a KV cache turns them as
+ *   they are appended, attn_rope). A pre-pass turns each head's q rows into
+ *   scratch, and each kv head's k rows into scratch before the kernels read
+ *   or pack them; the kernels never see the difference. Cost: a cos and sin
+ *   table of (n_q + n_k) rope_dims floats per call and one pass over Q and
+ *   K; scratch grows by that and by n_k d_k + max(n_q, heads / kv_heads)
+ *   d_k floats (attn_sdpa_scratch_size_with). Errors: ATTN_ERR_ROPE.
+ *
+ *   ALiBi (options.alibi, a slope per query head): logit(i, j) +=
+ *   slope_h * (j - p), that is -slope_h (p - j), added after the bias, in
+ *   the kernels: no (n_q, n_k) array. Cost: one multiply-add per logit.
+ *   Errors: ATTN_ERR_ALIBI (a slope not finite).
+ *
+ *   Sinks (options.sinks, a logit s_h per query head, GPT-OSS; ONNX
+ *   GroupQueryAttention's head_sink): s_h joins every row's softmax
+ *   denominator and carries no value:
+ *     weight_j = exp(z_j) / (sum_k exp(z_k) + exp(s_h)),  lse = log(that sum).
+ *   A row with no allowed key gets output 0, weights 0 and lse = s_h.
+ *   Cost: one exp per row. Errors: ATTN_ERR_SINKS (a sink not finite).
  *
  * TWO PATHS
  *
@@ -162,11 +196,19 @@ typedef enum attn_status {
   ATTN_ERR_WINDOW = 10,   /* a window side is below -1 */
   ATTN_ERR_LENGTHS = 11,  /* a kv_lengths entry is outside [0, n_k] */
   ATTN_ERR_MASK = 12,     /* a mask or bias has cols outside [0, n_k] */
+  ATTN_ERR_ROPE = 13,     /* rope_dims odd, negative or above d_k, rope_theta not finite >= 1,
+                             or unknown rope_flags */
+  ATTN_ERR_SINKS = 14,    /* a sink is NaN or infinite */
+  ATTN_ERR_ALIBI = 15,    /* an ALiBi slope is NaN or infinite */
 } attn_status;
 
 /* Flags for attn_options.flags. */
 #define ATTN_CAUSAL 1u  /* key j allowed only when j <= i + query offset */
 #define ATTN_WINDOW 2u  /* window_left and window_right apply */
+
+/* Flags for attn_options.rope_flags. */
+#define ATTN_ROPE_INTERLEAVED 1u  /* pairs (2c, 2c + 1) (GPT-J); else (c, c + rope_dims / 2) */
+#define ATTN_ROPE_QUERIES 2u      /* turn q only: k holds keys turned already (attn_rope) */
 
 /* Where element (b, h, i, c) of a (batch, heads, n, d) tensor lives:
  *   base[b * batch_stride + h * head_stride + i * row_stride + c]
@@ -220,6 +262,11 @@ typedef struct attn_options {
   int32_t query_offset;         /* position of query row 0 among the keys (all batches) */
   const int32_t* query_offsets; /* (batch) per batch entry, or NULL for query_offset */
   const int32_t* kv_lengths;    /* (batch) keys j >= kv_lengths[b] not allowed, or NULL */
+  const float* sinks;           /* (heads) a logit per query head joining every softmax, or NULL */
+  const float* alibi;           /* (heads) ALiBi slopes: logits += slope (j - p), or NULL */
+  float rope_theta;             /* RoPE's base, finite >= 1 (10000 in most models), read when rope_dims > 0 */
+  int32_t rope_dims;            /* 0: no RoPE; else even, at most d_k: the leading dims turned */
+  uint32_t rope_flags;          /* ATTN_ROPE_INTERLEAVED, ATTN_ROPE_QUERIES */
 } attn_options;
 
 /* Optional outputs. scores, scaled, logits and weights are each
@@ -248,6 +295,21 @@ float attn_default_scale(int32_t d_k);
  * row of n_k logits per query head of a kv head (grouped-query decoding).
  * Returns 0 when the sizes are invalid or the count overflows. */
 size_t attn_sdpa_scratch_size(const attn_shape* shape);
+
+/* The same for a call with these options: more with RoPE (POSITIONS AND
+ * SINKS). 0 when the sizes or the RoPE options are invalid or the count
+ * overflows. attn_sdpa checks its scratch against this. */
+size_t attn_sdpa_scratch_size_with(const attn_shape* shape, const attn_options* options);
+
+/* Turns, in place, the leading dims of rows of x as RoPE does (POSITIONS
+ * AND SINKS; theta, dims, flags as rope_theta, rope_dims and rope_flags'
+ * ATTN_ROPE_INTERLEAVED): `heads` groups of n rows of d floats, group g
+ * from x + g * head_stride, rows row_stride apart, row i at position
+ * position + i. A KV cache calls it on the keys it appends. scratch holds
+ * n * dims floats (the cos and sin table). */
+attn_status attn_rope(float* x, int32_t heads, size_t head_stride, int32_t n, size_t row_stride, int32_t d,
+                      int32_t position, float theta, int32_t dims, uint32_t flags, float* scratch,
+                      size_t scratch_floats);
 
 /* Scaled dot-product attention, shapes and semantics above. shape, q, k, v,
  * out, options and scratch are required; steps may be NULL. out must not
@@ -294,6 +356,11 @@ attn_status attn_softmax(const float* x, float* y, int32_t rows, int32_t cols);
  * about ulp(M) relatively (1e-3 at M = 1e4), where the recomputed one
  * cancels exactly.
  *
+ * With RoPE the gradients reach q and k through the turn: the kernels give
+ * them for the turned rows and each is turned back (R^T, ATTN__ROPE_INVERSE).
+ * With ALiBi the slopes get no gradient. With sinks, dsinks (heads) =
+ *   -sum over batch and rows of exp(s_h - lse_i) D_i.
+ *
  * A row with no allowed key adds nothing: its dq row is 0 and it adds 0 to
  * dk, dv and dbias, never NaN. NaN in q, dout or out row i makes dq row i
  * NaN and may reach all of dk, dv and dbias of its head (a masked weight 0
@@ -314,12 +381,17 @@ typedef struct attn_grads {
   float* dk;     /* like k: (batch, kv_heads, n_k, d_k), shape->k's strides */
   float* dv;     /* like v: (batch, kv_heads, n_k, d_v), shape->v's strides */
   float* dbias;  /* like the bias, in options->bias_layout, or NULL; ignored without a bias */
+  float* dsinks; /* (heads), or NULL; ignored without sinks */
 } attn_grads;
 
 /* Floats of scratch that attn_sdpa_backward needs for this shape: the packed
  * K and V of one kv head and about 4 n_q (d_k + d_v) for one query head.
  * 0 when the sizes are invalid or the count overflows. */
 size_t attn_sdpa_backward_scratch_size(const attn_shape* shape);
+
+/* The same for a call with these options (more with RoPE); the one
+ * attn_sdpa_backward checks against. */
+size_t attn_sdpa_backward_scratch_size_with(const attn_shape* shape, const attn_options* options);
 
 /* Gradients of attn_sdpa. shape, q, k, v, dout, options, grads (dq, dk, dv)
  * and scratch are required; out and lse may be NULL. Errors as attn_sdpa;

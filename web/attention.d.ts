@@ -66,6 +66,34 @@ export interface PositionOptions {
    * Causal allows j <= i + queryOffset. Default 0 (top-left); nk - nq gives bottom-right.
    */
   queryOffset?: number | Int32Array | null;
+  /**
+   * Rotary position embeddings in the kernel (ONNX RotaryEmbedding, Hugging Face apply_rotary_pos_emb):
+   * q row i turned at position i + queryOffset, key j at j. true means all defaults. A KV cache
+   * turns keys at append({ rope }) and attend({ rope }) turns only the queries.
+   */
+  rope?: boolean | RopeOptions | null;
+  /**
+   * One logit per query head that joins every row's softmax denominator and carries no value
+   * (GPT-OSS sinks; ONNX GroupQueryAttention's head_sink). Finite values. A row with no
+   * allowed key then gives output 0 and lse = the sink. The backward returns dsinks.
+   */
+  sinks?: Float32Array | null;
+  /**
+   * ALiBi (BLOOM, MPT; PyTorch/HF pass it as an attn_mask bias): logits += -slope_h * (p - j),
+   * p = i + queryOffset, computed in the kernel. true: the standard slopes for the head count
+   * (alibiSlopes); or a Float32Array(heads) of finite slopes.
+   */
+  alibi?: boolean | Float32Array | null;
+}
+
+/** RoPE's settings. */
+export interface RopeOptions {
+  /** The base: angle p * theta^(-2c / dims) for pair c. Default 10000 (Llama 3: 500000). Finite >= 1 as a float32. */
+  theta?: number;
+  /** Leading dims turned (partial rotary; ONNX rotary_embedding_dim), even, 2..dk. Default dk. */
+  dims?: number;
+  /** false (default): pairs (c, c + dims/2), HF rotate_half (Llama); true: pairs (2c, 2c + 1), GPT-J (ONNX interleaved = 1). */
+  interleaved?: boolean;
 }
 
 /** A mask or bias broadcast numpy-style (right aligned, size-1 dims repeat) to (batch, heads, nq, nk). */
@@ -195,7 +223,7 @@ export declare class KVCache {
   /** Tokens held. */
   readonly length: number;
   /** k (batch, kvHeads, t, dk), v (batch, kvHeads, t, dv) (or bshd), t >= 1. RangeError past capacity; then nothing changes. */
-  append(k: Float32Array, v: Float32Array): void;
+  append(k: Float32Array, v: Float32Array, options?: { rope?: boolean | RopeOptions | null }): void;
   /** Copy of the held keys (batch, kvHeads, length, dk) in the cache's layout. */
   keys(): Float32Array;
   /** Copy of the held values (batch, kvHeads, length, dv) in the cache's layout. */
@@ -258,6 +286,8 @@ export interface AttentionGradients {
   dv: Matrix;
   /** (nq, nk), only when a bias was given */
   dbias?: Matrix;
+  /** (1), only when sinks were given */
+  dsinks?: Float32Array;
 }
 
 /** sdpaBackward's options: sdpa()'s (without out, steps and stats) and the forward's lse. */
@@ -280,6 +310,8 @@ export interface SdpaGradients {
    * broadcasts over.
    */
   dbias?: Float32Array;
+  /** (heads), only when sinks were given: summed over batch and rows */
+  dsinks?: Float32Array;
 }
 
 /** multiHeadAttentionBackward's options: multiHeadAttention()'s without steps. */
@@ -299,6 +331,8 @@ export interface MultiHeadGradients {
   dwo?: Matrix;
   /** (m, d_context), for cross-attention (context given) */
   dcontext?: Matrix;
+  /** (heads), only when sinks were given */
+  dsinks?: Float32Array;
 }
 
 /** The API over one wasm instance. */
@@ -363,6 +397,9 @@ export declare function simdSupported(): boolean;
 export declare function relaxedSimdSupported(): boolean;
 
 /** The build loadAttention picks for these options on this engine. */
+/** The standard ALiBi slopes for a head count (the ALiBi paper's get_slopes; BLOOM, MPT). */
+export declare function alibiSlopes(heads: number): Float32Array;
+
 export declare function chooseIsa(options?: { simd?: boolean; deterministic?: boolean }): Isa;
 
 /**

@@ -10,3 +10,4 @@ export { KVCache } from './core/kvcache.js';
 export { Matrix } from './core/matrix.js';
 export { NumpyRandom } from './core/numpy-random.js';
 export { float16ToFloat32, float32ToFloat16 } from './core/float16.js';
+export { alibiSlopes } from './core/options.js';

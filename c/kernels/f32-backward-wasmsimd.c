@@ -257,7 +257,7 @@ void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, float* lse) {
   const v128_t vscale = wasm_f32x4_splat(h->scale);
   const v128_t vzero = wasm_f32x4_splat(0.0f);
   const v128_t vminus_inf = wasm_f32x4_splat(-INFINITY);
-  const int plain_kind = h->softcap == 0.0f && h->bias == NULL && h->mask == NULL;
+  const int plain_kind = h->softcap == 0.0f && h->bias == NULL && h->mask == NULL && h->alibi == 0.0f;
 
   /* Online, per row, the invariants of the scalar twin, with 4 rows to a
    * vector: m the max of the allowed logits so far, l the sum of exp(z - m),
@@ -314,8 +314,10 @@ void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, float* lse) {
       }
     }
     for (size_t ii = 0; ii < nr; ii++) {
+      const float l_keys = l[ii];
+      const float alpha = attn__sink_join(h->sink, &m[ii], &l[ii]);
       if (lse != NULL) lse[i0 + ii] = attn__lse(m[ii], l[ii]);
-      if (!with_out) a->delta[i0 + ii] = l[ii] == 0.0f ? 0.0f : acc[ii] / l[ii];
+      if (!with_out) a->delta[i0 + ii] = l_keys == 0.0f ? 0.0f : alpha == 1.0f ? acc[ii] / l[ii] : acc[ii] * alpha / l[ii];
     }
   }
 }
@@ -351,7 +353,7 @@ void attn__f32_backward_wasmsimd(const attn__bwd_args* a) {
 
   const v128_t vscale = wasm_f32x4_splat(h->scale);
   const v128_t vzero = wasm_f32x4_splat(0.0f);
-  const int plain_kind = h->softcap == 0.0f && h->bias == NULL && h->mask == NULL && a->dbias == NULL;
+  const int plain_kind = h->softcap == 0.0f && h->bias == NULL && h->mask == NULL && h->alibi == 0.0f && a->dbias == NULL;
   int32_t key_lo[ATTN__BWD_BR], key_hi[ATTN__BWD_BR];  /* the rows' key spans, for lane masks */
 
   for (size_t j0 = 0; j0 < n_k; j0 += ATTN__BWD_BC) {

@@ -11,7 +11,9 @@
  *   m     = max_j z_j (NaN wins);
  *   p_j   = exp(z_j - m), l = sum_j p_j;
  *   out   = (sum_j p_j v_j) / l, or 0 when no key is allowed (m = -Inf);
- *   lse   = m + log(l), or -Infinity.
+ *   lse   = m + log(l), or -Infinity;
+ * with ALiBi's bias added after the bias, and a sink joined to m and l at
+ * the end (attn__sink_join).
  * The rows are a head's query rows, or the one query row of each head of
  * a group (grouped-query decoding): attn__decode_head.
  * The sums run in the SIMD twin's order, so both give the same bits:
@@ -51,6 +53,7 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
       float zj = attn__dot(q_row, h->k + j * h->k_stride, d_k) * h->scale;
       if (h->softcap > 0.0f) zj = attn__softcapf(zj, h->softcap);
       if (h->bias != NULL) zj = zj + h->bias[i * h->bias_stride + j];
+      if (h->alibi != 0.0f) zj = zj + attn__alibi_bias(h, i, j);
       if (!attn__key_allowed(h, span, i, j)) zj = -INFINITY;
       z[j - span.lo] = zj;
       m = attn__max_nan(m, zj);
@@ -58,8 +61,10 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
     const size_t n = span.hi - span.lo;
     const float* v = h->v + span.lo * h->v_stride;  /* (n, d_v) the span's values */
     if (m == -INFINITY) {  /* no allowed key */
+      float l0 = 0.0f;
+      attn__sink_join(h->sink, &m, &l0);
       for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
-      if (h->lse != NULL) h->lse[i] = -INFINITY;
+      if (h->lse != NULL) h->lse[i] = attn__lse(m, l0);
       continue;
     }
     float l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -67,11 +72,12 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
       z[j] = attn__expf_nonpos(z[j] - m);
       l4[j % 4] = l4[j % 4] + z[j];
     }
-    const float l = (l4[0] + l4[1]) + (l4[2] + l4[3]);
+    float l = (l4[0] + l4[1]) + (l4[2] + l4[3]);
+    const float alpha = attn__sink_join(h->sink, &m, &l);
     for (size_t c = 0; c < d_v; c++) {
       float acc = 0.0f;
       for (size_t j = 0; j < n; j++) acc = acc + z[j] * v[j * h->v_stride + c];
-      out_row[c] = acc / l;
+      out_row[c] = alpha == 1.0f ? acc / l : acc * alpha / l;
     }
     if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
   }

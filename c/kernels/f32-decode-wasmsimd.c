@@ -15,6 +15,7 @@
 #include <math.h>
 #include <wasm_simd128.h>
 
+#include "f32-alibi-wasmsimd.h"
 #include "f32-exp-wasmsimd.h"
 #include "f32-madd-wasmsimd.h"
 #include "f32-tanh-wasmsimd.h"
@@ -120,6 +121,7 @@ static float attn__weights_wasmsimd(const attn__head* h, size_t i, attn__span sp
     const float* bias_row = h->bias + i * h->bias_stride + span.lo;  /* (n) */
     for (size_t j = 0; j < n; j++) z[j] = z[j] + bias_row[j];
   }
+  attn__add_alibi_wasmsimd(h, i, span.lo, n, z);
   if (h->mask != NULL) {
     for (size_t j = 0; j < n; j++) z[j] = attn__key_allowed(h, span, i, span.lo + j) ? z[j] : -INFINITY;
   }
@@ -227,8 +229,12 @@ static void attn__zero_row(float* out, size_t d_v) {
  * Infinity); and its lse. */
 static void attn__finish_row_wasmsimd(const attn__head* h, size_t i, float l, float m) {
   float* out = h->out + i * h->out_stride;  /* (d_v) */
-  if (l == 0.0f) {
+  const float l_keys = l;
+  const float alpha = attn__sink_join(h->sink, &m, &l);
+  if (l_keys == 0.0f) {
     attn__zero_row(out, h->d_v);
+  } else if (alpha != 1.0f) {
+    for (size_t c = 0; c < h->d_v; c++) out[c] = out[c] * alpha / l;
   } else {
     const v128_t vl = wasm_f32x4_splat(l);
     size_t c = 0;

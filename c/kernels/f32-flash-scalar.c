@@ -10,7 +10,8 @@
  * alpha = exp(m - m') <= 1 before the block's terms are added, which keeps
  * every exp argument <= 0 (no overflow, whatever the logits). At the end
  * out[r] = acc[r] / l[r], or 0 when no key was allowed (l = 0), and
- * lse[r] = m[r] + log(l[r]).
+ * lse[r] = m[r] + log(l[r]), after a sink joins m and l (attn__sink_join).
+ * ALiBi's bias is added after the bias.
  * A tile visits only the keys from the first any of its rows may see
  * (rounded down to a panel of 8) to the last (attn__tile_keys); keys there
  * that a row may not see (attn__key_allowed) are cut to -Infinity. */
@@ -63,6 +64,7 @@ void attn__f32_flash_scalar(const attn__flash_args* args) {
           float zj = z[jj] * h->scale;
           if (h->softcap > 0.0f) zj = attn__softcapf(zj, h->softcap);
           if (h->bias != NULL) zj = zj + h->bias[i * h->bias_stride + j];
+          if (h->alibi != 0.0f) zj = zj + attn__alibi_bias(h, i, j);
           if (!attn__key_allowed(h, spans[r], i, j)) zj = -INFINITY;
           z[jj] = zj;
           block_max = attn__max_nan(block_max, zj);
@@ -92,7 +94,11 @@ void attn__f32_flash_scalar(const attn__flash_args* args) {
     for (size_t r = 0; r < rows; r++) {
       float* out_row = h->out + (i0 + r) * h->out_stride;  /* (d_v) */
       const float* acc_row = acc + r * d_v_pad;
-      for (size_t c = 0; c < d_v; c++) out_row[c] = l[r] == 0.0f ? 0.0f : acc_row[c] / l[r];
+      const float l_keys = l[r];
+      const float alpha = attn__sink_join(h->sink, &m[r], &l[r]);
+      for (size_t c = 0; c < d_v; c++) {
+        out_row[c] = l_keys == 0.0f ? 0.0f : alpha == 1.0f ? acc_row[c] / l[r] : acc_row[c] * alpha / l[r];
+      }
       if (h->lse != NULL) h->lse[i0 + r] = attn__lse(m[r], l[r]);
     }
   }

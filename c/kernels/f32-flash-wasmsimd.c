@@ -14,6 +14,7 @@
 #include <math.h>
 #include <wasm_simd128.h>
 
+#include "f32-alibi-wasmsimd.h"
 #include "f32-exp-wasmsimd.h"
 #include "f32-madd-wasmsimd.h"
 #include "f32-tanh-wasmsimd.h"
@@ -171,7 +172,7 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
           for (size_t jj = 0; jj < nbp; jj += 4) wasm_v128_store(z + jj, vminus_inf);
         } else {
           const size_t i = i0 + r;
-          plain = h->bias == NULL && h->mask == NULL && h->softcap == 0.0f && nb == nbp &&
+          plain = h->bias == NULL && h->mask == NULL && h->softcap == 0.0f && h->alibi == 0.0f && nb == nbp &&
                   spans[r].lo <= j0 && spans[r].hi >= j0 + nb;
           if (h->softcap > 0.0f) attn__softcap_wasmsimd(z, nbp, h->softcap);
           if (h->bias != NULL) {
@@ -182,6 +183,7 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
             }
             for (; jj < nb; jj++) z[jj] = z[jj] + bias_row[jj];
           }
+          attn__add_alibi_wasmsimd(h, i, j0, nb, z);
           /* attn__key_allowed on whole vectors (scalar stores followed by
            * a vector load of the same bytes stall store forwarding on x86):
            * a lane is cut when its key is outside the row's span or past
@@ -222,9 +224,15 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
     for (size_t r = 0; r < rows; r++) {
       float* out_row = h->out + (i0 + r) * h->out_stride;  /* (d_v) */
       const float* acc_row = acc + r * d_v_pad;
+      const float l_keys = l[r];
+      const float sink_alpha = attn__sink_join(h->sink, &m[r], &l[r]);
       if (h->lse != NULL) h->lse[i0 + r] = attn__lse(m[r], l[r]);
-      if (l[r] == 0.0f) {  /* no allowed key */
+      if (l_keys == 0.0f) {  /* no allowed key */
         for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
+        continue;
+      }
+      if (sink_alpha != 1.0f) {
+        for (size_t c = 0; c < d_v; c++) out_row[c] = acc_row[c] * sink_alpha / l[r];
         continue;
       }
       const v128_t vl = wasm_f32x4_splat(l[r]);

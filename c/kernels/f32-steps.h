@@ -41,8 +41,9 @@ static inline void attn__f32_steps(const attn__steps_args* args, attn__f32_gemm_
       /* Bias and mask exist only below the head's n_k (their cols). */
       if (!attn__key_allowed(h, span, i, j)) {
         z = -INFINITY;
-      } else if (h->bias != NULL) {
-        z = z + h->bias[i * h->bias_stride + j];
+      } else {
+        if (h->bias != NULL) z = z + h->bias[i * h->bias_stride + j];
+        if (h->alibi != 0.0f) z = z + attn__alibi_bias(h, i, j);
       }
       weights_row[j] = z;
       m = attn__max_nan(m, z);
@@ -50,15 +51,22 @@ static inline void attn__f32_steps(const attn__steps_args* args, attn__f32_gemm_
     if (args->logits != NULL) {
       for (size_t j = 0; j < n_cols; j++) args->logits[i * n_cols + j] = weights_row[j];
     }
-    if (h->lse != NULL) {
-      /* log-sum-exp in the definition's order: the max, then the sum of exp. */
-      float l = 0.0f;
+    float l = 0.0f, alpha = 1.0f;
+    if (h->lse != NULL || h->sink != -INFINITY) {
+      /* log-sum-exp in the definition's order: the max, then the sum of exp;
+       * then the sink joins them. */
       if (m != -INFINITY) {
         for (size_t j = 0; j < n_cols; j++) l = l + attn__expf_nonpos(weights_row[j] - m);
       }
-      h->lse[i] = attn__lse(m, l);
+      const float l_keys = l;
+      alpha = attn__sink_join(h->sink, &m, &l);
+      alpha = l_keys == 0.0f ? 0.0f : alpha * l_keys / l;  /* the sink's share off every weight */
+      if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
     }
     softmax(n_cols, weights_row, weights_row);
+    if (h->sink != -INFINITY) {
+      for (size_t j = 0; j < n_cols; j++) weights_row[j] = weights_row[j] * alpha;
+    }
   }
   /* output row i = weights V over the row's key span only, as the fused
    * kernels: keys outside it (causal frontier, window, kv_lengths, a short

@@ -95,6 +95,9 @@ typedef struct attn__head {
   size_t d_k, d_v;
   float scale;
   float softcap;         /* > 0: logits = softcap * tanh(scaled / softcap); 0: none */
+  float alibi;           /* ALiBi slope: logits += alibi * (j - p) (attn__alibi_bias); 0: none */
+  float sink;            /* a logit in every row's softmax denominator, with no value
+                            (attn__sink_join); -Infinity: none */
   int64_t offset;        /* position of query row 0 among the keys */
   int64_t keys_before;   /* the query at position p sees keys p - keys_before .. */
   int64_t keys_after;    /* .. p + keys_after: the window and the causal frontier;
@@ -184,6 +187,42 @@ static inline attn__span attn__tile_keys(const attn__head* h, size_t i0, size_t 
 /* The log-sum-exp of a row from its softmax max m and sum l: -Infinity for
  * a row with no allowed key (l = 0). */
 static inline float attn__lse(float m, float l) { return l == 0.0f ? -INFINITY : m + logf(l); }
+
+/* ALiBi's bias of key j for query row i at position p = i + offset:
+ * slope * (j - p), that is -slope times the key's distance behind p, one
+ * rounded product ((float)(j - p) is exact below 2^24). Every kernel adds
+ * it to the logit right after the bias, each with this expression (plain
+ * C in the SIMD kernels too), so the builds give the same bits. */
+static inline float attn__alibi_bias(const attn__head* h, size_t i, size_t j) {
+  return h->alibi * (float)((int64_t)j - ((int64_t)i + h->offset));
+}
+
+/* z[jj] += the ALiBi bias of key j0 + jj for row i, jj < n; nothing
+ * without a slope. */
+static inline void attn__add_alibi(const attn__head* h, size_t i, size_t j0, size_t n, float* z) {
+  if (h->alibi == 0.0f) return;
+  for (size_t jj = 0; jj < n; jj++) z[jj] = z[jj] + attn__alibi_bias(h, i, j0 + jj);
+}
+
+/* Joins the head's sink logit to a finished row's softmax (GPT-OSS's
+ * sinks, ONNX GroupQueryAttention's head_sink): m and l, the max and the
+ * sum of exp(z - m) over the row's allowed keys, become the max and sum
+ * over those logits and the sink. Returns the factor (at most 1) by which
+ * the row's sum of exp(z_j - m) v_j must be multiplied before it is
+ * divided by the new l: 1 when the max stays, exp(m - sink) when the sink
+ * raises it, 0 for a row with no allowed key (l = 0), which then gives
+ * output 0 and lse = sink. Without a sink (-Infinity) nothing changes. */
+static inline float attn__sink_join(float sink, float* m, float* l) {
+  if (sink == -INFINITY) return 1.0f;
+  if (*l != 0.0f && *m >= sink) {
+    *l = *l + attn__expf_nonpos(sink - *m);
+    return 1.0f;
+  }
+  const float alpha = *l == 0.0f ? 0.0f : attn__expf_nonpos(*m - sink);
+  *l = *l * alpha + 1.0f;
+  *m = sink;
+  return alpha;
+}
 
 /* The fused kernel: 4 query rows at a time over packed K and V. */
 typedef struct attn__flash_args {
@@ -310,6 +349,7 @@ static inline float attn__bwd_logit(const attn__head* h, size_t i, size_t j, flo
     z = h->softcap * *th;
   }
   if (h->bias != NULL) z = z + h->bias[i * h->bias_stride + j];
+  if (h->alibi != 0.0f) z = z + attn__alibi_bias(h, i, j);
   return attn__key_allowed(h, attn__key_span(h, i), i, j) ? z : -INFINITY;
 }
 
@@ -355,6 +395,15 @@ void attn__f32_backward_rows_scalar(const attn__bwd_args* a, float* lse);
 void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, float* lse);
 void attn__f32_backward_scalar(const attn__bwd_args* a);
 void attn__f32_backward_wasmsimd(const attn__bwd_args* a);
+
+/* RoPE: n rows of x (d floats, x_stride apart) turned by the rows of a
+ * cos and sin table (n, dims) into y (y_stride apart; y may equal x), the
+ * first dims elements in pairs, the rest copied. f32-rope.h has the table
+ * and the flags. */
+void attn__f32_rope_scalar(const float* x, size_t x_stride, size_t n, size_t d, const float* table, size_t dims,
+                           uint32_t flags, float* y, size_t y_stride);
+void attn__f32_rope_wasmsimd(const float* x, size_t x_stride, size_t n, size_t d, const float* table, size_t dims,
+                             uint32_t flags, float* y, size_t y_stride);
 
 #ifdef __wasm_simd128__
 #define ATTN__KERNEL(name) attn__f32_##name##_wasmsimd

@@ -11,6 +11,7 @@
 
 #include "../../c/attention.h"
 #include "../../c/kernels/f32-exp.h"
+#include "../../c/kernels/f32-rope.h"
 #include "../../c/kernels/f32-tanh.h"
 
 
@@ -189,6 +190,30 @@ static void test_tanh(void) {
   check(attn__tanhf(50.0f) == 1.0f, "tanh(50) is 1");
   check(isnan(attn__tanhf(NAN)), "tanh(NaN) is NaN");
   check(attn__tanhf(-0.3f) == -attn__tanhf(0.3f), "tanh is odd");
+}
+
+/* RoPE's float64 log, exp, sin and cos (c/kernels/f32-rope.h) against the
+ * C library: relative error for log and exp over RoPE's arguments (theta
+ * from 1 to 3.4e38, exponents down to -88.7), absolute for sin and cos over
+ * angles up to 2^32 (positions times a frequency of at most 1). */
+static void test_rope_math(void) {
+  double log_err = 0, exp_err = 0, trig_err = 0;
+  for (double x = 1.0; x < 3.4e38; x *= 1.0137) {
+    log_err = fmax(log_err, fabs(attn__log_f64(x) - log(x)) / fmax(fabs(log(x)), 1e-300));
+  }
+  for (double x = -88.7; x < 88.7; x += 0.00731) exp_err = fmax(exp_err, fabs(attn__exp_f64(x) - exp(x)) / exp(x));
+  for (double a = -5.0; a < 5.0; a += 0.000317) {
+    double s, c;
+    attn__sincos_f64(a, &s, &c);
+    trig_err = fmax(trig_err, fmax(fabs(s - sin(a)), fabs(c - cos(a))));
+  }
+  for (double a = 1.0; a < 4294967296.0; a = a * 1.00731 + 0.37) {
+    double s, c;
+    attn__sincos_f64(a, &s, &c);
+    trig_err = fmax(trig_err, fmax(fabs(s - sin(a)), fabs(c - cos(a))));
+  }
+  printf("rope math: log %.2e, exp %.2e relative; sin and cos %.2e absolute\n", log_err, exp_err, trig_err);
+  check(log_err < 1e-15 && exp_err < 1e-15 && trig_err < 1e-15, "RoPE's float64 log, exp, sin and cos within 1e-15 of the C library");
 }
 
 /* The statuses of the options of attn_options. */
@@ -380,7 +405,7 @@ static void run_backward_case(const bwd_shape* s, const char* name) {
   const size_t n = attn_sdpa_backward_scratch_size(&shape);
   float* scratch = malloc(n * sizeof *scratch);
   float* g[3] = {malloc(nq * d * sizeof(float)), malloc(nk * d * sizeof(float)), malloc(nk * d * sizeof(float))};
-  const attn_grads grads = {g[0], g[1], g[2], NULL};
+  const attn_grads grads = {g[0], g[1], g[2], NULL, NULL};
   const int st = attn_sdpa_backward(&shape, q, k, v, NULL, dout, NULL, &options, &grads, scratch, n);
   double worst = 0, largest = 0;
   const size_t sizes[3] = {nq * d, nk * d, nk * d};
@@ -424,7 +449,7 @@ static void test_backward(void) {
   float* scratch = malloc(n * sizeof *scratch);
   float* o = buf + 32;  /* the gradients: 7 until something writes them */
   for (int i = 32; i < 64; i++) buf[i] = 7;
-  const attn_grads grads = {o, o + 8, o + 16, NULL};
+  const attn_grads grads = {o, o + 8, o + 16, NULL, NULL};
   const attn_options plain = {.scale = 1};
   attn_options bad_softcap = plain, bad_window = plain, bad_flags = plain;
   bad_softcap.softcap = -1;
@@ -452,6 +477,7 @@ int main(void) {
   test_masked_row_with_infinite_values();
   test_exp();
   test_tanh();
+  test_rope_math();
   test_option_errors();
   test_errors();
   test_softmax_edges();

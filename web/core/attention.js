@@ -187,6 +187,7 @@ export class Attention {
     const g = this.#wasm.backward(c);
     const result = { dq: new Matrix(nq, dk, g.dq), dk: new Matrix(nk, dk, g.dk), dv: new Matrix(nk, dv, g.dv) };
     if (c.bias) result.dbias = new Matrix(nq, nk, g.dbias);
+    if (c.sinks) result.dsinks = g.dsinks;
     return result;
   }
 
@@ -243,6 +244,7 @@ export class Attention {
     const Xt = transpose(X), Ct = options.context == null ? Xt : transpose(C);
     const result = { dx: this.matmul(dQ, transpose(WQ)), dwq: this.matmul(Xt, dQ), dwk: this.matmul(Ct, dK), dwv: this.matmul(Ct, dV) };
     if (WO) result.dwo = this.matmul(transpose(concat), dO);
+    if (spec.sinks) result.dsinks = g.dsinks;
     const dc = addInto(this.matmul(dK, transpose(WK)), this.matmul(dV, transpose(WV)));
     if (options.context == null) addInto(result.dx, dc);
     else result.dcontext = dc;

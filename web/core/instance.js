@@ -8,6 +8,8 @@ import { Matrix } from './matrix.js';
 
 const ATTN_CAUSAL = 1;
 const ATTN_WINDOW = 2;
+const ATTN_ROPE_INTERLEAVED = 1;
+const ATTN_ROPE_QUERIES = 2;
 const ATTN_ERR_OVERFLOW = 7;
 // wasm32 addresses 4 GiB; leave room for the stack, statics and allocator.
 export const MAX_ARENA_BYTES = 2 ** 32 - 2 ** 24;
@@ -191,11 +193,11 @@ export class Instance {
     const vLen = inPlace ? 0 : batch * kvHeads * nk * dv;
     const oLen = batch * heads * nq * dv, bLen = c.bias ? c.bias.data.length : 0, mLen = c.mask ? c.mask.data.length : 0;
     const sLen = c.steps ? batch * heads * nq * nk : 0, lLen = c.stats ? batch * heads * nq : 0;
-    const iLen = (c.queryOffsets ? batch : 0) + (c.kvLengths ? batch : 0);
+    const iLen = perCallLength(c);
     // Float offsets from the arena start, each region 16-byte aligned: the
-    // structs (shape 76 bytes, options 72, steps 20), int32 per-batch
-    // arrays, the tensors, scratch; the mask (bytes) last.
-    const SHAPE = 0, OPTS = 20, STEPS = 40, I32 = 48;
+    // structs (shape 76 bytes, options 92, steps 20), int32 per-batch
+    // arrays and float per-head ones, the tensors, scratch; the mask (bytes) last.
+    const SHAPE = 0, OPTS = 20, STEPS = 44, I32 = 52;
     const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
     const bO = oO + align(oLen), sO = bO + align(bLen), zO = sO + align(sLen), gO = zO + align(sLen);
     const wO = gO + align(sLen), lO = wO + align(sLen), xO = lO + align(lLen);
@@ -212,7 +214,7 @@ export class Instance {
       sk[6] = ex.attn_sdpa_scratch_size(base + SHAPE * 4) >>> 0;
       sk[0] = nq; sk[1] = nk; sk[2] = dk; sk[3] = dv; sk[4] = heads; sk[5] = kvHeads;
     }
-    const scratch = sk[6];
+    const scratch = c.rope ? this.#scratchWith(at, base, c, OPTS, I32, false) : sk[6];
     if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
     const mO = xO + scratch;
     const bytes = mO * 4 + mLen;
@@ -262,9 +264,19 @@ export class Instance {
       return result;
     } finally {
       // The reused call object must not keep the caller's arrays alive.
-      c.q = c.k = c.v = c.out = c.mask = c.bias = c.kvLengths = c.queryOffsets = null;
+      c.q = c.k = c.v = c.out = c.mask = c.bias = c.kvLengths = c.queryOffsets = c.sinks = c.alibi = null;
       this.#release();
     }
+  }
+
+  // With RoPE the scratch depends on the options too: they are written
+  // here first (the call writes them again with its addresses) and the C
+  // side sizes it. The shape is at `base`.
+  #scratchWith(at, base, c, OPTS, I32, backward) {
+    writeOptions(this.#f32, this.#i32, at + OPTS, c, 0, 0, base + I32 * 4);
+    const ex = this.#exports;
+    const size = backward ? ex.attn_sdpa_backward_scratch_size_with : ex.attn_sdpa_scratch_size_with;
+    return size(base, base + OPTS * 4) >>> 0;
   }
 
   // attn_shape at float index `o`: sizes, then strides of q, k, v, out for
@@ -327,20 +339,20 @@ export class Instance {
     const qLen = batch * heads * nq * dk, kLen = batch * kvHeads * nk * dk, vLen = batch * kvHeads * nk * dv;
     const oLen = batch * heads * nq * dv, lLen = c.lse ? batch * heads * nq : 0;
     const bLen = c.bias ? c.bias.data.length : 0, dbLen = c.dbias && c.bias ? bLen : 0, mLen = c.mask ? c.mask.data.length : 0;
-    const iLen = (c.queryOffsets ? batch : 0) + (c.kvLengths ? batch : 0);
+    const iLen = perCallLength(c);
     // Float offsets from the arena start, each region 16-byte aligned: the
-    // structs (shape 76 bytes, options 72, grads 16), int32 per-batch
-    // arrays, the tensors, scratch; the mask (bytes) last.
-    const SHAPE = 0, OPTS = 20, GRADS = 40, I32 = 44;
+    // structs (shape 76 bytes, options 92, grads 20), int32 per-batch
+    // arrays and float per-head ones, the tensors, scratch; the mask (bytes) last.
+    const SHAPE = 0, OPTS = 20, GRADS = 44, I32 = 52;
     const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
     const dO = oO + align(c.out ? oLen : 0), lO = dO + align(oLen), bO = lO + align(lLen);
     const dqO = bO + align(bLen), dkO = dqO + align(qLen), dvO = dkO + align(kLen), dbO = dvO + align(vLen);
-    const xO = dbO + align(dbLen);
+    const dsO = dbO + align(dbLen), xO = dsO + align(c.sinks ? heads : 0);
     if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this backward call');
     else if (this.#f32.length === 0) this.views();
     let base = this.#arena, at = base >>> 2;
     this.#writeShape(at + SHAPE, c);
-    const scratch = ex.attn_sdpa_backward_scratch_size(base + SHAPE * 4) >>> 0;
+    const scratch = c.rope ? this.#scratchWith(at, base, c, OPTS, I32, true) : ex.attn_sdpa_backward_scratch_size(base + SHAPE * 4) >>> 0;
     if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
     const mO = xO + scratch;
     if (mO * 4 + mLen > this.#arenaBytes) {
@@ -356,6 +368,7 @@ export class Instance {
       i32[at + GRADS + 1] = addr(dkO);
       i32[at + GRADS + 2] = addr(dvO);
       i32[at + GRADS + 3] = dbLen ? addr(dbO) : 0;
+      i32[at + GRADS + 4] = c.sinks ? addr(dsO) : 0;
       copyIn(f32, c.q, at + qO);
       copyIn(f32, c.k, at + kO);
       copyIn(f32, c.v, at + vO);
@@ -374,6 +387,7 @@ export class Instance {
         dv: f32.slice(at + dvO, at + dvO + vLen),
       };
       if (dbLen) result.dbias = f32.slice(at + dbO, at + dbO + dbLen);
+      if (c.sinks) result.dsinks = f32.slice(at + dsO, at + dsO + heads);
       return result;
     } finally {
       this.#release();
@@ -421,7 +435,21 @@ function writeOptions(f32, i32, o, c, maskAt, biasAt, intsAt) {
   i32[o + 16] = c.queryOffsets ? ip : 0;
   if (c.queryOffsets) { i32.set(c.queryOffsets, ip >>> 2); ip += 4 * c.queryOffsets.length; }
   i32[o + 17] = c.kvLengths ? ip : 0;
-  if (c.kvLengths) i32.set(c.kvLengths, ip >>> 2);
+  if (c.kvLengths) { i32.set(c.kvLengths, ip >>> 2); ip += 4 * c.kvLengths.length; }
+  i32[o + 18] = c.sinks ? ip : 0;
+  if (c.sinks) { f32.set(c.sinks, ip >>> 2); ip += 4 * c.sinks.length; }
+  i32[o + 19] = c.alibi ? ip : 0;
+  if (c.alibi) f32.set(c.alibi, ip >>> 2);
+  const rope = c.rope;
+  f32[o + 20] = rope ? rope.theta : 0;
+  i32[o + 21] = rope ? rope.dims : 0;
+  i32[o + 22] = rope ? (rope.interleaved ? ATTN_ROPE_INTERLEAVED : 0) | (c.ropeQueries ? ATTN_ROPE_QUERIES : 0) : 0;
+}
+
+// Values of the per-call arrays writeOptions copies: per-batch offsets and
+// lengths, per-head sinks and ALiBi slopes.
+function perCallLength(c) {
+  return (c.queryOffsets ? c.batch : 0) + (c.kvLengths ? c.batch : 0) + (c.sinks ? c.heads : 0) + (c.alibi ? c.heads : 0);
 }
 
 export function formatBytes(bytes) {

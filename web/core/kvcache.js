@@ -3,7 +3,8 @@
 
 import { MAX_ARENA_BYTES, formatBytes } from './instance.js';
 import { describe } from './matrix.js';
-import { checkBool, checkCount, checkKeys, checkLengths, checkOut, layoutShapes, newCall, readFlatMasks, readShared } from './options.js';
+import { checkBool, checkCount, checkKeys, checkLengths, checkOut, checkRope, layoutShapes, newCall, readFlatMasks, readShared } from './options.js';
+import { ropeKeys } from './rope.js';
 
 /**
  * Keys and values of a generation in wasm memory, (batch, kvHeads, capacity,
@@ -60,9 +61,13 @@ export class KVCache {
    * Appends t >= 1 tokens: k flat (batch, kvHeads, t, dk) and v (batch,
    * kvHeads, t, dv), or (batch, t, kvHeads, d) for layout 'bshd'. Past the
    * capacity it throws a RangeError and the cache is unchanged.
+   * options.rope turns the keys at their positions (length ..) as they are
+   * stored; attend then takes the same rope and turns only the queries.
    */
-  append(k, v) {
+  append(k, v, options = {}) {
     this.#live('append');
+    checkKeys(options, 'append', 'kvCache.append');
+    const rope = checkRope(options.rope, 'kvCache.append: rope', this.dk);
     const { batch, kvHeads, dk, dv, capacity } = this;
     const shape = (d, label) => (this.layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
     if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
@@ -76,6 +81,7 @@ export class KVCache {
     const f32 = this.#wasm.f32();
     this.#copy(f32, k, this.#kAt >>> 2, dk, t, true);
     this.#copy(f32, v, this.#vAt >>> 2, dv, t, true);
+    if (rope) ropeKeys(this.#wasm, this.#kAt, this.#strides(dk), this, t, this.#length, rope);
     this.#length += t;
   }
 
@@ -143,6 +149,7 @@ export class KVCache {
     c.out = checkOut(options.out, c, fn);
     readFlatMasks(c, options, fn);
     readShared(c, options, fn, batch);
+    c.ropeQueries = c.rope !== null; // the keys were turned at append
     c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, `${fn}: kvLengths`, batch, nk);
     // The queries are the newest tokens: of the cache, or of each batch
     // entry's own keys when kvLengths says how many it holds.

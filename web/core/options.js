@@ -16,6 +16,14 @@
 //   kvLengths    Int32Array(batch), each in [0, nk].
 //   mask, bias   (nq, nk), or { data, shape } broadcast numpy-style to (batch, heads, nq, nk).
 //   layout       'bhsd' (default, PyTorch) or 'bshd'.
+//   rope         absent or false: none; true or { theta = 10000, dims = dk, interleaved = false }:
+//                q rows turned at p = i + queryOffset, k rows at j (RoPE); dims even, 2..dk;
+//                theta finite >= 1 as a float32. A cache turns keys at append, queries at attend.
+//   sinks        Float32Array(heads) of logits finite as float32: each joins its head's
+//                softmax denominators, with no value.
+//   alibi        absent or false: none; true: the standard slopes for the head count
+//                (alibiSlopes); or Float32Array(heads) slopes finite as float32:
+//                logits += -slope * (p - j).
 // A value is checked as the float32 or int32 C will see, so nothing that
 // passes here comes back from C as a status.
 
@@ -33,7 +41,7 @@ export function defaultScale(dk) {
 
 const SIZES = ['batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv'];
 /** The options every attention call shares. */
-export const SHARED_OPTIONS = Object.freeze(['causal', 'mask', 'bias', 'scale', 'softcap', 'window', 'queryOffset']);
+export const SHARED_OPTIONS = Object.freeze(['causal', 'mask', 'bias', 'scale', 'softcap', 'window', 'queryOffset', 'rope', 'sinks', 'alibi']);
 const PROJECTIONS = ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context'];
 
 /** The options each call of the API accepts; any other key is a TypeError naming them. */
@@ -46,6 +54,7 @@ export const CALL_OPTIONS = Object.freeze({
   multiHeadAttentionBackward: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS]),
   kvCache: Object.freeze(['batch', 'kvHeads', 'dk', 'dv', 'capacity', 'layout']),
   attend: Object.freeze(['heads', 'nq', ...SHARED_OPTIONS, 'kvLengths', 'steps', 'stats', 'out']),
+  append: Object.freeze(['rope']),
   load: Object.freeze(['simd', 'deterministic', 'wasm']),
 });
 
@@ -231,6 +240,71 @@ export function checkBcast(value, Type, name, dims) {
   };
 }
 
+/** RoPE's base when none is given (Llama 2, RoFormer). */
+export const ROPE_THETA = 10000;
+const NO_ROPE = null;
+
+/**
+ * rope: absent or false -> null (none); true or { theta, dims, interleaved }
+ * -> { theta (default 10000, finite >= 1 as a float32: every frequency at most 1), dims (default dk,
+ * even, 2..dk), interleaved (default false: rotate_half pairs) }.
+ */
+export function checkRope(value, name, dk) {
+  if (value == null || value === false) return NO_ROPE;
+  const o = value === true ? {} : value;
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) {
+    throw new TypeError(`${name} must be true or { theta?, dims?, interleaved? }, got ${describe(value)}`);
+  }
+  for (const key in o) {
+    if (key !== 'theta' && key !== 'dims' && key !== 'interleaved') throw new TypeError(`${name}: unknown key ${JSON.stringify(key)} (known: theta, dims, interleaved)`);
+  }
+  const theta = o.theta ?? ROPE_THETA;
+  if (typeof theta !== 'number') throw new TypeError(`${name}.theta must be a number >= 1, got ${describe(theta)}`);
+  const f = Math.fround(theta);
+  if (!(f >= 1) || !Number.isFinite(f)) throw new RangeError(`${name}.theta must be >= 1 and finite as a float32, got ${theta}`);
+  const dims = o.dims ?? dk;
+  if (typeof dims !== 'number') throw new TypeError(`${name}.dims must be an even integer from 2 to dk = ${dk}, got ${describe(dims)}`);
+  if (!Number.isInteger(dims) || dims < 2 || dims > dk || dims % 2 !== 0) {
+    throw new RangeError(`${name}.dims must be an even integer from 2 to dk = ${dk}, got ${dims}`);
+  }
+  return { theta, dims, interleaved: checkBool(o.interleaved, `${name}.interleaved`) };
+}
+
+/** A Float32Array of one finite float32 per head (sinks, ALiBi slopes). */
+function checkPerHead(value, name, heads, what) {
+  if (!(value instanceof Float32Array)) throw new TypeError(`${name} must be a Float32Array of heads = ${heads} ${what}, got ${describe(value)}`);
+  if (value.length !== heads) throw new RangeError(`${name} has ${value.length} values, expected heads = ${heads}`);
+  for (let h = 0; h < heads; h++) {
+    if (!Number.isFinite(value[h])) throw new RangeError(`${name}[${h}] is ${value[h]}, must be finite`);
+  }
+  return value;
+}
+
+/** sinks: absent -> null; else a Float32Array(heads) of finite logits. */
+export function checkSinks(value, name, heads) {
+  return value == null ? null : checkPerHead(value, name, heads, 'logits');
+}
+
+/**
+ * The standard ALiBi slopes for `heads` heads (Press et al., the reference
+ * code's get_slopes; BLOOM and MPT use the same): for a power of two n,
+ * 2^(-8 (h + 1) / n); otherwise those of the largest power of two n below,
+ * then every other slope of 2n (2^(-4 (2k + 1) / n)) for the rest.
+ */
+export function alibiSlopes(heads) {
+  const n = 2 ** Math.floor(Math.log2(heads));
+  const slopes = new Float32Array(heads);
+  for (let h = 0; h < heads; h++) slopes[h] = h < n ? 2 ** (-8 * (h + 1) / n) : 2 ** (-4 * (2 * (h - n) + 1) / n);
+  return slopes;
+}
+
+/** alibi: absent or false -> null; true -> alibiSlopes(heads); else a Float32Array(heads) of finite slopes. */
+export function checkAlibi(value, name, heads) {
+  if (value == null || value === false) return null;
+  if (value === true) return alibiSlopes(heads);
+  return checkPerHead(value, name, heads, 'slopes (or true for the standard ones)');
+}
+
 // ---- the rule every kernel applies -------------------------------------------
 
 /**
@@ -259,15 +333,20 @@ export function newCall() {
     q: null, k: null, v: null, batch: 1, heads: 1, kvHeads: 1, nq: 0, nk: 0, dk: 0, dv: 0, layout: 'bhsd',
     mask: null, bias: null, scale: 0, causal: false, softcap: 0, window: null, queryOffset: 0, queryOffsets: null,
     kvLengths: null, steps: false, stats: false, out: undefined,
+    rope: null, ropeQueries: false, sinks: null, alibi: null, // ropeQueries: k holds turned keys (a cache)
     kAt: undefined, vAt: undefined, kStrides: null, vStrides: null, // a KV cache read in place
   };
 }
 
 /**
  * The shared options of a call into `c`: scale (default 1/sqrt(c.dk)),
- * causal, softcap, window, queryOffset. `batch` sizes a per-batch offset.
+ * causal, softcap, window, queryOffset, rope, sinks and alibi (sized by
+ * c.dk and c.heads). `batch` sizes a per-batch offset.
  */
 export function readShared(c, options, fn, batch = 1) {
+  c.rope = options.rope == null ? null : checkRope(options.rope, `${fn}: rope`, c.dk);
+  c.sinks = options.sinks == null ? null : checkSinks(options.sinks, `${fn}: sinks`, c.heads);
+  c.alibi = options.alibi == null ? null : checkAlibi(options.alibi, `${fn}: alibi`, c.heads);
   c.scale = checkScale(options.scale, `${fn}: scale`, c.dk);
   c.causal = checkBool(options.causal, `${fn}: causal`);
   c.softcap = checkSoftcap(options.softcap, `${fn}: softcap`);

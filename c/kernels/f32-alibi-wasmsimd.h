@@ -1,0 +1,34 @@
+/* f32-alibi-wasmsimd.h - ALiBi's bias added to a row of logits with
+ * SIMD128, the same bits as attn__add_alibi (kernels.h): per key one exact
+ * conversion of j - p to float, one rounded product by the slope, one
+ * rounded add. The conversion is exact in both while |j - p| < 2^24; past
+ * that (or where j - p leaves int32) the scalar helper runs. */
+#ifndef ATTN_F32_ALIBI_WASMSIMD_H
+#define ATTN_F32_ALIBI_WASMSIMD_H
+
+#include <wasm_simd128.h>
+
+#include "kernels.h"
+
+/* z[jj] += slope * (j0 + jj - p) for jj < n, p = i + offset. */
+static inline void attn__add_alibi_wasmsimd(const attn__head* h, size_t i, size_t j0, size_t n, float* z) {
+  if (h->alibi == 0.0f) return;
+  const int64_t first = (int64_t)j0 - ((int64_t)i + h->offset);  /* j0 - p */
+  const int64_t exact = INT64_C(1) << 24;
+  if (first <= -exact || first + (int64_t)n >= exact) {
+    attn__add_alibi(h, i, j0, n, z);
+    return;
+  }
+  const v128_t vslope = wasm_f32x4_splat(h->alibi);
+  v128_t vdist = wasm_i32x4_add(wasm_i32x4_splat((int32_t)first), wasm_i32x4_make(0, 1, 2, 3));
+  const v128_t vfour = wasm_i32x4_splat(4);
+  size_t jj = 0;
+  for (; jj + 4 <= n; jj += 4) {
+    const v128_t vbias = wasm_f32x4_mul(vslope, wasm_f32x4_convert_i32x4(vdist));
+    wasm_v128_store(z + jj, wasm_f32x4_add(wasm_v128_load(z + jj), vbias));
+    vdist = wasm_i32x4_add(vdist, vfour);
+  }
+  for (; jj < n; jj++) z[jj] = z[jj] + h->alibi * (float)(first + (int64_t)jj);
+}
+
+#endif /* ATTN_F32_ALIBI_WASMSIMD_H */

@@ -1,0 +1,68 @@
+/* f32-rope-wasmsimd.c - RoPE rotation of rows with SIMD128. Same algorithm
+ * and bits as f32-rope-scalar.c (read that first): plain multiplies and
+ * adds (never attn__f32x4_madd), so every build rotates alike.
+ *   - rotate_half pairs: 4 pairs per step, a from [c, c + 4), b from
+ *     [c + half, c + half + 4);
+ *   - interleaved pairs: 2 pairs per vector [a0 b0 a1 b1], against
+ *     [cos0 cos0 cos1 cos1] and, swapped to [b0 a0 b1 a1], against
+ *     [-sin0 sin0 -sin1 sin1] (x + (-y) is x - y, bit for bit). */
+#include <assert.h>
+#include <wasm_simd128.h>
+
+#include "f32-rope.h"
+#include "kernels.h"
+
+static inline float attn__rope_a(float a, float b, float cs, float sn, int inverse) {
+  return inverse ? a * cs + b * sn : a * cs - b * sn;
+}
+static inline float attn__rope_b(float a, float b, float cs, float sn, int inverse) {
+  return inverse ? b * cs - a * sn : b * cs + a * sn;
+}
+
+void attn__f32_rope_wasmsimd(const float* x, size_t x_stride, size_t n, size_t d, const float* table, size_t dims,
+                             uint32_t flags, float* y, size_t y_stride) {
+  assert(dims % 2 == 0 && dims <= d);
+  const size_t half = dims / 2;
+  const int interleaved = (flags & ATTN__ROPE_PAIRS_INTERLEAVED) != 0;
+  const int inverse = (flags & ATTN__ROPE_INVERSE) != 0;
+  /* The sine's sign per lane: forward turns a by -sin, inverse by +sin. */
+  const v128_t vsign = inverse ? wasm_f32x4_make(1.0f, -1.0f, 1.0f, -1.0f) : wasm_f32x4_make(-1.0f, 1.0f, -1.0f, 1.0f);
+  for (size_t r = 0; r < n; r++) {
+    const float* x_row = x + r * x_stride;    /* (d) */
+    float* y_row = y + r * y_stride;          /* (d) */
+    const float* cos_row = table + r * dims;  /* (dims / 2) */
+    const float* sin_row = cos_row + half;    /* (dims / 2) */
+    size_t c = 0;
+    if (interleaved) {
+      for (; c + 2 <= half; c += 2) {
+        const v128_t vx = wasm_v128_load(x_row + 2 * c);  /* a0 b0 a1 b1 */
+        const v128_t vswap = wasm_i32x4_shuffle(vx, vx, 1, 0, 3, 2);
+        const v128_t vcs = wasm_f32x4_make(cos_row[c], cos_row[c], cos_row[c + 1], cos_row[c + 1]);
+        const v128_t vsn = wasm_f32x4_mul(wasm_f32x4_make(sin_row[c], sin_row[c], sin_row[c + 1], sin_row[c + 1]), vsign);
+        wasm_v128_store(y_row + 2 * c, wasm_f32x4_add(wasm_f32x4_mul(vx, vcs), wasm_f32x4_mul(vswap, vsn)));
+      }
+      for (; c < half; c++) {
+        const float a = x_row[2 * c], b = x_row[2 * c + 1];
+        y_row[2 * c] = attn__rope_a(a, b, cos_row[c], sin_row[c], inverse);
+        y_row[2 * c + 1] = attn__rope_b(a, b, cos_row[c], sin_row[c], inverse);
+      }
+    } else {
+      for (; c + 4 <= half; c += 4) {
+        const v128_t va = wasm_v128_load(x_row + c), vb = wasm_v128_load(x_row + c + half);
+        const v128_t vcs = wasm_v128_load(cos_row + c), vsn = wasm_v128_load(sin_row + c);
+        const v128_t vacs = wasm_f32x4_mul(va, vcs), vbsn = wasm_f32x4_mul(vb, vsn);
+        const v128_t vbcs = wasm_f32x4_mul(vb, vcs), vasn = wasm_f32x4_mul(va, vsn);
+        wasm_v128_store(y_row + c, inverse ? wasm_f32x4_add(vacs, vbsn) : wasm_f32x4_sub(vacs, vbsn));
+        wasm_v128_store(y_row + c + half, inverse ? wasm_f32x4_sub(vbcs, vasn) : wasm_f32x4_add(vbcs, vasn));
+      }
+      for (; c < half; c++) {
+        const float a = x_row[c], b = x_row[c + half];
+        y_row[c] = attn__rope_a(a, b, cos_row[c], sin_row[c], inverse);
+        y_row[c + half] = attn__rope_b(a, b, cos_row[c], sin_row[c], inverse);
+      }
+    }
+    if (y_row != x_row) {
+      for (size_t c2 = dims; c2 < d; c2++) y_row[c2] = x_row[c2];
+    }
+  }
+}
