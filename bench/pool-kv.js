@@ -16,6 +16,7 @@
 // runs itself again with the flag).
 
 import { spawnSync } from 'node:child_process';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
@@ -79,8 +80,9 @@ function maxDiff(a, b) {
 }
 
 /**
- * Runs the benchmark; returns one result per length:
- * { nk, rows: [{ name, ms, vsSingle }], error: max |pool - single| / max |single| }.
+ * Runs the benchmark; returns one result per length: { nk, rows: [{ name,
+ * ms, vsSingle }], error: max |pool - single| / max |single|, load: the
+ * 1-minute load average before and after }.
  */
 export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV_LENGTHS, ort = true, log = console.log } = {}) {
   const { heads, kvHeads, d } = POOL_KV_SHAPE;
@@ -89,6 +91,7 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
   const dtypes = CALL_OPTIONS.kvCache.includes('dtype') ? ['float32', 'int8'] : ['float32'];
   const results = [];
   for (const nk of lengths) {
+    const loadBefore = os.loadavg()[0];
     const k = random(kvHeads * nk * d, 2), v = random(kvHeads * nk * d, 3), q = random(heads * d, 1);
     const list = [];
     const caches = [];
@@ -123,8 +126,9 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
       }
     }
     const rows = list.map((c, i) => ({ name: c.name, ms: median(times[i]), vsSingle: median(times[i].map((t, r) => times[0][r] / t)) }));
-    results.push({ nk, rows, error });
-    log(`\nKV cache decode: ${heads} heads over ${kvHeads} kv heads, nq = 1, nk = ${nk}, d = ${d} (pool output within ${error.toExponential(1)} of one instance's, relative to its largest)`);
+    const load = [loadBefore, os.loadavg()[0]].map((x) => x.toFixed(1)).join(' -> ');
+    results.push({ nk, rows, error, load });
+    log(`\nKV cache decode: ${heads} heads over ${kvHeads} kv heads, nq = 1, nk = ${nk}, d = ${d} (pool output within ${error.toExponential(1)} of one instance's, relative to its largest; load average ${load})`);
     for (const r of rows) log(`  ${r.name.padEnd(44)} ${`${r.ms.toFixed(3)} ms`.padStart(11)}  ${r.vsSingle.toFixed(2).padStart(5)}x vs one instance`);
     for (const c of list) await c.close();
     for (const c of caches) c.dispose();
@@ -134,16 +138,16 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
 }
 
 /** Markdown lines for bench/RESULTS.md. */
-export function poolKvMarkdown(results, { rounds, roundMs }, load) {
+export function poolKvMarkdown(results, { rounds, roundMs }) {
   const { heads, kvHeads, d } = POOL_KV_SHAPE;
   const lines = ['## Pool: split-KV decoding', '',
     `One decode step, ${heads} query heads over ${kvHeads} kv heads, d = ${d}, nq = 1: pool.kvCache with 2 threads (positions in segments of`,
     `${SEGMENT_TOKENS}, the calling thread holding every other one) against one instance's kvCache on the calling thread, and`,
     "onnxruntime-web's standard Attention op (opset 23) with past_key/past_value (copied in, present copied out, as its API does each step),",
     `numThreads 1 and 2, each in its own worker thread, warmed up. Median of ${rounds} interleaved rounds of about ${roundMs} ms;`,
-    `ratios are medians of per-round ratios to the one instance. Load average during the run: ${load}.`, ''];
-  for (const { nk, rows, error } of results) {
-    lines.push(`### nk = ${nk}`, '', `Pool output within ${error.toExponential(1)} of one instance's (relative to its largest value).`, '',
+    `ratios are medians of per-round ratios to the one instance (the machine's ${os.cpus().length} cores may be shared: see each load average).`, ''];
+  for (const { nk, rows, error, load } of results) {
+    lines.push(`### nk = ${nk}`, '', `Pool output within ${error.toExponential(1)} of one instance's (relative to its largest value); 1-minute load average ${load}.`, '',
       '| contender | time per step | vs one instance |', '|---|---:|---:|');
     for (const r of rows) lines.push(`| ${r.name} | ${r.ms.toFixed(3)} ms | ${r.vsSingle.toFixed(2)}x |`);
     lines.push('');
