@@ -5,7 +5,7 @@
 // many; a cache crossing the small-cache threshold (SEGMENT_TOKENS, below
 // which it is the one instance's result bit for bit); truncate, clear,
 // keys and values; the same errors, before any worker is asked; dispose
-// returns the workers' memory. Node 20 needs a flag for relaxed SIMD:
+// returns the workers' memory; a worker's death loses the cache, loudly. Node 20 needs a flag for relaxed SIMD:
 // without it this file runs itself again with the flag.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -299,6 +299,28 @@ e('dispose returns the workers\' memory: caches of 1.5 GiB per worker, made and 
     const t = new Float32Array(8 * 64 * (SEGMENT_TOKENS + 1));
     await cache.append(t, t);
     cache.dispose();
+  }
+});
+
+e('a worker that dies takes its segments: the cache then rejects every call, saying so', async ({ attn }) => {
+  // This worker exits on a call with dk = 13 (tests/pages/pool-crash-worker.js).
+  const pool = await createAttentionPool({ threads: 2, callerShare: false, worker: new URL('./pages/pool-crash-worker.js', import.meta.url) });
+  try {
+    const c = await pair({ pool, attn }, {});
+    await sameAttend(c, draw(4 * 8, 19), { heads: 4 }, 'before');
+    const [heads, n, d] = [4, 512, 13];
+    const x = draw(heads * n * d, 20);
+    // Layout 'bshd' is not split: the call goes whole to one worker, which dies.
+    await rejectsWith(pool.sdpa(x, x, x, { heads, nq: n, nk: n, dk: d, dv: d, layout: 'bshd' }), Error, 'attention-wasm pool: a worker stopped during this call');
+    await rejectsWith(c.split.attend(draw(4 * 8, 19), { heads: 4 }), Error, "kvCache.attend: this cache's keys and values are lost (a worker holding part of it stopped); make a new cache");
+    await rejectsWith(c.split.append(new Float32Array(16), new Float32Array(16)), Error, "kvCache.append: this cache's keys and values are lost");
+    c.dispose();
+    // The pool replaced its workers: a new cache works.
+    const again = await pair({ pool, attn }, {});
+    await sameAttend(again, draw(4 * 8, 21), { heads: 4 }, 'a new cache');
+    again.dispose();
+  } finally {
+    pool.dispose();
   }
 });
 
