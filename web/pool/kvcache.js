@@ -310,6 +310,14 @@ export class PoolKVCache {
       const o = this.#segmentOptions(c, start, n);
       if (o !== null) calls[this.#owner(s)].push({ start, options: o });
     }
+    if (calls[0].length === 1 && calls.every((list, h) => h === 0 || list.length === 0)) {
+      // One part, on the calling thread: it is the whole result (the others
+      // would weigh 0), so it is asked for exactly what the caller asked.
+      const { start, options: o } = calls[0][0];
+      o.stats = c.stats;
+      if (c.out) o.out = c.out;
+      return this.#here.attendOne(start, q, o);
+    }
     const shape = { heads, nq, steps: c.steps };
     const asked = [];
     for (let h = 1; h < calls.length; h++) {

@@ -164,6 +164,11 @@ export class Shard {
     this.#segment(start).append(k, v);
   }
 
+  /** attend of the segment at `start` alone, with its options as given. */
+  attendOne(start, q, options) {
+    return this.#segment(start).attend(q, options);
+  }
+
   /**
    * Attends q over the segments named by `calls` ([{ start, options }],
    * options already translated to the segment's positions, with stats).
