@@ -92,7 +92,7 @@ export class PoolKVCache {
   #pool;
   #id = nextId++;
   #options; // what each segment's cache is made with, capacity aside
-  #holders; // [{ slot: null (the calling thread) | a worker slot }]
+  #holders; // [{ slot: null (the calling thread) | a worker slot, segments: how many it keeps }]
   #here = null; // the calling thread's Shard
   #length = 0;
   #disposed = false;
@@ -113,7 +113,7 @@ export class PoolKVCache {
     // With callerShare the calling thread is one of `threads` holders; else
     // it keeps segment 0 (the small cache) and the workers the rest.
     const workers = pool.callerShare ? pool.threads - 1 : pool.threads;
-    this.#holders = [{ slot: null }, ...Array.from({ length: workers }, (_, i) => ({ slot: pool.workers.slot(i) }))];
+    this.#holders = [{ slot: null, segments: 0 }, ...Array.from({ length: workers }, (_, i) => ({ slot: pool.workers.slot(i), segments: 0 }))];
   }
 
   /** Tokens held. */
@@ -144,14 +144,23 @@ export class PoolKVCache {
       }
     }
     const shape = { batch, dv, layout };
+    this.#holders.forEach((h, i) => {
+      h.segments = segments[i].length;
+    });
     this.#here = new Shard(this.#pool.local, { options: this.#options, shape, segments: segments[0] });
-    const made = await Promise.allSettled(this.#holders.slice(1).map((h, i) =>
-      this.#send(h, { op: 'create', spec: { options: this.#options, shape, segments: segments[i + 1] } })));
+    // A worker that keeps no segment (a small capacity) is never asked.
+    const made = await Promise.allSettled(this.#workerHolders().map((h) =>
+      this.#send(h, { op: 'create', spec: { options: this.#options, shape, segments: segments[this.#holders.indexOf(h)] } })));
     const failed = made.find((r) => r.status === 'rejected');
     if (failed) {
       this.dispose();
       throw failed.reason;
     }
+  }
+
+  // The workers that keep segments of this cache.
+  #workerHolders() {
+    return this.#holders.filter((h) => h.slot !== null && h.segments > 0);
   }
 
   // One operation on a worker's part of this cache; resolves with its result.
@@ -182,7 +191,7 @@ export class PoolKVCache {
   #live(fn) {
     if (this.#disposed) throw new Error(`kvCache.${fn}: this cache was disposed`);
     this.#pool.live();
-    if (this.#lost === null && this.#holders.some((h) => h.slot?.dead)) this.#lost = new Error('a worker holding part of it stopped');
+    if (this.#lost === null && this.#workerHolders().some((h) => h.slot.dead)) this.#lost = new Error('a worker holding part of it stopped');
     if (this.#lost !== null) {
       throw new Error(`kvCache.${fn}: this cache's keys and values are lost (${this.#lost.message}); make a new cache`);
     }
@@ -433,7 +442,7 @@ export class PoolKVCache {
     this.#live('clear');
     this.#length = 0;
     this.#here.clear();
-    await Promise.all(this.#holders.slice(1).map((h) => this.#change(h, { op: 'clear' })));
+    await Promise.all(this.#workerHolders().map((h) => this.#change(h, { op: 'clear' })));
   }
 
   /** Returns the cache's memory to the calling thread's instance and the workers'; later calls throw. */
@@ -442,7 +451,7 @@ export class PoolKVCache {
     this.#disposed = true;
     this.#length = 0;
     this.#here?.dispose();
-    for (const h of this.#holders.slice(1)) {
+    for (const h of this.#workerHolders()) {
       // Nothing to wait for: a stopped worker's memory is gone with it.
       if (!h.slot.dead) this.#send(h, { op: 'dispose' }).catch(() => {});
     }
