@@ -69,3 +69,29 @@ export function attentionModel({ heads, nq, nk, d, scale, causal }) {
   // ModelProto { ir_version: 8, opset_import { version: 17 }, graph }
   return new Uint8Array([...int(1, 8), ...msg(8, [str(1, ''), int(2, 17)]), ...graph]);
 }
+
+/**
+ * ONNX model bytes of one decode step through the standard Attention op
+ * (opset 23) with a past key/value cache, grouped-query:
+ *   Y, present_key, present_value = Attention(Q, K, V, , past_key, past_value)
+ * Q (batch, heads, nq, d), K and V (batch, kvHeads, nq, d) (the new tokens),
+ * past_key and past_value (batch, kvHeads, past, d); Y (batch, heads, nq, d),
+ * present (batch, kvHeads, past + nq, d). scale defaults to 1/sqrt(d) in
+ * the op; is_causal aligns the queries to the last keys (ONNX: top-left by
+ * the total length, which for nq = 1 allows every key).
+ */
+export function attentionOpModel({ batch = 1, heads, kvHeads, nq, past, d, causal = false }) {
+  const total = past + nq;
+  const attrs = [intAttr('q_num_heads', heads), intAttr('kv_num_heads', kvHeads)];
+  if (causal) attrs.push(intAttr('is_causal', 1));
+  const graph = msg(7, [
+    node('Attention', ['Q', 'K', 'V', '', 'past_key', 'past_value'], ['Y', 'present_key', 'present_value'], attrs),
+    str(2, 'decode'),
+    valueInfo(11, 'Q', [batch, heads, nq, d]), valueInfo(11, 'K', [batch, kvHeads, nq, d]), valueInfo(11, 'V', [batch, kvHeads, nq, d]),
+    valueInfo(11, 'past_key', [batch, kvHeads, past, d]), valueInfo(11, 'past_value', [batch, kvHeads, past, d]),
+    valueInfo(12, 'Y', [batch, heads, nq, d]),
+    valueInfo(12, 'present_key', [batch, kvHeads, total, d]), valueInfo(12, 'present_value', [batch, kvHeads, total, d]),
+  ]);
+  // ModelProto { ir_version: 10, opset_import { version: 23 }, graph }
+  return new Uint8Array([...int(1, 10), ...msg(8, [str(1, ''), int(2, 23)]), ...graph]);
+}

@@ -1,12 +1,17 @@
-// ort-worker.js - one onnxruntime-web configuration for bench/pool.js, in a
-// worker thread of its own: onnxruntime-web reads env.wasm.numThreads once,
-// when its wasm starts, so each thread count needs a fresh JS realm.
+// ort-worker.js - one onnxruntime-web configuration for bench/pool.js and
+// bench/pool-kv.js, in a worker thread of its own: onnxruntime-web reads
+// env.wasm.numThreads once, when its wasm starts, so each thread count needs
+// a fresh JS realm.
 //   in:  { type: 'init', numThreads, shape: { heads, nq, nk, d, causal } }
+//          a MatMul/Softmax/MatMul graph (onnx-graph.js attentionModel)
+//        { type: 'init', numThreads, shape: { kind: 'attention-op', heads, kvHeads, nq, past, d } }
+//          the Attention op with past key/value (attentionOpModel): each
+//          call feeds the past and gets the present back, as a decode loop does
 //        { type: 'round', ms }      run calls for about ms, back to back
 //   out: { type: 'ready', threads } | { type: 'round', msPerCall } | { type: 'error', message }
 import { parentPort } from 'node:worker_threads';
 
-import { attentionModel } from './onnx-graph.js';
+import { attentionModel, attentionOpModel } from './onnx-graph.js';
 import { random } from './random.js';
 
 let session = null;
@@ -18,16 +23,28 @@ parentPort.on('message', async (m) => {
       const ort = await import('onnxruntime-web');
       ort.env.wasm.numThreads = m.numThreads;
       ort.env.logLevel = 'error';
-      const { heads, nq, nk, d, causal } = m.shape;
-      session = await ort.InferenceSession.create(attentionModel({ heads, nq, nk, d, scale: 1 / Math.sqrt(d), causal }), { executionProviders: ['wasm'] });
-      feeds = {
-        Q: new ort.Tensor('float32', random(heads * nq * d, 1), [heads, nq, d]),
-        K: new ort.Tensor('float32', random(heads * nk * d, 2), [heads, nk, d]),
-        V: new ort.Tensor('float32', random(heads * nk * d, 3), [heads, nk, d]),
-      };
+      if (m.shape.kind === 'attention-op') {
+        const { heads, kvHeads, nq, past, d } = m.shape;
+        session = await ort.InferenceSession.create(attentionOpModel({ heads, kvHeads, nq, past, d }), { executionProviders: ['wasm'] });
+        feeds = {
+          Q: new ort.Tensor('float32', random(heads * nq * d, 1), [1, heads, nq, d]),
+          K: new ort.Tensor('float32', random(kvHeads * nq * d, 2), [1, kvHeads, nq, d]),
+          V: new ort.Tensor('float32', random(kvHeads * nq * d, 3), [1, kvHeads, nq, d]),
+          past_key: new ort.Tensor('float32', random(kvHeads * past * d, 4), [1, kvHeads, past, d]),
+          past_value: new ort.Tensor('float32', random(kvHeads * past * d, 5), [1, kvHeads, past, d]),
+        };
+      } else {
+        const { heads, nq, nk, d, causal } = m.shape;
+        session = await ort.InferenceSession.create(attentionModel({ heads, nq, nk, d, scale: 1 / Math.sqrt(d), causal }), { executionProviders: ['wasm'] });
+        feeds = {
+          Q: new ort.Tensor('float32', random(heads * nq * d, 1), [heads, nq, d]),
+          K: new ort.Tensor('float32', random(heads * nk * d, 2), [heads, nk, d]),
+          V: new ort.Tensor('float32', random(heads * nk * d, 3), [heads, nk, d]),
+        };
+      }
       // Warm up: its thread pool starts and its kernels are compiled.
       const t0 = performance.now();
-      while (performance.now() - t0 < 300) await session.run(feeds);
+      do await session.run(feeds); while (performance.now() - t0 < 300);
       parentPort.postMessage({ type: 'ready', threads: ort.env.wasm.numThreads });
     } else if (m.type === 'round') {
       let calls = 0;

@@ -8,7 +8,8 @@
 // The relaxed module's "of peak" is against the relaxed probe. Node 20 runs
 // relaxed SIMD only with --experimental-wasm-relaxed-simd: without it this
 // script runs itself again with the flag. The pool against onnxruntime-web
-// with threads is bench/pool.js, run at the end (not with --only/--shape).
+// with threads is bench/pool.js, and the pool's split KV cache at decode
+// shapes bench/pool-kv.js, both run at the end (not with --only/--shape).
 // Contenders run interleaved round by round; each cell is the median of the
 // rounds. FLOPs per call: 4 * heads * nq * nk * d (causal counted in full, so
 // skipping masked blocks shows as a higher rate). Writes bench/RESULTS.md.
@@ -35,6 +36,7 @@ import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
 import { attentionModel } from './onnx-graph.js';
 import { poolBench, poolMarkdown } from './pool.js';
+import { poolKvBench, poolKvMarkdown } from './pool-kv.js';
 import { explorerTimings } from './explorer.js';
 import { random } from './random.js';
 
@@ -375,6 +377,8 @@ try {
 printExplorer(explorer, browser);
 const POOL_TIMING = { rounds: ROUNDS, roundMs: quick ? 100 : 300 };
 const poolResults = await poolBench(POOL_TIMING);
+const POOL_KV_TIMING = { rounds: ROUNDS, roundMs: quick ? 100 : 200 };
+const poolKvResults = await poolKvBench(POOL_KV_TIMING);
 writeResults();
 
 function fmtTime(us) {
@@ -427,6 +431,7 @@ function writeResults() {
     lines.push(`| ${e.tokens} | ${fmtTime(e.computeMs * 1000)} | ${b ? `${b.ms.toFixed(2)} ms` : 'not run'} |`);
   }
   lines.push('', ...poolMarkdown(poolResults, POOL_TIMING));
+  lines.push(...poolKvMarkdown(poolKvResults, POOL_KV_TIMING));
   // The hand-written section of measurements taken once (the reasons behind
   // kernel and API choices) is kept from the previous file.
   const previous = existsSync(`${root}bench/RESULTS.md`) ? readFileSync(`${root}bench/RESULTS.md`, 'utf8') : '';

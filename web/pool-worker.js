@@ -7,10 +7,15 @@
 // Messages in:  { type: 'init', module }
 //               { id, method: 'sdpa', q, k, v, options }
 //               { id, method: 'multiHeadAttention', x, options }
+//               { id, method: 'kv', op, cache, ... }   a pool KV cache's part here
+//                 (web/pool/kvcache.js): op 'create' { spec }, 'append'
+//                 { start, k, v }, 'attend' { q, calls, shape }, 'read'
+//                 { which, starts }, 'truncate' { start, length }, 'clear', 'dispose'
 // Messages out: { type: 'ready', isa } | { type: 'failed', name, message }
 //               { id, result } | { id, error: { name, message } }
 
 import { loadAttention } from './attention.js';
+import { Shard } from './pool/kvshard.js';
 
 // Node: worker_threads' parentPort; browser: the worker's global scope. The
 // specifier is in a variable so browser bundlers do not try to resolve it.
@@ -19,6 +24,8 @@ const nodeWorkers = 'node:worker_threads';
 const port = isNode ? (await import(/* webpackIgnore: true */ /* @vite-ignore */ nodeWorkers)).parentPort : self;
 
 let attn = null;
+// The parts of pool KV caches this worker holds, by cache id.
+const shards = new Map();
 
 function post(message, transfer = []) {
   port.postMessage(message, transfer);
@@ -43,16 +50,43 @@ function handle(data) {
     } else if (method === 'multiHeadAttention') {
       const r = attn.multiHeadAttention(data.x, data.options);
       result = { output: { rows: r.output.rows, cols: r.output.cols, data: r.output.data } };
+    } else if (method === 'kv') {
+      result = kv(data);
     } else {
       throw new Error(`attention-wasm pool worker: unknown method ${JSON.stringify(method)}`);
     }
-    // Results are fresh arrays (or objects of them): moved, not copied.
-    const transfer = ArrayBuffer.isView(result) ? [result.buffer]
-      : Object.values(result).flatMap((x) => (ArrayBuffer.isView(x) ? [x.buffer] : ArrayBuffer.isView(x?.data) ? [x.data.buffer] : []));
-    post({ id, result }, [...new Set(transfer)]);
+    // Results are fresh arrays (or objects and arrays of them): moved, not copied.
+    const transfer = new Set();
+    buffers(result, transfer, 3);
+    post({ id, result }, [...transfer]);
   } catch (err) {
     post({ id, error: { name: err?.name ?? 'Error', message: String(err?.message ?? err) } });
   }
+}
+
+function kv(data) {
+  const { op, cache } = data;
+  if (op === 'create') {
+    shards.set(cache, new Shard(attn, data.spec));
+    return true;
+  }
+  const shard = shards.get(cache);
+  if (shard === undefined) throw new Error(`attention-wasm pool worker: no cache ${cache} here`);
+  switch (op) {
+    case 'append': shard.append(data.start, data.k, data.v); return true;
+    case 'attend': return shard.attend(data.q, data.calls, data.shape);
+    case 'read': return shard.read(data.which, data.starts);
+    case 'truncate': shard.truncate(data.start, data.length); return true;
+    case 'clear': shard.clear(); return true;
+    case 'dispose': shard.dispose(); shards.delete(cache); return true;
+    default: throw new Error(`attention-wasm pool worker: unknown cache operation ${JSON.stringify(op)}`);
+  }
+}
+
+// The buffers of the typed arrays in a result, down to `depth` levels of objects and arrays.
+function buffers(x, into, depth) {
+  if (ArrayBuffer.isView(x)) into.add(x.buffer);
+  else if (depth > 0 && x !== null && typeof x === 'object') for (const y of Object.values(x)) buffers(y, into, depth - 1);
 }
 
 if (isNode) port.on('message', handle);

@@ -1,5 +1,5 @@
 // Types for attention-wasm/pool (web/pool.js).
-import type { Isa, LoadOptions, MatrixLike, MultiHeadOptions, MultiHeadResult, SdpaOptions, SdpaResult } from './attention.js';
+import type { AttendOptions, Isa, KVCacheOptions, LoadOptions, MatrixLike, MultiHeadOptions, MultiHeadResult, SdpaOptions, SdpaResult } from './attention.js';
 
 export interface PoolOptions extends LoadOptions {
   /** Workers. Default: navigator.hardwareConcurrency (browser) or os.availableParallelism() (Node). */
@@ -34,9 +34,53 @@ export declare class AttentionPool {
   multiHeadAttention(x: MatrixLike, options: MultiHeadOptions): Promise<MultiHeadResult>;
   /** Calls so far: on the calling thread (small or invalid), whole on one worker, split into parts (of which `here` the calling thread computed: the last part of each split call). */
   readonly stats: { local: number; whole: number; split: number; parts: number; here: number };
+  /**
+   * attn.kvCache on the pool: the positions are split over the workers and the calling thread, so a
+   * decode step's attend runs on every core. Same options and errors; resolves when every part has its memory.
+   */
+  kvCache(options: KVCacheOptions): Promise<PoolKVCache>;
   /** Stops the workers; later calls throw, calls in flight reject. */
   dispose(): void;
 }
 
 /** Starts the workers; resolves when each has its instance. */
 export declare function createAttentionPool(options?: PoolOptions): Promise<AttentionPool>;
+
+/**
+ * A KV cache split by position over a pool (split-KV decoding): segments of consecutive positions
+ * dealt round-robin to the calling thread and the workers, each in its own wasm memory. The calls of
+ * KVCache, as Promises; errors are KVCache's, raised before any worker is asked. Calls may follow
+ * each other without awaiting: each holder takes them in order. A cache of up to one segment (2048
+ * tokens) is attended on the calling thread alone.
+ */
+export declare class PoolKVCache {
+  private constructor();
+  readonly batch: number;
+  readonly kvHeads: number;
+  readonly dk: number;
+  readonly dv: number;
+  readonly capacity: number;
+  readonly layout: 'bhsd' | 'bshd';
+  /** Tokens held. */
+  readonly length: number;
+  /** Appends t >= 1 tokens, as KVCache#append; past the capacity it rejects and the cache is unchanged. */
+  append(k: Float32Array, v: Float32Array): Promise<void>;
+  /** A copy of the held keys, (batch, kvHeads, length, dk) in the cache's layout. */
+  keys(): Promise<Float32Array>;
+  /** A copy of the held values, (batch, kvHeads, length, dv) in the cache's layout. */
+  values(): Promise<Float32Array>;
+  /**
+   * KVCache#attend over every holder's keys, the parts merged by their log-sum-exp: equal to one
+   * instance's result within float32 rounding (the tests use 4e-5 of the largest output), not bit for bit.
+   */
+  attend(q: Float32Array, options?: AttendOptions & { steps?: false | null; stats?: false | null }): Promise<Float32Array>;
+  attend(q: Float32Array, options: AttendOptions & { steps: true }): Promise<SdpaResult>;
+  attend(q: Float32Array, options: AttendOptions & { stats: true }): Promise<SdpaResult>;
+  attend(q: Float32Array, options: AttendOptions): Promise<Float32Array | SdpaResult>;
+  /** Keeps the first `length` tokens (rejected draft tokens); only the segments past the new end change. */
+  truncate(length: number): Promise<void>;
+  /** Length back to 0; the memory stays reserved. */
+  clear(): Promise<void>;
+  /** Frees the memory on the calling thread and in the workers; later calls reject. */
+  dispose(): void;
+}

@@ -26,6 +26,7 @@ import { Matrix, describe } from '../core/matrix.js';
 import {
   SPLIT_MIN_FLOPS, blockOptions, mhaGroups, mhaPartOptions, mhaPlan, plainMatrix, plainSdpaOptions, sdpaBlocks, sdpaPlan,
 } from './planner.js';
+import { createPoolKVCache } from './kvcache.js';
 import { Workers, defaultThreads } from './workers.js';
 
 // A page's main thread must stay free to paint; Node and workers may compute.
@@ -265,6 +266,19 @@ export class AttentionPool {
       const output = new Matrix(n, heads * dv, concat);
       return { output: WO ? this.#local.matmul(output, WO) : output };
     });
+  }
+
+  /**
+   * attn.kvCache on the pool: a cache whose positions are split over the
+   * workers and the calling thread (web/pool/kvcache.js), so one decode
+   * step's attend runs on every core. The same options and errors; resolves
+   * when every part has its memory.
+   * @returns {Promise<import('./kvcache.js').PoolKVCache>}
+   */
+  kvCache(options) {
+    return createPoolKVCache({
+      local: this.#local, workers: this.#workers, threads: this.#threads, callerShare: this.#callerShare, live: () => this.#live(),
+    }, options);
   }
 
   /** Stops the workers and frees the instances; later calls throw. */

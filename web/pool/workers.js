@@ -6,7 +6,9 @@
 //
 // A job is { call, message, transfer, deliver(result) }; call is shared by
 // the jobs of one pool call: { failed, fail(err) }. A worker holds one job
-// at a time and keeps Node running only while it does.
+// at a time and keeps Node running only while it does. Jobs that must run
+// on one worker (where a KV cache's part lives) wait in that worker's own
+// queue, in order, and go before the shared queue's.
 
 export const isNode = typeof process !== 'undefined' && process.versions?.node !== undefined && typeof window === 'undefined';
 
@@ -93,6 +95,25 @@ export class Workers {
     return Promise.all(Array.from({ length: count }, () => this.#addSlot()));
   }
 
+  /** The worker started `index`-th (0 <= index < count), for jobs that must run where their data is. */
+  slot(index) {
+    return this.#slots[index];
+  }
+
+  /**
+   * Queues jobs for one worker (a slot()): they run in order, before the
+   * jobs of the shared queue. When that worker has stopped, they fail.
+   */
+  submitTo(slot, jobs) {
+    if (slot.dead || this.#disposed) {
+      const err = new Error('attention-wasm pool: the worker for this call has stopped');
+      for (const job of jobs) job.call.fail(err);
+      return;
+    }
+    for (const job of jobs) slot.own.push({ id: this.#nextId++, ...job });
+    this.#pump();
+  }
+
   /** Queues jobs and hands them to idle workers. */
   submit(jobs) {
     for (const job of jobs) this.#queue.push({ id: this.#nextId++, ...job });
@@ -103,7 +124,9 @@ export class Workers {
   dispose(err) {
     this.#disposed = true;
     for (const slot of this.#slots.splice(0)) {
+      slot.dead = true;
       slot.job?.call.fail(err);
+      for (const job of slot.own.splice(0)) job.call.fail(err);
       slot.handle?.terminate();
     }
     for (const job of this.#queue.splice(0)) job.call.fail(err);
@@ -111,7 +134,8 @@ export class Workers {
 
   // A new worker with its instance; resolves when it is ready.
   async #addSlot() {
-    const slot = { handle: null, job: null, ready: false };
+    // own: jobs only this worker may take; dead: it stopped (what it held is gone).
+    const slot = { handle: null, job: null, ready: false, own: [], dead: false };
     this.#slots.push(slot);
     let readyResolve, readyReject;
     const ready = new Promise((resolve, reject) => {
@@ -144,9 +168,11 @@ export class Workers {
     const i = this.#slots.indexOf(slot);
     if (i < 0) return;
     this.#slots.splice(i, 1);
+    slot.dead = true;
     const job = slot.job;
     slot.job = null;
     if (job) job.call.fail(new Error(`attention-wasm pool: a worker stopped during this call (${err.message}); the pool has replaced it, later calls work`));
+    for (const own of slot.own.splice(0)) own.call.fail(new Error(`attention-wasm pool: the worker for this call stopped (${err.message})`));
     if (this.#disposed || !slot.ready) return; // a worker that never started is not retried
     this.#addSlot().catch(() => {
       // No worker could start again: calls waiting for one must not wait forever.
@@ -169,14 +195,15 @@ export class Workers {
     slot.handle.unref();
   }
 
-  // Hands queued jobs to idle workers. A job whose message cannot be posted
-  // fails its call and leaves its worker idle.
+  // Hands queued jobs to idle workers, each its own jobs first. A job whose
+  // message cannot be posted fails its call and leaves its worker idle.
   #pump() {
     for (const slot of this.#slots) {
       if (!slot.ready || slot.job) continue;
       let job;
-      do job = this.#queue.shift(); while (job !== undefined && job.call.failed);
-      if (job === undefined) return;
+      do job = slot.own.shift(); while (job !== undefined && job.call.failed);
+      if (job === undefined) do job = this.#queue.shift(); while (job !== undefined && job.call.failed);
+      if (job === undefined) continue;
       slot.job = job;
       slot.handle.ref();
       try {

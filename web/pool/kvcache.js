@@ -1,0 +1,459 @@
+// kvcache.js - a KV cache split by position over the pool ("split-KV" or
+// flash decoding): one decode step's keys are attended by every core at
+// once, each over the keys it holds in its own wasm memory, and the partial
+// results are merged as the online softmax merges blocks of keys
+// (kvshard.js). No SharedArrayBuffer, so no cross-origin isolation.
+//
+// Positions are cut into segments of SEGMENT_TOKENS consecutive positions,
+// dealt round-robin to the holders: segment 0 to the calling thread's
+// instance, the next to the first worker, and so on. Round-robin by blocks,
+// not one contiguous range per holder: a cache fills from position 0, so
+// ranges fixed by the capacity would leave every holder but the first idle
+// until the cache is a capacity / threads full, whereas segments keep the
+// holders within one segment of each other at every length. Each segment is
+// an ordinary single-instance cache holding consecutive positions, so its
+// keys are read in place and every option translates exactly: a segment
+// starting at position s sees queryOffset - s, kvLengths - s (clamped to
+// what it holds) and the columns [s, s + n) of a mask or bias; causal and
+// window are relative to the query's position and stay as they are.
+// Segments with no key any query may see (outside every window, past every
+// kvLengths) are not asked. An append costs one copy of its tokens and one
+// message per worker it reaches (none while the cache is in segment 0).
+//
+// A cache of at most SEGMENT_TOKENS tokens lives in segment 0 alone: it is
+// attended on the calling thread, with no message, and only longer caches
+// involve the workers. That is the small-cache threshold: below it one
+// decode step takes less time than waking a worker gains (bench/pool-kv.js).
+//
+// Every argument is checked here, by the rules and messages of the
+// single-instance cache (web/core/kvcache.js), before any worker is asked.
+
+import { MAX_ARENA_BYTES, formatBytes } from '../core/instance.js';
+import { describe } from '../core/matrix.js';
+import {
+  WINDOW_MAX, checkBool, checkCount, checkKeys, checkLayout, checkLengths, checkOut, layoutShapes, newCall, readFlatMasks, readShared,
+} from '../core/options.js';
+import { Shard, SoftmaxMerge, placeTokens, sliceTokens } from './kvshard.js';
+
+/** Positions per segment, and the length up to which a cache stays on the calling thread. */
+export const SEGMENT_TOKENS = 2048;
+
+let nextId = 1;
+
+/**
+ * Makes a pool cache: pool is { local, workers, threads, callerShare, live }
+ * (AttentionPool's parts); options as Attention#kvCache takes them.
+ */
+export async function createPoolKVCache(pool, options) {
+  pool.live();
+  checkKeys(options, 'kvCache');
+  const batch = checkCount(options.batch, 'kvCache: batch', 1);
+  const kvHeads = checkCount(options.kvHeads, 'kvCache: kvHeads', 1);
+  const dk = checkCount(options.dk, 'kvCache: dk');
+  const dv = checkCount(options.dv, 'kvCache: dv', dk);
+  const capacity = checkCount(options.capacity, 'kvCache: capacity');
+  const layout = checkLayout(options.layout, 'kvCache: layout');
+  const cache = new PoolKVCache(pool, { ...options, batch, kvHeads, dk, dv, capacity, layout });
+  await cache._start();
+  return cache;
+}
+
+// queryOffset - start, kept within the int32 range C takes; it leaves that
+// range only for offsets beyond any position a cache can hold.
+const shift = (offset, start) => Math.max(offset - start, -WINDOW_MAX);
+
+// The columns [start, start + n) of a checked mask or bias ({ data, strides,
+// cols }, broadcast to dims (batch, heads, nq)) as { data, shape }, or a
+// one-column `blocked` value when it has none of them (so no key is allowed).
+function sliceColumns(m, Type, [batch, heads, nq], start, n, blocked) {
+  const w = Math.min(m.cols - start, n);
+  if (w <= 0) return { data: Type.of(blocked), shape: [1, 1] };
+  const [sb, sh, sr] = m.strides;
+  const db = sb ? batch : 1, dh = sh ? heads : 1, dr = sr ? nq : 1;
+  const data = new Type(db * dh * dr * w);
+  let o = 0;
+  for (let b = 0; b < db; b++) {
+    for (let h = 0; h < dh; h++) {
+      for (let r = 0; r < dr; r++, o += w) {
+        const at = b * sb + h * sh + r * sr + start;
+        data.set(m.data.subarray(at, at + w), o);
+      }
+    }
+  }
+  return { data, shape: [db, dh, dr, w] };
+}
+
+/**
+ * A KV cache whose positions are split over a pool's workers and the
+ * calling thread. Made by AttentionPool#kvCache; the calls of
+ * Attention#kvCache, as Promises.
+ */
+export class PoolKVCache {
+  #pool;
+  #id = nextId++;
+  #options; // what each segment's cache is made with, capacity aside
+  #holders; // [{ slot: null (the calling thread) | a worker slot, segments: how many it keeps }]
+  #here = null; // the calling thread's Shard
+  #length = 0;
+  #disposed = false;
+  #lost = null; // why the cache's contents are gone, when a worker holding them stopped
+
+  /** @internal use AttentionPool#kvCache() */
+  constructor(pool, options) {
+    this.#pool = pool;
+    const { batch, kvHeads, dk, dv, capacity, layout } = options;
+    /** @readonly */ this.batch = batch;
+    /** @readonly */ this.kvHeads = kvHeads;
+    /** @readonly */ this.dk = dk;
+    /** @readonly */ this.dv = dv;
+    /** @readonly */ this.capacity = capacity;
+    /** @readonly */ this.layout = layout;
+    const { capacity: _, ...rest } = options;
+    this.#options = rest;
+    // With callerShare the calling thread is one of `threads` holders; else
+    // it keeps segment 0 (the small cache) and the workers the rest.
+    const workers = pool.callerShare ? pool.threads - 1 : pool.threads;
+    this.#holders = [{ slot: null, segments: 0 }, ...Array.from({ length: workers }, (_, i) => ({ slot: pool.workers.slot(i), segments: 0 }))];
+  }
+
+  /** Tokens held. */
+  get length() {
+    return this.#length;
+  }
+
+  // Which holder keeps segment s.
+  #owner(s) {
+    const n = this.#holders.length;
+    if (n === 1 || s === 0) return 0;
+    return this.#pool.callerShare ? s % n : 1 + ((s - 1) % (n - 1));
+  }
+
+  /** @internal makes every holder's segments; createPoolKVCache awaits it. */
+  async _start() {
+    const segments = this.#holders.map(() => []);
+    for (let s = 0; s * SEGMENT_TOKENS < this.capacity; s++) {
+      const start = s * SEGMENT_TOKENS;
+      segments[this.#owner(s)].push([start, Math.min(SEGMENT_TOKENS, this.capacity - start)]);
+    }
+    const { batch, kvHeads, dk, dv, layout } = this;
+    if ((this.#options.dtype ?? 'float32') === 'float32') {
+      const most = Math.max(...segments.map((list) => list.reduce((sum, [, n]) => sum + n, 0)));
+      const bytes = most * batch * kvHeads * (dk + dv) * 4;
+      if (bytes > MAX_ARENA_BYTES) {
+        throw new RangeError(`kvCache: a capacity of ${this.capacity} needs ${formatBytes(bytes)} of wasm memory in one thread of the pool; wasm32 holds at most 4 GiB`);
+      }
+    }
+    const shape = { batch, dv, layout };
+    this.#holders.forEach((h, i) => {
+      h.segments = segments[i].length;
+    });
+    this.#here = new Shard(this.#pool.local, { options: this.#options, shape, segments: segments[0] });
+    // A worker that keeps no segment (a small capacity) is never asked.
+    const made = await Promise.allSettled(this.#workerHolders().map((h) =>
+      this.#send(h, { op: 'create', spec: { options: this.#options, shape, segments: segments[this.#holders.indexOf(h)] } })));
+    const failed = made.find((r) => r.status === 'rejected');
+    if (failed) {
+      this.dispose();
+      throw failed.reason;
+    }
+  }
+
+  // The workers that keep segments of this cache.
+  #workerHolders() {
+    return this.#holders.filter((h) => h.slot !== null && h.segments > 0);
+  }
+
+  // One operation on a worker's part of this cache; resolves with its result.
+  #send(holder, message, transfer = []) {
+    return new Promise((resolve, reject) => {
+      const call = {
+        failed: false,
+        fail(err) {
+          if (!call.failed) {
+            call.failed = true;
+            reject(err);
+          }
+        },
+      };
+      this.#pool.workers.submitTo(holder.slot, [{ call, message: { method: 'kv', cache: this.#id, ...message }, transfer, deliver: resolve }]);
+    });
+  }
+
+  // Sends an operation that changes a worker's part: when it fails, the
+  // parts no longer agree, so the cache is lost.
+  #change(holder, message, transfer) {
+    return this.#send(holder, message, transfer).catch((err) => {
+      this.#lost ??= err;
+      throw err;
+    });
+  }
+
+  #live(fn) {
+    if (this.#disposed) throw new Error(`kvCache.${fn}: this cache was disposed`);
+    this.#pool.live();
+    if (this.#lost === null && this.#workerHolders().some((h) => h.slot.dead)) this.#lost = new Error('a worker holding part of it stopped');
+    if (this.#lost !== null) {
+      throw new Error(`kvCache.${fn}: this cache's keys and values are lost (${this.#lost.message}); make a new cache`);
+    }
+  }
+
+  // Held segments as [index, start, held tokens].
+  *#segments(length = this.#length) {
+    for (let s = 0; s * SEGMENT_TOKENS < length; s++) {
+      const start = s * SEGMENT_TOKENS;
+      yield [s, start, Math.min(SEGMENT_TOKENS, length - start)];
+    }
+  }
+
+  /**
+   * Appends t >= 1 tokens: k flat (batch, kvHeads, t, dk) and v (batch,
+   * kvHeads, t, dv), or (batch, t, kvHeads, d) for layout 'bshd'. Past the
+   * capacity it rejects with a RangeError and the cache is unchanged.
+   * Calls may follow without awaiting: each holder takes them in order.
+   * @returns {Promise<void>}
+   */
+  async append(k, v) {
+    this.#live('append');
+    const { batch, kvHeads, dk, dv, capacity, layout } = this;
+    const shape = (d, label) => (layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
+    if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
+    if (!(v instanceof Float32Array)) throw new TypeError(`kvCache.append: v must be a Float32Array ${shape(dv, 'dv')}, got ${describe(v)}`);
+    const t = k.length / (batch * kvHeads * dk);
+    if (!Number.isInteger(t) || t < 1) throw new RangeError(`kvCache.append: k has ${k.length} values, not a positive multiple of batch * kvHeads * dk = ${batch * kvHeads * dk} for ${shape(dk, 'dk')}`);
+    if (v.length !== t * batch * kvHeads * dv) throw new RangeError(`kvCache.append: v has ${v.length} values, expected ${t * batch * kvHeads * dv} for ${shape(dv, 'dv')} with t = ${t} (from k)`);
+    if (this.#length + t > capacity) {
+      throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${this.#length}); the cache is unchanged`);
+    }
+    const first = this.#length;
+    this.#length += t;
+    const sent = [];
+    for (let s = Math.floor(first / SEGMENT_TOKENS); s * SEGMENT_TOKENS < first + t; s++) {
+      const start = s * SEGMENT_TOKENS;
+      const from = Math.max(first, start) - first, to = Math.min(first + t, start + SEGMENT_TOKENS) - first;
+      const whole = from === 0 && to === t;
+      const holder = this.#holders[this.#owner(s)];
+      if (holder.slot === null) {
+        // The calling thread's segment copies the tokens into its memory itself.
+        const kp = whole ? k : sliceTokens(k, layout, batch, kvHeads, t, dk, from, to);
+        const vp = whole ? v : sliceTokens(v, layout, batch, kvHeads, t, dv, from, to);
+        this.#here.append(start, kp, vp);
+      } else {
+        const kp = whole ? k.slice() : sliceTokens(k, layout, batch, kvHeads, t, dk, from, to);
+        const vp = whole ? v.slice() : sliceTokens(v, layout, batch, kvHeads, t, dv, from, to);
+        sent.push(this.#change(holder, { op: 'append', start, k: kp, v: vp }, [kp.buffer, vp.buffer]));
+      }
+    }
+    await Promise.all(sent);
+  }
+
+  // The options of segment `start` (holding n tokens) for call c, or null
+  // when none of its keys is allowed for any query (skipped: it would weigh 0).
+  #segmentOptions(c, start, n) {
+    const { batch, heads, nq } = c;
+    if (!c.steps) {
+      let seen = false;
+      for (let b = 0; b < batch && !seen; b++) {
+        const offset = c.queryOffsets ? c.queryOffsets[b] : c.queryOffset;
+        let hi = start + n - 1;
+        if (c.kvLengths) hi = Math.min(hi, c.kvLengths[b] - 1);
+        if (c.mask) hi = Math.min(hi, c.mask.cols - 1);
+        if (c.bias) hi = Math.min(hi, c.bias.cols - 1);
+        // The keys any of rows 0 .. nq - 1 may see, at positions offset .. offset + nq - 1.
+        let lo = start;
+        if (c.causal) hi = Math.min(hi, offset + nq - 1);
+        if (c.window && c.window[0] >= 0) lo = Math.max(lo, offset - c.window[0]);
+        if (c.window && c.window[1] >= 0) hi = Math.min(hi, offset + nq - 1 + c.window[1]);
+        seen = lo <= hi;
+      }
+      if (!seen) return null;
+    }
+    const o = { heads, nq, scale: c.scale, stats: true };
+    if (c.causal) o.causal = true;
+    if (c.softcap) o.softcap = c.softcap;
+    if (c.window) o.window = c.window;
+    o.queryOffset = c.queryOffsets ? Int32Array.from(c.queryOffsets, (x) => shift(x, start)) : shift(c.queryOffset, start);
+    if (c.kvLengths) o.kvLengths = Int32Array.from(c.kvLengths, (x) => Math.min(Math.max(x - start, 0), n));
+    if (c.mask) o.mask = sliceColumns(c.mask, Uint8Array, [batch, heads, nq], start, n, 0);
+    if (c.bias) o.bias = sliceColumns(c.bias, Float32Array, [batch, heads, nq], start, n, -Infinity);
+    if (c.steps) o.steps = true;
+    return o;
+  }
+
+  /**
+   * Attention of q over the held keys and values, as Attention#kvCache's
+   * attend: the same options, defaults, errors and result, as a Promise.
+   * Each holder attends its segments and the parts are merged (see
+   * SoftmaxMerge): the result agrees with one instance's to float32
+   * rounding, not to the bit (the sums run in another order).
+   * @returns {Promise<Float32Array | { output: Float32Array, lse?: Float32Array, scores?: Float32Array, scaled?: Float32Array, logits?: Float32Array, weights?: Float32Array }>}
+   */
+  async attend(q, options = {}) {
+    this.#live('attend');
+    const fn = 'kvCache.attend';
+    checkKeys(options, 'attend', fn);
+    const { batch, kvHeads, dk, dv } = this;
+    const nk = this.#length;
+    if (nk === 0) throw new RangeError(`${fn}: the cache is empty; append keys and values first`);
+    const heads = checkCount(options.heads, `${fn}: heads`, kvHeads);
+    if (heads % kvHeads !== 0) throw new RangeError(`${fn}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+    const qs = layoutShapes(this.layout).q;
+    if (!(q instanceof Float32Array)) throw new TypeError(`${fn}: q must be a Float32Array ${qs}, got ${describe(q)}`);
+    const nq = options.nq == null ? q.length / (batch * heads * dk) : checkCount(options.nq, `${fn}: nq`);
+    if (!Number.isInteger(nq) || nq < 1 || q.length !== batch * heads * nq * dk) throw new RangeError(`${fn}: q has ${q.length} values, expected a positive multiple of batch * heads * dk = ${batch * heads * dk} for ${qs}${options.nq == null ? '' : ` with nq = ${nq}`}`);
+    const c = newCall();
+    c.q = q; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads; c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv;
+    c.layout = this.layout;
+    c.out = checkOut(options.out, c, fn);
+    readFlatMasks(c, options, fn);
+    readShared(c, options, fn, batch);
+    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, `${fn}: kvLengths`, batch, nk);
+    if (options.queryOffset == null) {
+      if (c.kvLengths) c.queryOffsets = Int32Array.from(c.kvLengths, (n) => n - nq);
+      else c.queryOffset = nk - nq;
+    }
+    c.steps = checkBool(options.steps, `${fn}: steps`);
+    c.stats = checkBool(options.stats, `${fn}: stats`);
+
+    const calls = this.#holders.map(() => []);
+    for (const [s, start, n] of this.#segments()) {
+      const o = this.#segmentOptions(c, start, n);
+      if (o !== null) calls[this.#owner(s)].push({ start, options: o });
+    }
+    if (calls[0].length === 1 && calls.every((list, h) => h === 0 || list.length === 0)) {
+      // One part, on the calling thread: it is the whole result (the others
+      // would weigh 0), so it is asked for exactly what the caller asked.
+      const { start, options: o } = calls[0][0];
+      o.stats = c.stats;
+      if (c.out) o.out = c.out;
+      return this.#here.attendOne(start, q, o);
+    }
+    const shape = { heads, nq, steps: c.steps };
+    const asked = [];
+    for (let h = 1; h < calls.length; h++) {
+      if (calls[h].length === 0) continue;
+      const qc = q.slice();
+      asked.push(this.#send(this.#holders[h], { op: 'attend', q: qc, calls: calls[h], shape }, [qc.buffer]));
+    }
+    // The calling thread attends its segments while the workers attend theirs.
+    let here = null;
+    try {
+      if (calls[0].length > 0) here = this.#here.attend(q, calls[0], shape);
+    } catch (err) {
+      for (const p of asked) p.catch(() => {});
+      throw err;
+    }
+    const parts = [...(here ? [here] : []), ...(await Promise.all(asked))];
+    const output = c.out ?? new Float32Array(batch * heads * nq * dv);
+    const merge = new SoftmaxMerge(batch, heads, nq, dv, this.layout);
+    if (!c.steps) {
+      for (const part of parts) merge.addState(part);
+      const lse = merge.finish(output);
+      return c.stats ? { output, lse } : output;
+    }
+    const pieces = parts.flatMap((p) => p.parts);
+    for (const p of pieces) merge.addPart(p.output, p.lse);
+    const lse = merge.finish(output);
+    const result = { output, ...this.#steps(pieces, lse, batch * heads * nq, nk) };
+    if (c.stats) result.lse = lse;
+    return result;
+  }
+
+  // The step matrices (batch, heads, nq, nk) from each segment's: scores,
+  // scaled and logits placed at the segment's columns, weights rescaled
+  // from the segment's softmax to the whole row's by exp(lse_s - lse).
+  #steps(pieces, lse, rows, nk) {
+    const names = ['scores', 'scaled', 'logits', 'weights'];
+    const full = Object.fromEntries(names.map((name) => [name, new Float32Array(rows * nk)]));
+    for (const p of pieces) {
+      const n = p.scores.length / rows;
+      for (let r = 0; r < rows; r++) {
+        const from = r * n, at = r * nk + p.start;
+        for (const name of names.slice(0, 3)) full[name].set(p[name].subarray(from, from + n), at);
+        const f = p.lse[r] === -Infinity ? 0 : Math.exp(p.lse[r] - lse[r]);
+        for (let j = 0; j < n; j++) full.weights[at + j] = p.weights[from + j] * f;
+      }
+    }
+    return full;
+  }
+
+  // The held keys or values, gathered from every holder into one array.
+  async #read(which, d) {
+    this.#live(which);
+    const { batch, kvHeads, layout } = this;
+    const length = this.#length;
+    const out = new Float32Array(batch * kvHeads * length * d);
+    const starts = this.#holders.map(() => []);
+    for (const [s, start] of this.#segments()) starts[this.#owner(s)].push(start);
+    const place = (list, pieces) => list.forEach((start, i) => placeTokens(out, pieces[i], layout, batch, kvHeads, length, d, start));
+    const asked = [];
+    for (let h = 1; h < starts.length; h++) {
+      if (starts[h].length > 0) asked.push(this.#send(this.#holders[h], { op: 'read', which, starts: starts[h] }).then((pieces) => place(starts[h], pieces)));
+    }
+    place(starts[0], this.#here.read(which, starts[0]));
+    await Promise.all(asked);
+    return out;
+  }
+
+  /**
+   * A copy of the held keys, (batch, kvHeads, length, dk) in the cache's layout (ONNX present_key).
+   * @returns {Promise<Float32Array>}
+   */
+  keys() {
+    return this.#read('keys', this.dk);
+  }
+
+  /**
+   * A copy of the held values, (batch, kvHeads, length, dv) in the cache's layout (ONNX present_value).
+   * @returns {Promise<Float32Array>}
+   */
+  values() {
+    return this.#read('values', this.dv);
+  }
+
+  /**
+   * Keeps the first `length` tokens (0 <= length <= this.length), as for
+   * rejected draft tokens: only the segments past the new end change.
+   * @returns {Promise<void>}
+   */
+  async truncate(length) {
+    this.#live('truncate');
+    if (typeof length !== 'number') throw new TypeError(`kvCache.truncate: length must be an integer from 0 to the held length ${this.#length}, got ${describe(length)}`);
+    if (!Number.isInteger(length) || length < 0 || length > this.#length) {
+      throw new RangeError(`kvCache.truncate: length must be an integer from 0 to the held length ${this.#length}, got ${length}`);
+    }
+    const old = this.#length;
+    this.#length = length;
+    const sent = [];
+    for (const [s, start] of this.#segments(old)) {
+      if (start + SEGMENT_TOKENS <= length) continue;
+      const keep = Math.max(length - start, 0);
+      const holder = this.#holders[this.#owner(s)];
+      if (holder.slot === null) this.#here.truncate(start, keep);
+      else sent.push(this.#change(holder, { op: 'truncate', start, length: keep }));
+    }
+    await Promise.all(sent);
+  }
+
+  /**
+   * Forgets the held tokens (length 0); the memory stays reserved.
+   * @returns {Promise<void>}
+   */
+  async clear() {
+    this.#live('clear');
+    this.#length = 0;
+    this.#here.clear();
+    await Promise.all(this.#workerHolders().map((h) => this.#change(h, { op: 'clear' })));
+  }
+
+  /** Returns the cache's memory to the calling thread's instance and the workers'; later calls throw. */
+  dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#length = 0;
+    this.#here?.dispose();
+    for (const h of this.#workerHolders()) {
+      // Nothing to wait for: a stopped worker's memory is gone with it.
+      if (!h.slot.dead) this.#send(h, { op: 'dispose' }).catch(() => {});
+    }
+  }
+}
