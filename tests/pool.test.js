@@ -308,7 +308,8 @@ errors('invalid calls reject with the TypeError or RangeError attn.sdpa throws, 
 });
 
 errors('bad createAttentionPool options; a disposed pool throws', async () => {
-  for (const [options, E, re] of [[{ threads: 0 }, RangeError, /threads must be a positive integer/], [{ threads: '2' }, TypeError, /threads must be a positive integer/],
+  for (const [options, E, re] of [[{ threads: 0 }, RangeError, /threads must be an integer from 1 to 256/], [{ threads: '2' }, TypeError, /threads must be an integer from 1 to 256/],
+    [{ threads: 1000 }, RangeError, /threads must be an integer from 1 to 256, got 1000/],
     [{ thread: 2 }, TypeError, /unknown option "thread"/], [{ deterministic: 'yes' }, TypeError, /deterministic must be a boolean/]]) {
     try {
       await createAttentionPool(options);

@@ -31,6 +31,10 @@ import { Workers, defaultThreads } from './workers.js';
 
 // A page's main thread must stay free to paint; Node and workers may compute.
 const DEFAULT_CALLER_SHARE = typeof document === 'undefined';
+// Each thread is a worker with its own wasm memory and start-up cost: more
+// than a machine has cores only adds both, and thousands look like a hang.
+const MAX_THREADS = 256;
+
 const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'callerShare'];
 
 /**
@@ -56,9 +60,9 @@ export async function createAttentionPool(options = {}) {
     }
   }
   const threads = options.threads ?? await defaultThreads();
-  if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 1) {
+  if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
     const E = typeof threads === 'number' ? RangeError : TypeError;
-    throw new E(`createAttentionPool: threads must be a positive integer, got ${describe(threads)}`);
+    throw new E(`createAttentionPool: threads must be an integer from 1 to ${MAX_THREADS}, got ${describe(threads)}`);
   }
   const worker = options.worker ?? new URL('../pool-worker.js', import.meta.url);
   if (!(worker instanceof URL) && typeof worker !== 'string') {
