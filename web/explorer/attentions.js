@@ -126,13 +126,14 @@ export function patternScores(m) {
   return { previousToken: n > 1 ? prev / (n - 1) : 0, firstToken: n > 1 ? first / (n - 1) : 0, self: self / n };
 }
 
-/** The strongest kind of a head's scores: { kind, score, text: "previous token 0.93" }. */
+/** The strongest kind of a head's scores: { kind, score, text: "previous token 0.93", detail }; "mixed" when none is clear. */
 export function headLabel(scores) {
   let kind = 'previousToken';
   for (const k of Object.keys(HEAD_KINDS)) if ((scores[k] ?? -1) > (scores[kind] ?? -1)) kind = k;
   const score = scores[kind];
-  const text = `${HEAD_KINDS[kind]} ${fixed(score, 2)}`;
-  return { kind, score, text: score < CLEAR_SCORE ? `mixed (${text})` : text };
+  const detail = `${HEAD_KINDS[kind]} ${fixed(score, 2)}`;
+  // A thumbnail's label stays short; the spoken label says the strongest kind too.
+  return score < CLEAR_SCORE ? { kind: 'mixed', score, text: 'mixed', detail: `mixed (strongest: ${detail})` } : { kind, score, text: detail, detail };
 }
 
 /** "layer 2, head 1" from indices counted from 0. */

@@ -86,6 +86,14 @@ export class ModelSource {
   prepare(config, view) {
     this.#follow(view);
     if (this.#error) return { error: this.#error };
+    try {
+      return this.#prepare(config, view);
+    } catch (err) {
+      return { error: err.message };
+    }
+  }
+
+  #prepare(config, view) {
     const external = this.#external;
     const trained = this.#training?.model ? this.#training : this.#loaded;
     if (!external && !trained) return null;
@@ -130,14 +138,14 @@ export class ModelSource {
       const { data } = source;
       this.#view.render({
         kind: 'external', tokens: data.tokens, attention: data.attention, source: data.source, pick: source.pick,
-        labels: data.attention.map((row) => row.map((m) => headLabel(patternScores(m)).text)),
+        labels: data.attention.map((row) => row.map((m) => headLabel(patternScores(m)))),
       });
       return;
     }
     const { model, scores, forward, pick } = source;
     this.#view.render({
       kind: 'model', tokens: forward.words, attention: forward.attentions, pick, steps: model.steps,
-      labels: scores.map((row) => row.map((s) => headLabel(s).text)),
+      labels: scores.map((row) => row.map((s) => headLabel(s))),
       predictions: model.predict(forward.tokens, 3), truncated: source.truncated, context: model.context,
       training: t ? { step: t.step, losses: t.allLosses, accuracy: t.accuracy, playing: t.playing, seed: t.seed } : null,
     });

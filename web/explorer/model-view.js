@@ -74,7 +74,7 @@ export class ModelView {
 
   /**
    * @param {{ kind: 'model' | 'external', tokens: string[], attention: import('../core/matrix.js').Matrix[][],
-   *   labels: string[][], pick: { layer: number, head: number }, source?: string, steps?: number,
+   *   labels: { text: string, detail: string }[][], pick: { layer: number, head: number }, source?: string, steps?: number,
    *   predictions?: { word: string, probability: number }[][], truncated?: number, context?: number,
    *   training?: { step: number, losses: number[], accuracy: number | null, playing: boolean, seed: number } | null }} s
    */
@@ -90,13 +90,13 @@ export class ModelView {
         const cell = this.#cells[l][h];
         const chosen = l === s.pick.layer && h === s.pick.head;
         drawPattern(cell.canvas, s.attention[l][h], ink);
-        cell.label.textContent = s.labels[l][h];
+        cell.label.textContent = s.labels[l][h].text;
         cell.button.setAttribute('aria-selected', String(chosen));
-        cell.button.setAttribute('aria-label', `${headName(l, h)}: ${s.labels[l][h]}`);
+        cell.button.setAttribute('aria-label', `${headName(l, h)}: ${s.labels[l][h].detail}`);
         cell.button.classList.toggle('chosen', chosen);
       }
     }
-    const said = `${headName(s.pick.layer, s.pick.head)}: ${s.labels[s.pick.layer][s.pick.head]}. The lines and tables show this head.`;
+    const said = `${headName(s.pick.layer, s.pick.head)}: ${s.labels[s.pick.layer][s.pick.head].detail}. The lines and tables show this head.`;
     if (said !== this.#announced) {
       this.#announced = said;
       this.#live.textContent = said;
