@@ -36,6 +36,7 @@ import { computeExample, normalizeConfig } from '../web/explorer/computation.js'
 import { attentionModel } from './onnx-graph.js';
 import { poolBench, poolMarkdown } from './pool.js';
 import { explorerTimings } from './explorer.js';
+import { modelSpeed, modelSpeedLines } from './model-speed.js';
 import { random } from './random.js';
 
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
@@ -348,6 +349,13 @@ for (const label of FEATURES.filter((l) => custom === null && (only === null || 
   await cleanup();
 }
 
+// The tiny transformer's training speed, Node and Chromium (--only model: this alone).
+let modelResults = null;
+if (only === null || only === 'model') {
+  modelResults = await modelSpeed({ seconds: quick ? 2 : 5 });
+  console.log(`\n${modelSpeedLines(modelResults).join('\n')}`);
+}
+
 if (only !== null) process.exit(0);
 
 // ---- the explorer's recompute -----------------------------------------------------
@@ -426,6 +434,7 @@ function writeResults() {
     const b = browser?.find((x) => x.tokens === e.tokens);
     lines.push(`| ${e.tokens} | ${fmtTime(e.computeMs * 1000)} | ${b ? `${b.ms.toFixed(2)} ms` : 'not run'} |`);
   }
+  if (modelResults) lines.push('', '## Tiny transformer training', '', ...modelSpeedLines(modelResults).slice(1).map((l) => `- ${l.trim()}`));
   lines.push('', ...poolMarkdown(poolResults, POOL_TIMING));
   // The hand-written section of measurements taken once (the reasons behind
   // kernel and API choices) is kept from the previous file.

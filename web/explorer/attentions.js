@@ -155,5 +155,5 @@ export function modelViewText({ kind, layers, heads, source = '', steps = 0 }) {
   if (kind === 'external') {
     return `Every head of ${source || 'a model'} (${layers} layers × ${heads} heads) on these tokens: row i of a thumbnail is where token i looks. The numbers come from outside the explorer, so only the weights are shown; choose a head to see its lines and weights. Labels name the strongest pattern on these tokens.`;
   }
-  return `A tiny transformer${steps ? ` trained for ${steps} steps` : ''} (${layers} layers × ${heads} heads, attention only) reading these words: each thumbnail is one head's pattern, row i is where word i looks. Labels are the heads' scores on repeated random words (Olsson et al. 2022). Choose a head: the lines, the weights and the step tables show its numbers, X is the residual stream entering its layer. Press Repeat: a layer-2 induction head looks at the word after the earlier occurrence, and the predictions turn right.`;
+  return `A tiny transformer${steps ? ` trained for ${steps} steps` : ''}: each thumbnail is one head's pattern on these words (row i: where word i looks), labelled with its score on repeated random words. Choose a head to see its numbers below; press Repeat to watch induction.`;
 }

@@ -147,7 +147,7 @@ export class ModelSource {
       kind: 'model', tokens: forward.words, attention: forward.attentions, pick, steps: model.steps,
       labels: scores.map((row) => row.map((s) => headLabel(s))),
       predictions: model.predict(forward.tokens, 3), truncated: source.truncated, context: model.context,
-      training: t ? { step: t.step, losses: t.allLosses, accuracy: t.accuracy, playing: t.playing, seed: t.seed } : null,
+      training: t?.model ? { step: t.step, losses: t.allLosses, accuracy: t.accuracy, playing: t.playing, seed: t.seed } : null,
     });
   }
 

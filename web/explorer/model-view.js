@@ -18,7 +18,11 @@ const CURVE = { width: 320, height: 150, left: 40, right: 10, top: 10, bottom: 2
 export const MODEL_STYLES = `
 .model-part { margin-top: 8px; }
 .model-part h3 { font-size: 1em; margin: 12px 0 4px; }
-.model-grid { display: grid; gap: 6px; max-width: 34em; }
+.model-body { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
+.model-heads { flex: 1 1 18em; max-width: 30em; min-width: 0; }
+.predictions { flex: 1 1 18em; min-width: 0; }
+.predictions h3 { margin-top: 0; }
+.model-grid { display: grid; gap: 6px; }
 .model-row { display: grid; grid-template-columns: 2em repeat(var(--heads), minmax(0, 1fr)); gap: 6px; align-items: start; }
 .model-row .layer { align-self: center; color: var(--attn-muted); font-weight: 600; }
 button.thumb { display: flex; flex-direction: column; align-items: stretch; gap: 2px; padding: 4px; min-width: 0; border-radius: 6px; text-align: left; }
@@ -27,8 +31,8 @@ button.thumb .which { font-size: 0.8em; color: var(--attn-muted); }
 button.thumb .kind { font-size: 0.78em; line-height: 1.2; overflow-wrap: anywhere; }
 button.thumb.chosen { border: 2px solid var(--attn-select); padding: 3px; }
 button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
-.predictions .row { justify-content: space-between; }
-.scroll-y { max-height: 18em; overflow: auto; max-width: 100%; }
+.predictions .row { justify-content: space-between; flex-wrap: nowrap; }
+.scroll-y { max-height: 13em; overflow: auto; max-width: 100%; }
 .guess-table { table-layout: auto; width: 100%; border-spacing: 0; font-size: 0.85em; }
 .guess-table th, .guess-table td { width: auto; padding: 2px 6px; text-align: left; white-space: normal; }
 .guess-table tbody th { color: var(--attn-fg); }
@@ -55,7 +59,8 @@ export class ModelView {
   #shape = '';
   #announced = '';
   #predictions = el('div', { class: 'predictions' });
-  #train = el('div', { class: 'model-train' });
+  // Training is a control: compact embeds (controls="minimal" or "none") leave it out.
+  #train = el('div', { class: 'model-train full-only' });
   #trainParts = null;
 
   /**
@@ -64,7 +69,8 @@ export class ModelView {
    */
   constructor(intents) {
     this.#intents = intents;
-    this.element.append(el('h2', { text: 'Every head' }), this.#text, this.#grid, this.#live, this.#predictions, this.#train);
+    this.element.append(el('h2', { text: 'Every head' }), this.#text,
+      el('div', { class: 'model-body' }, el('div', { class: 'model-heads' }, this.#grid, this.#live), this.#predictions), this.#train);
     this.#grid.addEventListener('keydown', (e) => this.#onKey(e));
   }
 
@@ -165,9 +171,9 @@ export class ModelView {
     const note = s.truncated > 0 ? ` The model reads at most ${s.context} words; the last ${s.truncated} are left out.` : '';
     this.#predictions.replaceChildren(
       el('div', { class: 'row' },
-        el('h3', { text: 'What the model guesses comes next' }),
+        el('h3', { text: 'Next-word guesses' }),
         el('button', { type: 'button', class: 'repeat', text: 'Repeat', title: 'Append the sentence to itself', onclick: () => this.#intents.repeat() })),
-      el('p', { class: 'explanation', text: `Each word's top 3 guesses for the word after it, with their probabilities; ${right} of ${t.length - 1} top guesses are right. Before a repeat the next word is anyone's guess; on the repeat, the induction head copies what followed the word last time.${note}` }),
+      el('p', { class: 'explanation', text: `The top 3 for the word after each word; ${right} of ${t.length - 1} right. Before a repeat it is anyone's guess; on the repeat, induction copies what came next last time.${note}` }),
       el('div', { class: 'scroll-y' }, el('table', { class: 'guess-table', 'aria-label': 'next-word guesses' },
         el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'word' }), el('th', { scope: 'col', text: 'top 3 guesses' }), el('th', { scope: 'col', text: 'next' }))),
         el('tbody', {}, ...rows))));

@@ -49,14 +49,24 @@ function loop() {
   setTimeout(loop, 0);
 }
 
+// Messages that come while the model is being made wait for it.
+let ready = Promise.resolve();
+
 onmessage = async ({ data }) => {
   try {
     if (data.type === 'start') {
       playing = false;
-      model = await createModel({ seed: data.seed });
-      losses = [];
-      report(true);
-    } else if (data.type === 'play' && model && !playing) {
+      model = null;
+      ready = createModel({ seed: data.seed }).then((m) => {
+        model = m;
+        losses = [];
+        report(true);
+      });
+      await ready;
+      return;
+    }
+    await ready;
+    if (data.type === 'play' && model && !playing) {
       playing = true;
       loop();
     } else if (data.type === 'pause' && model) {
