@@ -123,6 +123,11 @@ test('arrow keys choose a head: the weights table and model-head follow, the cho
   await page.waitForFunction((sel) => document.querySelector(sel).getAttribute('model-head') === '2 2', E);
   // The input X is the residual stream entering layer 2: not the embeddings layer 1 sees.
   assert.is((await cellTexts(page, 'X'))[0].length, 64);
+  await page.locator(`${E} table[data-id="X"] td[data-i="1"][data-j="0"]`).hover();
+  assert.match(await page.$eval(E, (el) => el.shadowRoot.querySelector('.popover').textContent), /^X\[token “cat”, dimension 0\] = -?\d\.\d{4}: the residual stream entering layer 2: /);
+  // The head's scores come from its q and k, as in the explorer's own example.
+  await page.locator(`${E} table[data-id="weights-0"] td[data-i="2"][data-j="1"]`).hover();
+  assert.match(await page.$eval(E, (el) => el.shadowRoot.querySelector('.popover').textContent), /^weight\(sat → cat\) = exp\(/);
   assert.equal(problems, []);
 });
 

@@ -31,9 +31,7 @@ import { DEFAULT_EXPLANATIONS, blockedReason, explain } from './text.js';
 import { HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './computation.js';
 import { fixed, toCSV, toMarkdown, toNumpy } from './format.js';
 import { Matrix, toMatrix } from '../core/matrix.js';
-import { ModelSource } from './model-source.js';
-import { MODEL_STYLES } from './model-view.js';
-import { externalWeightText } from './attentions.js';
+import { MODEL_STYLES, ModelSource } from './model-source.js';
 
 export { STEPS, DEFAULT_EXPLANATIONS };
 
@@ -168,22 +166,17 @@ export class AttentionExplorer extends Base {
     this.#schedule();
   }
 
-  /**
-   * Attention computed elsewhere: { tokens, attention, shape?, source? } with
-   * attention[layer][head] an (n, n) array (or a flat Float32Array with
-   * shape [layers, heads, n, n]); null goes back to the element's own numbers.
-   */
+  /** Attention computed elsewhere, { tokens, attention, shape?, source? } (explorer.d.ts); null: the element's own numbers. */
   get attentions() {
     return this.#models.attentions;
   }
   set attentions(value) {
     try {
       this.#models.setAttentions(value);
+      this.#schedule();
     } catch (err) {
       this.#showMessage(err.message);
-      return;
     }
-    this.#schedule();
   }
 
   /** Whether clicking a weight masks the pair (true) or explains it (false). */
@@ -395,13 +388,10 @@ export class AttentionExplorer extends Base {
   // Weights computed elsewhere: the lines view and the weights table show
   // the chosen head; no other step has numbers.
   #showExternal(source) {
-    const { config, view, example } = source;
+    ({ config: this.#config, view: this.#view, example: this.#example } = source);
     this.#source = source;
-    this.#config = config;
-    this.#view = view;
-    this.#example = example;
     this.#mask = null;
-    this.#state = Object.freeze({ tokens: [...config.tokens], weights: example.heads[0].weights });
+    this.#state = Object.freeze({ tokens: [...this.#config.tokens], weights: this.#example.heads[0].weights });
     this.#showMessage('');
     this.#render();
     this.#syncTrain();
@@ -452,14 +442,9 @@ export class AttentionExplorer extends Base {
       return;
     }
     this.#inspected = target;
-    if (this.#example.external) {
-      const { pick } = this.#example;
-      this.#steps.highlight([], target);
-      this.#popover.show(externalWeightText(this.#source.data, pick.layer, pick.head, target.i, target.j), this.#steps.cell(target), this.#ui.root, { quiet });
-      return;
-    }
-    const { text, sources } = explain({
-      config: this.#config, example: this.#example, mask: this.#mask, edits: this.#edits, inputs: this.#inputs, scaleIsDefault: this.#scaleIsDefault,
+    // Weights computed elsewhere have no derivation: ModelSource says where they came from.
+    const { text, sources } = this.#example.external ? this.#models.explain(this.#source, target) : explain({
+      config: this.#config, example: this.#example, mask: this.#mask, edits: this.#edits, inputs: this.#inputs, scaleIsDefault: this.#scaleIsDefault, origin: this.#source?.origin,
     }, target.id, target.i, target.j);
     this.#steps.highlight(sources, target);
     this.#popover.show(text, this.#steps.cell(target), this.#ui.root, { quiet });

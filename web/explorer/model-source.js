@@ -9,8 +9,10 @@
 
 import { loadModel } from '../model.js';
 import { normalizeConfig } from './computation.js';
-import { headLabel, normalizeAttentions, patternScores } from './attentions.js';
+import { externalWeightText, headLabel, headName, normalizeAttentions, patternScores } from './attentions.js';
 import { ModelView } from './model-view.js';
+
+export { MODEL_STYLES } from './model-view.js';
 
 // Head scores of a loaded model on this many repeated random sequences.
 const SCORE_SEQUENCES = 32;
@@ -122,6 +124,7 @@ export class ModelSource {
       }),
       view,
       inputs: { X: r.layers[pick.layer].x, WQ: w.wq, WK: w.wk, WV: w.wv },
+      origin: originTexts(pick, this.#training ? 'so far' : ''),
       truncated: config.tokens.length - tokens.length,
       key: `model:${model.steps}:${this.#training ? 'training' : this.#wanted}:${pick.layer}:${pick.head}`,
     };
@@ -149,6 +152,12 @@ export class ModelSource {
       predictions: model.predict(forward.tokens, 3), truncated: source.truncated, context: model.context,
       training: t?.model ? { step: t.step, losses: t.allLosses, accuracy: t.accuracy, playing: t.playing, seed: t.seed } : null,
     });
+  }
+
+  /** The popover's text for a weight of outside attention: where it came from, no derivation. */
+  explain(source, { i, j }) {
+    const { pick, data } = source;
+    return { text: externalWeightText(data, pick.layer, pick.head, i, j), sources: [] };
   }
 
   // The attributes: start loading a model or a file when they change.
@@ -286,4 +295,15 @@ function bestInduction(scores) {
     if (s.induction > scores[layer][head].induction) head = h;
   });
   return [layer, head];
+}
+
+// Where the inputs of the chosen head come from, for the derivations.
+function originTexts({ layer, head }, when) {
+  const learned = (w) => `${w} of ${headName(layer, head)}, learned in training${when ? ` ${when}` : ''}`;
+  return {
+    X: layer === 0
+      ? 'the model’s input here: the word’s embedding plus the position’s, both learned'
+      : `the residual stream entering layer ${layer + 1}: the word and position embeddings plus what the heads of the layer${layer > 1 ? 's' : ''} before wrote into it`,
+    WQ: learned('W_Q'), WK: learned('W_K'), WV: learned('W_V'),
+  };
 }
