@@ -132,6 +132,8 @@ export class ModelSource {
 
   /** Draws the model view for a prepared source (hidden when there is none or `model` is not shown). */
   render(source) {
+    // The model decides the sizes, the heads and causal: the toolbar hides those fields.
+    this.#view.element.parentElement?.toggleAttribute('data-model', Boolean(source && !source.error));
     if (!source || source.error || !source.view.show.has('model')) {
       this.#view.hide();
       return;

@@ -17,6 +17,7 @@ const CURVE = { width: 320, height: 150, left: 40, right: 10, top: 10, bottom: 2
 /** The model part's rules, added to the element's stylesheet (styles.js has the custom properties). */
 export const MODEL_STYLES = `
 .model-part { margin-top: 8px; }
+.root[data-model] .toolbar .field.heads, .root[data-model] .toolbar .field.check { display: none; }
 .model-part h3 { font-size: 1em; margin: 12px 0 4px; }
 .model-body { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
 .model-heads { flex: 1 1 18em; max-width: 30em; min-width: 0; }
@@ -26,7 +27,7 @@ export const MODEL_STYLES = `
 .model-row { display: grid; grid-template-columns: 2em repeat(var(--heads), minmax(0, 1fr)); gap: 6px; align-items: start; }
 .model-row .layer { align-self: center; color: var(--attn-muted); font-weight: 600; }
 button.thumb { display: flex; flex-direction: column; align-items: stretch; gap: 2px; padding: 4px; min-width: 0; border-radius: 6px; text-align: left; }
-button.thumb canvas { width: 100%; aspect-ratio: 1; image-rendering: pixelated; border: 1px solid var(--attn-border); background: var(--attn-bg); }
+button.thumb canvas { width: 100%; aspect-ratio: 1; image-rendering: pixelated; border: 1px solid var(--attn-border); }
 button.thumb .which { font-size: 0.8em; color: var(--attn-muted); }
 button.thumb .kind { font-size: 0.78em; line-height: 1.2; overflow-wrap: anywhere; }
 button.thumb.chosen { border: 2px solid var(--attn-select); padding: 3px; }
@@ -42,11 +43,16 @@ button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .guess-table tr.wrong .next { color: var(--attn-muted); }
 .model-status { margin: 6px 0; font-variant-numeric: tabular-nums; }
 .loss-curve { display: block; width: 100%; max-width: 30em; height: auto; }
+.loss-curve.empty { display: none; }
 .loss-curve text { font-size: 10px; fill: var(--attn-muted); font-family: var(--attn-font); }
 .loss-curve .axis { stroke: var(--attn-muted); stroke-width: 1; }
 .loss-curve .loss { fill: none; stroke: var(--attn-accent); stroke-width: 1.5; }
 .model-train [hidden] { display: none; }
-@media (prefers-color-scheme: dark) { .guess-table tr.right .next { color: #3fb950; } }
+@media (prefers-color-scheme: dark) {
+  .guess-table tr.right .next { color: #3fb950; }
+  /* Black ink turned white: the thumbnails follow the scheme without a repaint. */
+  button.thumb canvas { filter: invert(1); }
+}
 `;
 
 export class ModelView {
@@ -90,12 +96,11 @@ export class ModelView {
     this.#text.textContent = modelViewText({ kind: s.kind, layers, heads, source: s.source, steps: s.training ? s.training.step : s.steps });
     const shape = `${layers}x${heads}`;
     if (shape !== this.#shape) this.#buildGrid(layers, heads);
-    const ink = getComputedStyle(this.element).color;
     for (let l = 0; l < layers; l++) {
       for (let h = 0; h < heads; h++) {
         const cell = this.#cells[l][h];
         const chosen = l === s.pick.layer && h === s.pick.head;
-        drawPattern(cell.canvas, s.attention[l][h], ink);
+        drawPattern(cell.canvas, s.attention[l][h]);
         cell.label.textContent = s.labels[l][h].text;
         cell.button.setAttribute('aria-selected', String(chosen));
         cell.button.setAttribute('aria-label', `${headName(l, h)}: ${s.labels[l][h].detail}`);
@@ -196,10 +201,10 @@ export class ModelView {
     if (!t) {
       p.status.textContent = `Showing a model trained for ${s.steps} steps. Train a fresh one and watch its heads form.`;
       p.curve.replaceChildren();
-      p.curve.setAttribute('display', 'none');
+      p.curve.classList.add('empty');
       return;
     }
-    p.curve.removeAttribute('display');
+    p.curve.classList.remove('empty');
     const last = t.losses.length ? t.losses[t.losses.length - 1] : null;
     p.status.textContent = `step ${t.step}${last === null ? '' : ` · loss ${fixed(last, 3)}`}${t.accuracy === null ? '' : ` · accuracy on repeats ${fixed(t.accuracy, 2)}`}`;
     drawCurve(p.curve, t.losses);
@@ -224,8 +229,9 @@ export class ModelView {
   }
 }
 
-// One pixel per weight, scaled up by CSS: the ink's alpha is the weight.
-function drawPattern(canvas, m, ink) {
+// One pixel per weight, scaled up by CSS: black ink whose alpha is the
+// weight, on the transparent canvas over the button's background.
+function drawPattern(canvas, m) {
   const n = m.rows;
   if (canvas.width !== n) {
     canvas.width = n;
@@ -233,12 +239,8 @@ function drawPattern(canvas, m, ink) {
   }
   const ctx = canvas.getContext('2d');
   if (!ctx) return;
-  const rgb = (ink.match(/\d+(\.\d+)?/g) ?? ['0', '0', '0']).slice(0, 3).map(Number);
   const image = ctx.createImageData(n, n);
   for (let k = 0; k < n * n; k++) {
-    image.data[4 * k] = rgb[0];
-    image.data[4 * k + 1] = rgb[1];
-    image.data[4 * k + 2] = rgb[2];
     image.data[4 * k + 3] = Math.round(255 * Math.min(1, Math.max(0, m.data[k])));
   }
   ctx.putImageData(image, 0, 0);
