@@ -35,7 +35,6 @@ export class ModelSource {
   #view;
   #wanted = null; // the `model` attribute the current model came from
   #loaded = null; // { model, scores } of the attribute's model
-  #loading = null; // the attribute being loaded
   #error = '';
   #external = null; // normalized attentions (property or attentions-src)
   #externalFrom = ''; // 'property' | the attentions-src URL
@@ -181,7 +180,6 @@ export class ModelSource {
   }
 
   async #loadModel(wanted) {
-    this.#loading = wanted;
     try {
       const model = await loadModel(wanted);
       if (this.#wanted !== wanted) return;
