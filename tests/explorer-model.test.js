@@ -174,6 +174,11 @@ test('train from scratch: a fresh model in a worker, steps, a loss curve with ax
   const fresh = await labels(page);
   assert.ok(fresh.some((l) => /mixed/.test(l)), `a fresh model's heads have no clear kind: ${fresh.join(' | ')}`);
   await root(page).screenshot({ path: `${OUTPUT}model-fresh-laptop.png` });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await frame(page);
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no horizontal overflow with the training panel at 390 px');
+  await root(page).screenshot({ path: `${OUTPUT}model-fresh-phone.png` });
+  await page.setViewportSize({ width: 1280, height: 900 });
   await root(page).locator('.model-train button:text("Step")').click();
   await page.waitForFunction((sel) => /^step 10 · loss \d/.test(document.querySelector(sel).shadowRoot.querySelector('.model-status').textContent), E, { timeout: 120_000 });
   await frame(page);
