@@ -56,7 +56,7 @@ button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 `;
 
 export class ModelView {
-  element = el('section', { class: 'model-part', part: 'model', 'aria-label': 'Every head of the model', hidden: true });
+  element = el('div', { class: 'model-part', role: 'region', part: 'model', 'aria-label': 'Every head of the model', hidden: true });
   #intents;
   #text = el('p', { class: 'explanation' });
   #grid = el('div', { class: 'model-grid', role: 'grid', 'aria-label': 'heads by layer; arrow keys choose a head' });
