@@ -38,6 +38,7 @@ import { attentionModel } from './onnx-graph.js';
 import { poolBench, poolMarkdown } from './pool.js';
 import { poolKvBench, poolKvMarkdown } from './pool-kv.js';
 import { explorerTimings } from './explorer.js';
+import { modelSpeed, modelSpeedLines } from './model-speed.js';
 import { random } from './random.js';
 
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
@@ -350,6 +351,13 @@ for (const label of FEATURES.filter((l) => custom === null && (only === null || 
   await cleanup();
 }
 
+// The tiny transformer's training speed, Node and Chromium (--only model: this alone).
+let modelResults = null;
+if (only === null || only === 'model') {
+  modelResults = await modelSpeed({ seconds: quick ? 2 : 5 });
+  console.log(`\n${modelSpeedLines(modelResults).join('\n')}`);
+}
+
 if (only !== null) process.exit(0);
 
 // ---- the explorer's recompute -----------------------------------------------------
@@ -430,6 +438,7 @@ function writeResults() {
     const b = browser?.find((x) => x.tokens === e.tokens);
     lines.push(`| ${e.tokens} | ${fmtTime(e.computeMs * 1000)} | ${b ? `${b.ms.toFixed(2)} ms` : 'not run'} |`);
   }
+  if (modelResults) lines.push('', '## Tiny transformer training', '', ...modelSpeedLines(modelResults).slice(1).map((l) => `- ${l.trim()}`));
   lines.push('', ...poolMarkdown(poolResults, POOL_TIMING));
   lines.push(...poolKvMarkdown(poolKvResults, POOL_KV_TIMING));
   // The hand-written section of measurements taken once (the reasons behind

@@ -5,7 +5,20 @@ import type { Matrix, MatrixLike } from './attention.js';
 export type ExplorerStep = 'all' | 'inputs' | 'projections' | 'scores' | 'scaled' | 'weights' | 'output';
 
 /** A part of the view the `show` attribute can list. */
-export type ExplorerPart = 'inputs' | 'projections' | 'scores' | 'scaled' | 'weights' | 'output' | 'lines';
+export type ExplorerPart = 'inputs' | 'projections' | 'scores' | 'scaled' | 'weights' | 'output' | 'lines' | 'model';
+
+/**
+ * Attention computed elsewhere (transformers.js with output_attentions, PyTorch/Hugging Face, BertViz's input):
+ * attention[layer][head] an (n, n) array of weights, rows summing to 1; or a flat array with
+ * shape [layers, heads, n, n] (or [layers, 1, heads, n, n]).
+ */
+export interface ExplorerAttentions {
+  tokens: string[];
+  attention: number[][][][] | MatrixLike[][] | Float32Array | number[];
+  shape?: number[];
+  /** Where the numbers come from ("bert-base-uncased"), said in the texts. */
+  source?: string;
+}
 
 /** Which controls the element shows: all, the toolbar only (scale, causal, heads), or none. */
 export type ExplorerControls = 'full' | 'minimal' | 'none';
@@ -131,6 +144,14 @@ export declare class AttentionExplorer extends HTMLElement {
   trainOptimizer: 'adam' | 'sgd' | null;
   /** Attribute `train-lr`: the learning rate; null: the part's default. */
   trainLr: number | null;
+  /** Attribute `model`: "induction" (the shipped tiny transformer) or the URL of a saved model; its heads fill the model view and its chosen head the rest. */
+  model: string | null;
+  /** Attribute `model-head`: "layer head" counted from 1, the model's head the lines and tables show; null: the strongest induction head. */
+  modelHead: string | null;
+  /** Attribute `attentions-src`: the URL of a JSON file of ExplorerAttentions. */
+  attentionsSrc: string | null;
+  /** Attention computed elsewhere, shown in the model view, the lines and the weights (no derivations); null: the element's own numbers. */
+  attentions: ExplorerAttentions | null;
   /** Whether a click on a weight masks the pair (true) or explains it (false, the default). */
   masking: boolean;
   /** The settings behind the numbers on screen, defaults filled in; null before the first. */

@@ -31,6 +31,7 @@ import { DEFAULT_EXPLANATIONS, blockedReason, explain } from './text.js';
 import { HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './computation.js';
 import { fixed, toCSV, toMarkdown, toNumpy } from './format.js';
 import { Matrix, toMatrix } from '../core/matrix.js';
+import { MODEL_STYLES, ModelSource } from './model-source.js';
 
 export { STEPS, DEFAULT_EXPLANATIONS };
 
@@ -50,7 +51,7 @@ function sharedAttention() {
 }
 
 // The properties a page can set, settings first (the mask's shape follows the tokens).
-const UPGRADED = [...SETTINGS.map((s) => s.key), 'inputs', 'explanations', 'mask', 'masking'];
+const UPGRADED = [...SETTINGS.map((s) => s.key), 'inputs', 'explanations', 'mask', 'masking', 'attentions'];
 
 // So the module can be imported where there is no DOM (server rendering, Node).
 const Base = globalThis.HTMLElement ?? class {};
@@ -90,6 +91,8 @@ export class AttentionExplorer extends Base {
   #scheduled = false;
   #playTimer = 0;
   #explanations = { ...DEFAULT_EXPLANATIONS };
+  #models = null; // ModelSource: a model's or outside attention in place of the draws
+  #source = null; // what #models.prepare gave for the numbers on screen
 
   constructor() {
     super();
@@ -163,6 +166,19 @@ export class AttentionExplorer extends Base {
     this.#schedule();
   }
 
+  /** Attention computed elsewhere, { tokens, attention, shape?, source? } (explorer.d.ts); null: the element's own numbers. */
+  get attentions() {
+    return this.#models.attentions;
+  }
+  set attentions(value) {
+    try {
+      this.#models.setAttentions(value);
+      this.#schedule();
+    } catch (err) {
+      this.#showMessage(err.message);
+    }
+  }
+
   /** Whether clicking a weight masks the pair (true) or explains it (false). */
   get masking() {
     return this.#masking;
@@ -211,6 +227,7 @@ export class AttentionExplorer extends Base {
     this.#stopPlaying();
     this.#steps.disconnect();
     this.#train?.pause();
+    this.#models.dispose();
   }
 
   attributeChangedCallback() {
@@ -250,11 +267,22 @@ export class AttentionExplorer extends Base {
       if (!this.#loadError) this.#showMessage('');
       return;
     }
-    const { config, view } = settings;
+    let { config, view } = settings;
+    // A model or outside attention decides the tokens' numbers and the sizes.
+    const source = this.#models.prepare(config, view);
+    if (source?.error) {
+      this.#showMessage(source.error);
+      return;
+    }
+    if (source) ({ config, view } = source);
+    if (source?.kind === 'external') {
+      this.#showExternal(source);
+      return;
+    }
     const n = config.tokens.length;
     const shapes = { X: [n, config.dModel], WQ: [config.dModel, config.heads * config.dk], WK: [config.dModel, config.kvHeads * config.dk], WV: [config.dModel, config.kvHeads * config.dv] };
     // Typed-in numbers belong to one draw; a new seed, shapes or embeddings start afresh.
-    const drawKey = JSON.stringify([config.seed, shapes, config.embeddings, config.positions, config.embeddings === 'word' || config.positions ? config.tokens : null]);
+    const drawKey = JSON.stringify([source?.key ?? null, config.seed, shapes, config.embeddings, config.positions, config.embeddings === 'word' || config.positions ? config.tokens : null]);
     if (drawKey !== this.#editKey) {
       this.#edits.clear();
       this.#editKey = drawKey;
@@ -264,7 +292,7 @@ export class AttentionExplorer extends Base {
     const inputs = {};
     try {
       for (const key of EDITABLE) {
-        const base = this.#inputs[key] ? toMatrix(this.#inputs[key], `inputs.${key}`, ...shapes[key]) : this.#drawn.inputs[key];
+        const base = this.#inputs[key] ? toMatrix(this.#inputs[key], `inputs.${key}`, ...shapes[key]) : source ? source.inputs[key] : this.#drawn.inputs[key];
         // A copy: state hands these out, and the cached draws must stay as drawn.
         inputs[key] = new Matrix(base.rows, base.cols, base.data.slice());
       }
@@ -279,6 +307,7 @@ export class AttentionExplorer extends Base {
     if (this.#mask && this.#mask.length !== n * n) this.#mask = null;
     const mask = this.#mask && this.#mask.includes(0) ? this.#mask : undefined;
     const ex = computeExample(this.#attn, config, inputs, mask);
+    this.#source = source;
     this.#config = config;
     this.#view = view;
     this.#example = ex;
@@ -330,8 +359,9 @@ export class AttentionExplorer extends Base {
     });
     ui.message = el('p', { class: 'message', role: 'alert', hidden: true });
     ui.copyArea = el('div', { class: 'copy-fallback', hidden: true });
-    ui.root = el('div', { class: 'root' }, this.#toolbar.toolbar, this.#toolbar.settings, ui.message, ui.copyArea, this.#steps.element, this.#popover.element);
-    this.#root.append(el('style', { text: STYLES }), ui.root);
+    this.#models = new ModelSource(this, () => this.#schedule());
+    ui.root = el('div', { class: 'root' }, this.#toolbar.toolbar, this.#toolbar.settings, ui.message, ui.copyArea, this.#models.element, this.#steps.element, this.#popover.element);
+    this.#root.append(el('style', { text: STYLES + MODEL_STYLES }), ui.root);
     this.#toolbar.watchHeight(ui.root);
   }
 
@@ -351,7 +381,20 @@ export class AttentionExplorer extends Base {
     this.#ui.root.dataset.controls = this.#view.controls;
     this.#syncMasking();
     this.#syncHeadPick();
+    this.#models.render(this.#source);
     this.#steps.render();
+  }
+
+  // Weights computed elsewhere: the lines view and the weights table show
+  // the chosen head; no other step has numbers.
+  #showExternal(source) {
+    ({ config: this.#config, view: this.#view, example: this.#example } = source);
+    this.#source = source;
+    this.#mask = null;
+    this.#state = Object.freeze({ tokens: [...this.#config.tokens], weights: this.#example.heads[0].weights });
+    this.#showMessage('');
+    this.#render();
+    this.#syncTrain();
   }
 
   // The Train part: made when the train attribute turns on, placed above the
@@ -399,8 +442,9 @@ export class AttentionExplorer extends Base {
       return;
     }
     this.#inspected = target;
-    const { text, sources } = explain({
-      config: this.#config, example: this.#example, mask: this.#mask, edits: this.#edits, inputs: this.#inputs, scaleIsDefault: this.#scaleIsDefault,
+    // Weights computed elsewhere have no derivation: ModelSource says where they came from.
+    const { text, sources } = this.#example.external ? this.#models.explain(this.#source, target) : explain({
+      config: this.#config, example: this.#example, mask: this.#mask, edits: this.#edits, inputs: this.#inputs, scaleIsDefault: this.#scaleIsDefault, origin: this.#source?.origin,
     }, target.id, target.i, target.j);
     this.#steps.highlight(sources, target);
     this.#popover.show(text, this.#steps.cell(target), this.#ui.root, { quiet });

@@ -8,8 +8,8 @@ import { EMBEDDINGS, HANDBOOK, LIMITS, defaultScale, normalizeConfig } from './c
 /** The steps in the order they are computed. */
 export const STEPS = Object.freeze(['inputs', 'projections', 'scores', 'scaled', 'weights', 'output']);
 
-/** What `show` may list: the steps' tables and the lines view. */
-export const PARTS = Object.freeze([...STEPS, 'lines']);
+/** What `show` may list: the steps' tables, the lines view and the model view (shown when there is a model). */
+export const PARTS = Object.freeze([...STEPS, 'lines', 'model']);
 
 /** What `controls` may be: every control, the toolbar only (scale, causal, heads), or none. */
 export const CONTROLS = Object.freeze(['full', 'minimal', 'none']);
@@ -64,6 +64,12 @@ export const SETTINGS = Object.freeze([
     help: 'the Train part\'s optimizer: adam (default) or sgd (with momentum 0.9)' },
   { attr: 'train-lr', key: 'trainLr', kind: 'number', url: true,
     help: 'the Train part\'s learning rate (default 0.02)' },
+  { attr: 'model', key: 'model', kind: 'text', url: true,
+    help: 'show a tiny transformer\'s heads: "induction" (the shipped model) or the URL of a saved one; its chosen head\'s numbers fill the view' },
+  { attr: 'model-head', key: 'modelHead', kind: 'text', url: true,
+    help: 'the model\'s head shown in the lines and tables: "layer head", counted from 1 (default: the strongest induction head)' },
+  { attr: 'attentions-src', key: 'attentionsSrc', kind: 'text',
+    help: 'the URL of a JSON file { tokens, attention } of attention computed elsewhere, attention[layer][head] (n, n)' },
 ]);
 
 export const SETTING = Object.freeze(Object.fromEntries(SETTINGS.map((s) => [s.attr, s])));

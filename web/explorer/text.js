@@ -134,7 +134,8 @@ const sum = (terms) => (terms.length > MAX_TERMS ? `${terms.slice(0, MAX_TERMS).
  * computed from. Ids: X, WQ, WK, WV, Q, K, V, and "<step>-<head>" for
  * scores, scaled, weights, output. Sources are rectangles of other tables:
  * { id, rows: [from, to), cols: [from, to) }.
- * @param {{ config, example, mask: Uint8Array|null, edits: Map<string, number>, inputs: object, scaleIsDefault: boolean }} ctx
+ * @param {{ config, example, mask: Uint8Array|null, edits: Map<string, number>, inputs: object, scaleIsDefault: boolean,
+ *   origin?: Record<string, string> }} ctx origin: where X and the weights come from when a model gives them
  * @returns {{ text: string, sources: { id: string, rows: number[], cols: number[] }[] }}
  */
 export function explain(ctx, id, i, j) {
@@ -148,6 +149,7 @@ export function explain(ctx, id, i, j) {
     let text;
     if (ctx.edits.has(`${id}:${i}:${j}`)) text = `${value}, typed in (press “Undo edits” to go back to the draw).`;
     else if (ctx.inputs[id]) text = `${value}, from the inputs property.`;
+    else if (ctx.origin?.[id]) text = `${value}: ${ctx.origin[id]}.`;
     else if (id === 'X' && c.embeddings === 'word') text = `${value}: the embedding of the word “${t[i]}”, np.random.randn with a seed made of ${c.seed} and the word${c.positions ? ', plus the sinusoidal position encoding of position ' + i : ''}; every “${t[i]}” gets this row.`;
     else if (id === 'X') text = `${value}: np.random.randn with seed ${c.seed}, row ${i} of the draw${c.positions ? `, plus the sinusoidal position encoding of position ${i}` : ''}.`;
     else text = `${value}: 0.5 × np.random.randn with seed ${c.seed}, drawn after X in the order W_Q, W_K, W_V.`;

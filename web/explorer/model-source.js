@@ -1,0 +1,309 @@
+// model-source.js - where the explorer's numbers come from when it shows a
+// model instead of its own random draws: the tiny transformer (attribute
+// `model`, loaded by loadModel), a fresh one training in a Worker
+// (model-worker.js), or attention computed elsewhere (the `attentions`
+// property or attribute `attentions-src`). The element asks `prepare` on
+// every update and gets the config and inputs of the chosen head (X = that
+// layer's input, W_Q/W_K/W_V of that head) or, for outside attention, the
+// weights alone; it draws the model view (model-view.js) through `render`.
+
+import { loadModel } from '../model.js';
+import { normalizeConfig } from './computation.js';
+import { externalWeightText, headLabel, headName, normalizeAttentions, patternScores } from './attentions.js';
+import { ModelView } from './model-view.js';
+
+export { MODEL_STYLES } from './model-view.js';
+
+// Head scores of a loaded model on this many repeated random sequences.
+const SCORE_SEQUENCES = 32;
+// Steps the Step button takes.
+const STEP_COUNT = 10;
+
+/** Reads `model-head` ("layer head", counted from 1) against the model's size; throws RangeError naming it. */
+export function parseModelHead(text, layers, heads) {
+  const parts = text.trim().split(/[\s,.]+/).map(Number);
+  const [l, h] = parts;
+  if (parts.length !== 2 || !Number.isInteger(l) || !Number.isInteger(h) || l < 1 || l > layers || h < 1 || h > heads) {
+    throw new RangeError(`model-head expects "layer head", layer 1 to ${layers} and head 1 to ${heads}; got "${text}"`);
+  }
+  return { layer: l - 1, head: h - 1 };
+}
+
+export class ModelSource {
+  #host;
+  #changed;
+  #view;
+  #wanted = null; // the `model` attribute the current model came from
+  #loaded = null; // { model, scores } of the attribute's model
+  #error = '';
+  #external = null; // normalized attentions (property or attentions-src)
+  #externalFrom = ''; // 'property' | the attentions-src URL
+  #fetching = '';
+  #training = null; // { worker, model, scores, losses, step, accuracy, playing, seed }
+
+  /**
+   * @param {HTMLElement} host the element (its model-head and tokens attributes are the state)
+   * @param {() => void} changed asks the element for an update
+   */
+  constructor(host, changed) {
+    this.#host = host;
+    this.#changed = changed;
+    this.#view = new ModelView({
+      select: (layer, head) => host.setAttribute('model-head', `${layer + 1} ${head + 1}`),
+      repeat: () => this.#repeat(),
+      train: (seed) => this.#startTraining(seed),
+      play: () => this.#play(),
+      step: () => this.#training?.worker.postMessage({ type: 'step', count: STEP_COUNT }),
+      stop: () => this.stopTraining(),
+    });
+  }
+
+  get element() {
+    return this.#view.element;
+  }
+
+  /** The attentions property: what was set, or null. */
+  get attentions() {
+    return this.#externalFrom === 'property' ? this.#external : null;
+  }
+
+  /** Sets outside attention (normalizeAttentions throws naming the field); null clears it. */
+  setAttentions(value) {
+    if (value === null || value === undefined) {
+      if (this.#externalFrom === 'property') this.#external = null;
+      this.#externalFrom = '';
+      return;
+    }
+    this.#external = normalizeAttentions(value);
+    this.#externalFrom = 'property';
+  }
+
+  /**
+   * Starts what the attributes ask for (a model, a file of attention) and
+   * says what the element shows: null (its own draws), or a source with
+   * { config, view, inputs | example, key } for the head chosen. `error` is
+   * a message for the element to show.
+   */
+  prepare(config, view) {
+    this.#follow(view);
+    if (this.#error) return { error: this.#error };
+    try {
+      return this.#prepare(config, view);
+    } catch (err) {
+      return { error: err.message };
+    }
+  }
+
+  #prepare(config, view) {
+    const external = this.#external;
+    const trained = this.#training?.model ? this.#training : this.#loaded;
+    if (!external && !trained) return null;
+    const shown = new Set([...view.show].filter((p) => (external ? ['model', 'lines', 'weights'].includes(p) : true)));
+    if (external) {
+      const pick = this.#pick(view, external.layers, external.heads, [0, 0]);
+      const weights = external.attention[pick.layer][pick.head];
+      return {
+        kind: 'external', pick, data: external,
+        config: normalizeConfig({ tokens: external.tokens }),
+        view: { ...view, show: shown.size ? shown : new Set(['model', 'lines', 'weights']) },
+        example: { tokens: external.tokens, external: true, pick, heads: [{ kvHead: 0, weights }] },
+        key: `external:${pick.layer}:${pick.head}`,
+      };
+    }
+    const { model, scores } = trained;
+    const tokens = config.tokens.slice(0, model.context);
+    const pick = this.#pick(view, model.layers, model.heads, bestInduction(scores));
+    const r = model.forward(tokens);
+    const w = model.head(pick.layer, pick.head);
+    return {
+      kind: 'model', pick, model, scores, forward: r,
+      config: normalizeConfig({
+        tokens, seed: config.seed, dModel: model.dModel, dk: model.dHead, dv: model.dHead, heads: 1, kvHeads: 1, causal: true,
+        ...(config.scaleIsDefault ? {} : { scale: config.scale }),
+      }),
+      view,
+      inputs: { X: r.layers[pick.layer].x, WQ: w.wq, WK: w.wk, WV: w.wv },
+      origin: originTexts(pick, this.#training ? 'so far' : ''),
+      truncated: config.tokens.length - tokens.length,
+      key: `model:${model.steps}:${this.#training ? 'training' : this.#wanted}:${pick.layer}:${pick.head}`,
+    };
+  }
+
+  /** Draws the model view for a prepared source (hidden when there is none or `model` is not shown). */
+  render(source) {
+    // The model decides the sizes, the heads and causal: the toolbar hides those fields.
+    this.#view.element.parentElement?.toggleAttribute('data-model', Boolean(source && !source.error));
+    if (!source || source.error || !source.view.show.has('model')) {
+      this.#view.hide();
+      return;
+    }
+    const t = this.#training;
+    if (source.kind === 'external') {
+      const { data } = source;
+      this.#view.render({
+        kind: 'external', tokens: data.tokens, attention: data.attention, source: data.source, pick: source.pick,
+        labels: data.attention.map((row) => row.map((m) => headLabel(patternScores(m)))),
+      });
+      return;
+    }
+    const { model, scores, forward, pick } = source;
+    this.#view.render({
+      kind: 'model', tokens: forward.words, attention: forward.attentions, pick, steps: model.steps,
+      labels: scores.map((row) => row.map((s) => headLabel(s))),
+      predictions: model.predict(forward.tokens, 3), truncated: source.truncated, context: model.context,
+      training: t?.model ? { step: t.step, losses: t.allLosses, accuracy: t.accuracy, playing: t.playing, seed: t.seed } : null,
+    });
+  }
+
+  /** The popover's text for a weight of outside attention: where it came from, no derivation. */
+  explain(source, { i, j }) {
+    const { pick, data } = source;
+    return { text: externalWeightText(data, pick.layer, pick.head, i, j), sources: [] };
+  }
+
+  // The attributes: start loading a model or a file when they change.
+  #follow(view) {
+    const wanted = view.model ?? null;
+    if (wanted !== this.#wanted) {
+      this.#wanted = wanted;
+      this.#loaded = null;
+      this.#error = '';
+      if (wanted) this.#loadModel(wanted);
+    }
+    const src = view.attentionsSrc ?? '';
+    if (this.#externalFrom !== 'property' && src !== this.#externalFrom) {
+      this.#externalFrom = src;
+      this.#external = null;
+      this.#error = '';
+      if (src) this.#fetchAttentions(src);
+    }
+  }
+
+  async #loadModel(wanted) {
+    try {
+      const model = await loadModel(wanted);
+      if (this.#wanted !== wanted) return;
+      this.#loaded = { model, scores: model.headScores({ sequences: SCORE_SEQUENCES }) };
+    } catch (err) {
+      if (this.#wanted === wanted) this.#error = `model="${wanted}": ${err.message}`;
+    }
+    this.#changed();
+  }
+
+  async #fetchAttentions(src) {
+    this.#fetching = src;
+    let data;
+    try {
+      const url = new URL(src, this.#host.ownerDocument?.baseURI ?? globalThis.location?.href);
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const json = await response.json();
+      data = normalizeAttentions(json, 'attentions-src');
+      if (!data.source) data.source = src.split('/').pop();
+    } catch (err) {
+      if (this.#fetching === src) this.#error = `attentions-src="${src}": ${err.message}`;
+    }
+    if (this.#fetching !== src || this.#externalFrom !== src) return;
+    if (data) this.#external = data;
+    this.#changed();
+  }
+
+  #pick(view, layers, heads, fallback) {
+    if (view.modelHead) return parseModelHead(view.modelHead, layers, heads);
+    return { layer: fallback[0], head: fallback[1] };
+  }
+
+  #repeat() {
+    const model = this.#training?.model ?? this.#loaded?.model;
+    const tokens = this.#host.config?.tokens ?? [];
+    const twice = [...tokens, ...tokens];
+    this.#host.setAttribute('tokens', (model ? twice.slice(0, model.context) : twice).join(' '));
+  }
+
+  // ---- training from scratch in a Worker -----------------------------------------
+
+  #startTraining(seed) {
+    this.stopTraining();
+    const worker = new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' });
+    const t = { worker, model: null, scores: null, allLosses: [], step: 0, accuracy: null, playing: false, seed, pending: null };
+    this.#training = t;
+    worker.onmessage = ({ data }) => this.#onProgress(t, data);
+    worker.onerror = (e) => {
+      this.#error = `Training stopped: ${e.message ?? 'the worker failed'}`;
+      this.#changed();
+    };
+    worker.postMessage({ type: 'start', seed });
+  }
+
+  #play() {
+    const t = this.#training;
+    if (!t) return;
+    t.playing = !t.playing;
+    t.worker.postMessage({ type: t.playing ? 'play' : 'pause' });
+    this.#changed();
+  }
+
+  #onProgress(t, data) {
+    if (this.#training !== t) return;
+    if (data.type === 'error') {
+      this.#error = `Training stopped: ${data.message}`;
+      this.#changed();
+      return;
+    }
+    t.allLosses.push(...data.losses);
+    t.step = data.step;
+    if (data.scores) t.scores = data.scores;
+    if (data.accuracy !== undefined) t.accuracy = data.accuracy;
+    // Only the newest snapshot is loaded: older ones still loading are dropped.
+    const json = data.json;
+    t.pending = json;
+    loadModel(json).then((model) => {
+      if (this.#training !== t || t.pending !== json) return;
+      t.model = model;
+      t.scores ??= model.headScores({ sequences: 8 });
+      this.#changed();
+    }, (err) => {
+      this.#error = `Training stopped: ${err.message}`;
+      this.#changed();
+    });
+  }
+
+  /** Whether a fresh model is training (or trained) in place of the attribute's. */
+  get training() {
+    return this.#training !== null;
+  }
+
+  /** Ends training and goes back to the `model` attribute's model. */
+  stopTraining() {
+    if (!this.#training) return;
+    this.#training.worker.terminate();
+    this.#training = null;
+    this.#changed();
+  }
+
+  /** The element left the page. */
+  dispose() {
+    if (this.#training?.playing) this.#play();
+  }
+}
+
+// The layer-2 head (or the last layer's) with the highest induction score: the one Repeat shows best.
+function bestInduction(scores) {
+  const layer = scores.length - 1;
+  let head = 0;
+  scores[layer].forEach((s, h) => {
+    if (s.induction > scores[layer][head].induction) head = h;
+  });
+  return [layer, head];
+}
+
+// Where the inputs of the chosen head come from, for the derivations.
+function originTexts({ layer, head }, when) {
+  const learned = (w) => `${w} of ${headName(layer, head)}, learned in training${when ? ` ${when}` : ''}`;
+  return {
+    X: layer === 0
+      ? 'the model’s input here: the word’s embedding plus the position’s, both learned'
+      : `the residual stream entering layer ${layer + 1}: the word and position embeddings plus what the heads of the layer${layer > 1 ? 's' : ''} before wrote into it`,
+    WQ: learned('W_Q'), WK: learned('W_K'), WV: learned('W_V'),
+  };
+}

@@ -1,0 +1,274 @@
+// model-view.js - the model part of <attention-explorer> (BertViz's model
+// view): a grid of layers x heads thumbnails of each head's pattern on the
+// tokens shown, each labelled with its kind and score; a keyboard grid
+// (arrows move and choose, as in the tables), the choice announced. Below
+// it the model's top 3 guesses for the next word at every position with a
+// Repeat button, and the Train-from-scratch panel: seed, play/pause, step
+// and the loss curve. ModelSource (model-source.js) says what to draw.
+
+import { el, svg } from './dom.js';
+import { fixed } from './format.js';
+import { headName, modelViewText } from './attentions.js';
+
+const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+// The loss curve's box in SVG units; it scales to its column.
+const CURVE = { width: 320, height: 150, left: 40, right: 10, top: 10, bottom: 28 };
+
+/** The model part's rules, added to the element's stylesheet (styles.js has the custom properties). */
+export const MODEL_STYLES = `
+.model-part { margin-top: 8px; }
+.root[data-model] .toolbar .field.heads, .root[data-model] .toolbar .field.check { display: none; }
+.model-part h3 { font-size: 1em; margin: 12px 0 4px; }
+.model-body { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
+.model-heads { flex: 1 1 18em; max-width: 30em; min-width: 0; }
+.predictions { flex: 1 1 18em; min-width: 0; }
+.predictions h3 { margin-top: 0; }
+.model-grid { display: grid; gap: 6px; }
+.model-row { display: grid; grid-template-columns: 2em repeat(var(--heads), minmax(0, 1fr)); gap: 6px; align-items: start; }
+.model-row .layer { align-self: center; color: var(--attn-muted); font-weight: 600; }
+button.thumb { display: flex; flex-direction: column; align-items: stretch; gap: 2px; padding: 4px; min-width: 0; border-radius: 6px; text-align: left; }
+button.thumb canvas { width: 100%; aspect-ratio: 1; image-rendering: pixelated; border: 1px solid var(--attn-border); }
+button.thumb .which { font-size: 0.8em; color: var(--attn-muted); }
+button.thumb .kind { font-size: 0.78em; line-height: 1.2; overflow-wrap: anywhere; }
+button.thumb.chosen { border: 2px solid var(--attn-select); padding: 3px; }
+button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
+.predictions .row { justify-content: space-between; flex-wrap: nowrap; }
+.scroll-y { max-height: 13em; overflow: auto; max-width: 100%; }
+.guess-table { table-layout: auto; width: 100%; border-spacing: 0; font-size: 0.85em; }
+.guess-table th, .guess-table td { width: auto; padding: 2px 6px; text-align: left; white-space: normal; }
+.guess-table tbody th { color: var(--attn-fg); }
+.guess-table .guesses span { display: inline-block; margin-right: 0.8em; color: var(--attn-muted); }
+.guess-table .guesses span.top { color: var(--attn-fg); font-weight: 600; }
+.guess-table tr.right .next { color: #1a7f37; }
+.guess-table tr.wrong .next { color: var(--attn-muted); }
+.model-status { margin: 6px 0; font-variant-numeric: tabular-nums; }
+.loss-curve { display: block; width: 100%; max-width: 30em; height: auto; }
+.loss-curve.empty { display: none; }
+.loss-curve text { font-size: 10px; fill: var(--attn-muted); font-family: var(--attn-font); }
+.loss-curve .axis { stroke: var(--attn-muted); stroke-width: 1; }
+.loss-curve .loss { fill: none; stroke: var(--attn-accent); stroke-width: 1.5; }
+.model-train [hidden] { display: none; }
+@media (prefers-color-scheme: dark) {
+  .guess-table tr.right .next { color: #3fb950; }
+  /* Black ink turned white: the thumbnails follow the scheme without a repaint. */
+  button.thumb canvas { filter: invert(1); }
+}
+`;
+
+export class ModelView {
+  element = el('div', { class: 'model-part', role: 'region', part: 'model', 'aria-label': 'Every head of the model', hidden: true });
+  #intents;
+  #text = el('p', { class: 'explanation' });
+  #grid = el('div', { class: 'model-grid', role: 'grid', 'aria-label': 'heads by layer; arrow keys choose a head' });
+  #live = el('p', { class: 'sr-only', 'aria-live': 'polite' });
+  #cells = []; // [layer][head] { button, canvas, label }
+  #shape = '';
+  #announced = '';
+  #predictions = el('div', { class: 'predictions' });
+  // Training is a control: compact embeds (controls="minimal" or "none") leave it out.
+  #train = el('div', { class: 'model-train full-only' });
+  #trainParts = null;
+
+  /**
+   * @param {{ select: (layer: number, head: number) => void, repeat: () => void, train: (seed: number) => void,
+   *   play: () => void, step: () => void, stop: () => void }} intents
+   */
+  constructor(intents) {
+    this.#intents = intents;
+    this.element.append(el('h2', { text: 'Every head' }), this.#text,
+      el('div', { class: 'model-body' }, el('div', { class: 'model-heads' }, this.#grid, this.#live), this.#predictions), this.#train);
+    this.#grid.addEventListener('keydown', (e) => this.#onKey(e));
+  }
+
+  hide() {
+    this.element.hidden = true;
+  }
+
+  /**
+   * @param {{ kind: 'model' | 'external', tokens: string[], attention: import('../core/matrix.js').Matrix[][],
+   *   labels: { text: string, detail: string }[][], pick: { layer: number, head: number }, source?: string, steps?: number,
+   *   predictions?: { word: string, probability: number }[][], truncated?: number, context?: number,
+   *   training?: { step: number, losses: number[], accuracy: number | null, playing: boolean, seed: number } | null }} s
+   */
+  render(s) {
+    this.element.hidden = false;
+    const layers = s.attention.length, heads = s.attention[0].length;
+    this.#text.textContent = modelViewText({ kind: s.kind, layers, heads, source: s.source, steps: s.training ? s.training.step : s.steps });
+    const shape = `${layers}x${heads}`;
+    if (shape !== this.#shape) this.#buildGrid(layers, heads);
+    for (let l = 0; l < layers; l++) {
+      for (let h = 0; h < heads; h++) {
+        const cell = this.#cells[l][h];
+        const chosen = l === s.pick.layer && h === s.pick.head;
+        drawPattern(cell.canvas, s.attention[l][h]);
+        cell.label.textContent = s.labels[l][h].text;
+        cell.button.setAttribute('aria-selected', String(chosen));
+        cell.button.setAttribute('aria-label', `${headName(l, h)}: ${s.labels[l][h].detail}`);
+        cell.button.classList.toggle('chosen', chosen);
+      }
+    }
+    const said = `${headName(s.pick.layer, s.pick.head)}: ${s.labels[s.pick.layer][s.pick.head].detail}. The lines and tables show this head.`;
+    if (said !== this.#announced) {
+      this.#announced = said;
+      this.#live.textContent = said;
+    }
+    this.#renderPredictions(s);
+    this.#renderTraining(s);
+  }
+
+  #buildGrid(layers, heads) {
+    this.#shape = `${layers}x${heads}`;
+    this.#grid.style.setProperty('--heads', String(heads));
+    this.#cells = [];
+    const rows = [];
+    for (let l = 0; l < layers; l++) {
+      const row = el('div', { class: 'model-row', role: 'row' }, el('span', { class: 'layer', role: 'rowheader', text: `L${l + 1}`, title: `layer ${l + 1}` }));
+      const cells = [];
+      for (let h = 0; h < heads; h++) {
+        const canvas = el('canvas', { width: 1, height: 1, 'aria-hidden': 'true' });
+        const label = el('span', { class: 'kind' });
+        const button = el('button', { type: 'button', class: 'thumb', role: 'gridcell', tabindex: l === 0 && h === 0 ? 0 : -1, 'data-layer': l, 'data-head': h,
+          onclick: () => this.#intents.select(l, h) },
+        el('span', { class: 'which', text: `H${h + 1}` }), canvas, label);
+        cells.push({ button, canvas, label });
+        row.append(button);
+      }
+      this.#cells.push(cells);
+      rows.push(row);
+    }
+    this.#grid.replaceChildren(...rows);
+  }
+
+  #onKey(e) {
+    const button = e.target.closest?.('button.thumb');
+    if (!button) return;
+    const l = Number(button.dataset.layer), h = Number(button.dataset.head);
+    const layers = this.#cells.length, heads = this.#cells[0].length;
+    let to = null;
+    if (MOVES[e.key]) to = [Math.min(layers - 1, Math.max(0, l + MOVES[e.key][0])), Math.min(heads - 1, Math.max(0, h + MOVES[e.key][1]))];
+    else if (e.key === 'Home') to = [e.ctrlKey ? 0 : l, 0];
+    else if (e.key === 'End') to = [e.ctrlKey ? layers - 1 : l, heads - 1];
+    if (!to) return;
+    e.preventDefault();
+    const next = this.#cells[to[0]][to[1]].button;
+    for (const row of this.#cells) for (const c of row) c.button.tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
+    // Choosing follows the focus: the tables change as the arrows move.
+    this.#intents.select(to[0], to[1]);
+  }
+
+  #renderPredictions(s) {
+    if (s.kind !== 'model') {
+      this.#predictions.replaceChildren();
+      return;
+    }
+    const t = s.tokens;
+    const rows = s.predictions.map((top, i) => {
+      const next = t[i + 1];
+      const right = next !== undefined && top[0].word === next;
+      return el('tr', { class: next === undefined ? '' : right ? 'right' : 'wrong' },
+        el('th', { scope: 'row', text: t[i] }),
+        el('td', { class: 'guesses' }, ...top.map((p, k) => el('span', { class: k === 0 ? 'top' : '', text: `${p.word} ${fixed(p.probability, 2)}` }))),
+        el('td', { class: 'next', text: next === undefined ? '?' : `${next} ${right ? '✓' : '✗'}`, 'aria-label': next === undefined ? 'not yet written' : `${next}, ${right ? 'guessed right' : 'guessed wrong'}` }));
+    });
+    const right = s.predictions.filter((top, i) => t[i + 1] !== undefined && top[0].word === t[i + 1]).length;
+    const note = s.truncated > 0 ? ` The model reads at most ${s.context} words; the last ${s.truncated} are left out.` : '';
+    this.#predictions.replaceChildren(
+      el('div', { class: 'row' },
+        el('h3', { text: 'Next-word guesses' }),
+        el('button', { type: 'button', class: 'repeat', text: 'Repeat', title: 'Append the sentence to itself', onclick: () => this.#intents.repeat() })),
+      el('p', { class: 'explanation', text: `The top 3 for the word after each word; ${right} of ${t.length - 1} right. Before a repeat it is anyone's guess; on the repeat, induction copies what came next last time.${note}` }),
+      el('div', { class: 'scroll-y' }, el('table', { class: 'guess-table', 'aria-label': 'next-word guesses' },
+        el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'word' }), el('th', { scope: 'col', text: 'top 3 guesses' }), el('th', { scope: 'col', text: 'next' }))),
+        el('tbody', {}, ...rows))));
+  }
+
+  #renderTraining(s) {
+    if (s.kind !== 'model') {
+      this.#train.replaceChildren();
+      this.#trainParts = null;
+      return;
+    }
+    if (!this.#trainParts) this.#trainParts = this.#buildTraining();
+    const p = this.#trainParts;
+    const t = s.training;
+    p.play.disabled = !t;
+    p.step.disabled = !t || t.playing;
+    p.stop.hidden = !t;
+    p.play.textContent = t?.playing ? 'Pause' : 'Play';
+    p.play.setAttribute('aria-pressed', String(Boolean(t?.playing)));
+    if (!t) {
+      p.status.textContent = `Showing a model trained for ${s.steps} steps. Train a fresh one and watch its heads form.`;
+      p.curve.replaceChildren();
+      p.curve.classList.add('empty');
+      return;
+    }
+    p.curve.classList.remove('empty');
+    const last = t.losses.length ? t.losses[t.losses.length - 1] : null;
+    p.status.textContent = `step ${t.step}${last === null ? '' : ` · loss ${fixed(last, 3)}`}${t.accuracy === null ? '' : ` · accuracy on repeats ${fixed(t.accuracy, 2)}`}`;
+    drawCurve(p.curve, t.losses);
+  }
+
+  #buildTraining() {
+    const seed = el('input', { type: 'number', min: 0, max: 4294967295, step: 1, value: 1, class: 'tiny', 'aria-label': 'seed of the fresh model' });
+    const fresh = el('button', { type: 'button', text: 'Train from scratch', onclick: () => {
+      const v = Number(seed.value);
+      this.#intents.train(Number.isInteger(v) && v >= 0 && v <= 0xffffffff ? v : 0);
+    } });
+    const play = el('button', { type: 'button', text: 'Play', onclick: () => this.#intents.play() });
+    const step = el('button', { type: 'button', text: 'Step', title: 'Ten training steps', onclick: () => this.#intents.step() });
+    const stop = el('button', { type: 'button', text: 'Back to the trained model', onclick: () => this.#intents.stop() });
+    const status = el('p', { class: 'model-status', 'aria-live': 'polite' });
+    const curve = svg('svg', { class: 'loss-curve', viewBox: `0 0 ${CURVE.width} ${CURVE.height}`, role: 'img', 'aria-label': 'training loss by step' });
+    this.#train.replaceChildren(
+      el('h3', { text: 'Train from scratch' }),
+      el('div', { class: 'row' }, fresh, el('label', { class: 'field' }, el('span', { text: 'seed' }), seed), play, step, stop),
+      status, curve);
+    return { play, step, stop, status, curve };
+  }
+}
+
+// One pixel per weight, scaled up by CSS: black ink whose alpha is the
+// weight, on the transparent canvas over the button's background.
+function drawPattern(canvas, m) {
+  const n = m.rows;
+  if (canvas.width !== n) {
+    canvas.width = n;
+    canvas.height = n;
+  }
+  const ctx = canvas.getContext('2d');
+  if (!ctx) return;
+  const image = ctx.createImageData(n, n);
+  for (let k = 0; k < n * n; k++) {
+    image.data[4 * k + 3] = Math.round(255 * Math.min(1, Math.max(0, m.data[k])));
+  }
+  ctx.putImageData(image, 0, 0);
+}
+
+// The loss by step with numbered axes; the drop as the induction heads form shows as a cliff.
+function drawCurve(node, losses) {
+  const { width, height, left, right, top, bottom } = CURVE;
+  const steps = Math.max(100, losses.length);
+  const max = Math.max(1, Math.ceil(Math.max(...losses.slice(0, 50), 0)));
+  const x = (i) => left + ((width - left - right) * i) / steps;
+  const y = (v) => top + (height - top - bottom) * (1 - Math.min(v, max) / max);
+  const parts = [
+    svg('line', { class: 'axis', x1: left, y1: top, x2: left, y2: height - bottom }),
+    svg('line', { class: 'axis', x1: left, y1: height - bottom, x2: width - right, y2: height - bottom }),
+    svg('text', { x: (left + width) / 2, y: height - 2, 'text-anchor': 'middle', text: 'step' }),
+    svg('text', { x: 4, y: top + 8, text: 'loss' }),
+  ];
+  for (const v of [0, max / 2, max]) parts.push(svg('text', { x: left - 4, y: y(v) + 4, 'text-anchor': 'end', text: fixed(v, v === max / 2 && max % 2 ? 1 : 0) }));
+  for (const s of [0, Math.round(steps / 2), steps]) parts.push(svg('text', { x: x(s), y: height - bottom + 14, 'text-anchor': 'middle', text: String(s) }));
+  // At most one point per SVG unit of width: a mean over each run of steps.
+  const per = Math.max(1, Math.ceil(losses.length / (width - left - right)));
+  const points = [];
+  for (let i = 0; i < losses.length; i += per) {
+    let sum = 0, count = 0;
+    for (let k = i; k < Math.min(losses.length, i + per); k++, count++) sum += losses[k];
+    points.push(`${x(i + count / 2).toFixed(1)},${y(sum / count).toFixed(1)}`);
+  }
+  if (points.length) parts.push(svg('polyline', { class: 'loss', points: points.join(' ') }));
+  node.replaceChildren(...parts);
+}
