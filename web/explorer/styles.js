@@ -72,7 +72,10 @@ input.tiny { width: 4.5em; }
 input.short { width: 7em; }
 input[type="text"], input[type="number"], select { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 4px; padding: 3px 6px; }
 input[type="range"] { width: 12em; max-width: 40vw; accent-color: var(--attn-accent); }
-.scale-text { font-family: var(--attn-mono); font-size: 0.85em; min-width: 10em; }
+.field.scale { flex-wrap: wrap; }
+/* The readout has one width whatever it says ("0.577 = 1/√3" or "0.111 = 1/5.19 × 1/√3"):
+   a width that followed the text would move the slider's track under the pointer mid-drag. */
+.scale-text { font-family: var(--attn-mono); font-size: 0.85em; width: 23ch; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 button, summary { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 6px; padding: 3px 10px; cursor: pointer; }
 button:disabled { opacity: 0.55; cursor: default; }
 /* At the default scale there is nothing to reset: the button keeps its place (no shift mid-drag) but is not drawn. */
@@ -158,7 +161,6 @@ td:hover { filter: brightness(0.93); }
   /* A cell holds seven monospace characters ("-0.4659", 4.2em) and a little padding. */
   :host { --attn-cell-width: 4.7em; --attn-label-width: 4.4em; font-size: 14px; }
   td { padding: 2px 3px; }
-  .scale-text { min-width: 0; }
   input[type="range"] { width: 9em; }
 }
 ${heatmapRules('light')}
