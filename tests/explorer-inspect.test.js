@@ -214,6 +214,31 @@ test('the popover never ends below the window: under a cell at the bottom it ope
   await context.close();
 });
 
+test('a weight’s formula writes minus a negative max as a plus; with positions, no two rows of a word are called equal', async ({ env }) => {
+  const { page, problems, context } = await env.page({ reducedMotion: 'reduce' });
+  await page.goto(`${env.base}/?causal=1&seed=0`);
+  await settled(page);
+  // Row 0 under causal attends to itself alone: its max logit is its own, negative with seed 0.
+  assert.ok(await page.$eval(E, (el) => el.state.scaled.get(0, 0) < 0), 'row 0 has a negative logit');
+  const formulas = [];
+  for (let i = 0; i < 4; i++) {
+    for (let j = 0; j <= i; j++) {
+      await page.hover(`${E} table[data-id="weights-0"] td[data-i="${i}"][data-j="${j}"]`);
+      formulas.push((await popover(page)).text);
+    }
+  }
+  assert.ok(formulas.every((t) => !/[−-]\s*[−-]\d/.test(t)), formulas.find((t) => /[−-]\s*[−-]\d/.test(t)));
+  assert.match(formulas[0], /exp\(-\d\.\d{3} \+ \d\.\d{3}\)/);
+  await page.goto(`${env.base}/?tokens=the+cat+saw+the+dog&embeddings=word&positions=1`);
+  await settled(page);
+  await page.hover(`${E} table[data-id="X"] td[data-i="3"][data-j="0"]`);
+  const text = (await popover(page)).text;
+  assert.not.match(text, /gets this row/);
+  assert.match(text, /position encoding of position 3/);
+  assert.equal(problems, []);
+  await context.close();
+});
+
 test('focus leaving the numbers for a row label closes the popover of the cell it left', async ({ env }) => {
   const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
   await page.goto(`${env.base}/`);
