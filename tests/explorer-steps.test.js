@@ -29,4 +29,28 @@ test('step mode shows one section at a time; Next and Previous move, the address
   await page.context().close();
 });
 
+test('sections come in step order (1, 2, 3, 4), and the page keeps its height as off-screen sections first draw', async ({ env }) => {
+  const { page, problems, context } = await env.page({ viewport: { width: 1366, height: 900 }, reducedMotion: 'reduce' });
+  await page.goto(`${env.base}/`);
+  await settled(page);
+  const titles = await page.$$eval(`${E} section.step h2`, (hs) => hs.map((h) => h.textContent));
+  const numbered = titles.map((t) => t.match(/^Step (\d)/)?.[1]).filter(Boolean);
+  assert.equal(numbered, ['1', '2', '3', '4'], titles.join(' | '));
+  const height = () => page.evaluate(() => document.documentElement.scrollHeight);
+  const before = await height();
+  // Scroll down a screen at a time, letting each frame draw, then back up.
+  await page.evaluate(async () => {
+    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    for (let y = 0; y < document.documentElement.scrollHeight; y += 400) {
+      window.scrollTo(0, y);
+      await frame();
+    }
+    window.scrollTo(0, 0);
+    await frame();
+  });
+  assert.is(await height(), before);
+  assert.equal(problems, []);
+  await context.close();
+});
+
 test.run();

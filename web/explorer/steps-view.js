@@ -1,6 +1,7 @@
 // steps-view.js - the view of <attention-explorer> under its toolbar: one
-// section per step shown (the lead: the lines view and the weights; then
-// inputs, projections, scores, logits, output), each with its explanation
+// section per step shown, in the order they are computed (inputs,
+// projections, scores, logits, the weights beside the lines view, output: the
+// weights' section is the `lead`, what a compact embed shows), each with its explanation
 // slot and its tables. Built when the structure changes (tokens, sizes,
 // heads, parts, step), repainted in place for new numbers; the tables are
 // keyboard grids (grid.js) whose pointer and key events become the
@@ -35,10 +36,11 @@ export class StepsView {
   #lastStep = 'all';
   #tables = new Map(); // id -> the entry of one built table
   #lines = null; // LinesView when the lines part is shown
+  #linesView = null; // the LinesView, kept while the lines part comes and goes
   #selected = -1; // the query whose lines alone are drawn; -1: all
   #focus = null; // { id, i, j } of the table's tab stop, kept across rebuilds
   #overflow = null; // ResizeObserver marking tables wider than their box
-  #skipped = new Set(); // containers the browser skips rendering (off screen)
+  #visibility = null; // IntersectionObserver marking tables off screen
   #paintKey = ''; // what the marks of the last repaint depended on (see repaint)
   #dragTimer = 0; // nonzero while the scale slider is dragged
 
@@ -132,22 +134,8 @@ export class StepsView {
       rows: t, cols: key === 'output' ? dims('v', c.dv) : t, kind: key === 'weights' ? 'seq' : 'div', step: key,
       selectable: true, withSums: key === 'weights', head: h,
     }));
-    // Attention first: the lines view and the weights open the view.
+    // The steps in the order they are computed; the lines view sits beside the weights.
     const lines = view.show.has('lines') && (step === 'all' || step === 'weights');
-    if (show('weights') || lines) {
-      const parts = [];
-      if (lines) {
-        this.#lines ??= new LinesView({ onSelect: (i) => this.#select(i) });
-        this.#lines.build(t, c.heads, this.#selected);
-        parts.push(this.#lines.element);
-      } else {
-        this.#lines = null;
-      }
-      if (show('weights')) parts.push(el('div', { class: 'matrices heads' }, ...headTables('weights')));
-      sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts)], { lead: true }));
-    } else {
-      this.#lines = null;
-    }
     if (show('inputs')) {
       sections.push(this.#section('inputs', [
         table({ id: 'X', title: 'X', rows: t, cols: dims('x', c.dModel), kind: 'div', editable: true }),
@@ -163,9 +151,21 @@ export class StepsView {
         table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
       ]));
     }
-    for (const key of ['scores', 'scaled', 'output']) {
+    for (const key of ['scores', 'scaled']) {
       if (show(key)) sections.push(this.#section(key, [el('div', { class: 'matrices heads' }, ...headTables(key))]));
     }
+    this.#lines = null;
+    if (show('weights') || lines) {
+      const parts = [];
+      if (lines) {
+        this.#lines = this.#linesView ??= new LinesView({ onSelect: (i) => this.#select(i) });
+        this.#lines.build(t, c.heads, this.#selected);
+        parts.push(this.#lines.element);
+      }
+      if (show('weights')) parts.push(el('div', { class: 'matrices heads' }, ...headTables('weights')));
+      sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts)], { lead: true }));
+    }
+    if (show('output')) sections.push(this.#section('output', [el('div', { class: 'matrices heads' }, ...headTables('output'))]));
     if (animate) for (const s of sections) s.classList.add('enter');
     this.#node.replaceChildren(...sections);
     this.#watchOverflow();
@@ -207,21 +207,23 @@ export class StepsView {
     }
   }
 
-  // The containers with content-visibility: auto (the steps below the lead,
-  // heads after the first) tell when the browser skips them; the tables
-  // inside are marked so a drag can leave them for later.
+  // Tables off screen are marked (an IntersectionObserver) so a drag can
+  // leave them for later; they are painted when they come on screen or the
+  // drag ends. Their layout is real, so the page's height never jumps.
   #watchSkipped() {
-    this.#skipped.clear();
-    for (const box of this.#node.querySelectorAll('section.step:not(.lead), .matrices.heads > figure.matrix + figure.matrix')) {
-      box.addEventListener('contentvisibilityautostatechange', (e) => {
-        if (e.skipped) this.#skipped.add(box);
-        else this.#skipped.delete(box);
-        for (const entry of this.#tables.values()) {
-          entry.skipped = [...this.#skipped].some((b) => b.contains(entry.table));
-          if (!entry.skipped && entry.stale) this.#paintEntry(entry);
-        }
-      });
-    }
+    this.#visibility?.disconnect();
+    if (typeof IntersectionObserver === 'undefined') return;
+    const byFigure = new Map();
+    for (const entry of this.#tables.values()) byFigure.set(entry.table.closest('figure'), entry);
+    this.#visibility = new IntersectionObserver((records) => {
+      for (const r of records) {
+        const entry = byFigure.get(r.target);
+        if (!entry) continue;
+        entry.skipped = !r.isIntersecting;
+        if (!entry.skipped && entry.stale) this.#paintEntry(entry);
+      }
+    }, { rootMargin: '200px 0px' });
+    for (const figure of byFigure.keys()) this.#visibility.observe(figure);
   }
 
   /**
@@ -286,6 +288,7 @@ export class StepsView {
   /** Stops watching the tables (the element left the page). */
   disconnect() {
     this.#overflow?.disconnect();
+    this.#visibility?.disconnect();
     this.dragEnd();
   }
 

@@ -100,10 +100,6 @@ ${Array.from({ length: LIMITS.heads }, (_, h) => `.view[data-head="${h}"] .matri
 .matrices { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; min-width: 0; }
 /* As wide as its table (or its box), so the Copy button sits by the table it copies. */
 figure.matrix { margin: 0; min-width: 0; max-width: 100%; width: fit-content; }
-/* Heads off screen skip style, layout and paint while a drag repaints the
-   rest; the first head always lays out, so the row it shares with the lines
-   view is sized by real content. */
-.matrices.heads > figure.matrix + figure.matrix { content-visibility: auto; contain-intrinsic-size: auto 320px auto 300px; }
 figure.lines { margin: 0; max-width: 100%; }
 figure.lines svg { display: block; max-width: 100%; height: auto; overflow: visible; }
 figure.lines path { stroke-linecap: round; }
@@ -130,7 +126,6 @@ figure.overflowing figcaption .shape::after { content: " · scroll →"; color: 
 table { border-collapse: separate; border-spacing: 2px; font-family: var(--attn-mono); font-size: 0.85em;
   table-layout: fixed; width: calc(var(--attn-label-width) + var(--cols) * (var(--attn-cell-width) + 2px) + 4px); }
 th.corner, tbody th { width: var(--attn-label-width); }
-section.step:not(.lead) { content-visibility: auto; contain-intrinsic-size: auto 600px; }
 th { font-weight: 500; color: var(--attn-muted); padding: 0 4px; white-space: nowrap; }
 thead th { text-align: center; max-width: var(--attn-cell-width); overflow: hidden; text-overflow: ellipsis; }
 tbody th { text-align: right; overflow: hidden; text-overflow: ellipsis; }
