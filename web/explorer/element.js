@@ -22,6 +22,7 @@ import { el } from './dom.js';
 import { save, snapshotView, toSVG } from './export.js';
 import { parseCellValue, startEdit } from './grid.js';
 import { Popover } from './popover.js';
+import { derive, render as renderDerivation } from './derivation.js';
 import { CONTROLS, PARTS, SETTINGS, STEPS, parseSetting, readSettings } from './settings.js';
 import { EDITABLE, StepsView, matrixOf } from './steps-view.js';
 import { STYLES } from './styles.js';
@@ -403,7 +404,8 @@ export class AttentionExplorer extends Base {
       config: this.#config, example: this.#example, mask: this.#mask, edits: this.#edits, inputs: this.#inputs, scaleIsDefault: this.#scaleIsDefault,
     }, target.id, target.i, target.j);
     this.#steps.highlight(sources, target);
-    this.#popover.show(text, this.#steps.cell(target), this.#ui.root, { quiet });
+    const model = derive({ config: this.#config, example: this.#example, mask: this.#mask, scaleIsDefault: this.#scaleIsDefault }, target.id, target.i, target.j);
+    this.#popover.show(text, this.#steps.cell(target), this.#ui.root, { quiet, figure: model ? renderDerivation(model, this.ownerDocument) : null });
   }
 
   // ---- the reader's changes: masks, edits, steps ----------------------------------

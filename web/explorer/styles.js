@@ -4,6 +4,7 @@
 
 import { HEAD_COLORS, heatmapRules } from './colors.js';
 import { LIMITS } from './computation.js';
+import { DERIVATION_STYLES } from './derivation.js';
 
 export const STYLES = `
 
@@ -91,6 +92,8 @@ button[aria-pressed="true"] { border-color: var(--attn-accent); background: var(
 .popover { position: absolute; z-index: 5; max-width: calc(100% - 16px); padding: 8px 12px; background: var(--attn-panel); color: var(--attn-fg);
   border: 1px solid var(--attn-source); border-radius: 8px; box-shadow: 0 4px 14px rgb(0 0 0 / 0.2);
   font-family: var(--attn-mono); font-size: 0.85em; overflow-wrap: anywhere; pointer-events: none; }
+.popover .formula { margin: 0; }
+${DERIVATION_STYLES}
 h2 { font-size: 1.1em; margin: 18px 0 4px; }
 .explanation { margin: 0 0 8px; max-width: 60em; color: var(--attn-fg); }
 .attention-row { display: flex; flex-wrap: wrap; gap: 14px 28px; align-items: flex-start; }

@@ -22,6 +22,7 @@ import { heatClass, maxAbs } from './colors.js';
 import { headColumns } from './computation.js';
 import { Matrix } from '../core/matrix.js';
 import { LossPlot } from './loss-plot.js';
+import { deriveGradient, render as renderDerivation } from './derivation.js';
 import {
   PRESETS, TRAIN_DEFAULTS, Trainer, formatTarget, gradientTerms, parseTarget, presetTarget, targetCells, targetFromCells,
 } from './train.js';
@@ -49,7 +50,8 @@ export const TRAIN_STYLES = `
 /* Dragging across the target paints it: it must not select the labels' text. */
 .train-target { user-select: none; -webkit-user-select: none; touch-action: none; }
 .train td.goal.on { box-shadow: inset 0 0 0 2px var(--attn-select, #111); }
-.train-derivation { font-size: 0.8rem; min-height: 1.2em; overflow-wrap: anywhere; }
+.train-derivation { font-size: 0.8rem; min-height: 1.2em; overflow-wrap: anywhere; margin-bottom: 0; }
+.train-derivation-figure { max-width: 420px; font-family: var(--attn-mono, monospace); font-size: 0.8rem; }
 .train [hidden] { display: none; }
 `;
 
@@ -438,13 +440,14 @@ export class TrainPanel {
     ui.dwvFigure = h(d, 'figure', {}, h(d, 'figcaption', { text: 'dW_V' }), ui.dwv);
     ui.dwvFigure.hidden = true;
     ui.derivation = h(d, 'p', { class: 'train-derivation', 'aria-live': 'polite' });
+    ui.derivationFigure = h(d, 'div', { class: 'train-derivation-figure' });
     const figure = (caption, table) => h(d, 'figure', {}, h(d, 'figcaption', { text: caption }), table);
     ui.root = h(d, 'section', { class: 'train', 'aria-label': 'Train' },
       h(d, 'h3', { text: 'Train: gradient descent on the weights of head 1' }), controls, status, this.#plot.element,
       h(d, 'div', { class: 'train-grids' },
         figure('target (click or drag to paint a row)', ui.target), figure('weights now', ui.weights),
         figure('dW_Q (hover: its sum over tokens)', ui.dwq), figure('dW_K', ui.dwk), ui.dwvFigure),
-      ui.derivation);
+      ui.derivation, ui.derivationFigure);
     ui.target.addEventListener('pointerdown', (e) => {
       const cell = e.target.closest?.('td[data-i]');
       if (!cell) return;
@@ -546,8 +549,11 @@ export class TrainPanel {
   #derive(name, a, c) {
     const r = this.#last;
     if (!r || !this.#trainer) return;
-    const t = gradientTerms(this.#x, name === 'dW_Q' ? r.dq : r.dk, a, c, { name, tokens: this.#tokens });
+    const dm = name === 'dW_Q' ? r.dq : r.dk;
+    const t = gradientTerms(this.#x, dm, a, c, { name, tokens: this.#tokens });
     this.#ui.derivation.textContent = t.text;
+    // The terms as signed bars: which tokens push this entry up, which down.
+    this.#ui.derivationFigure.replaceChildren(renderDerivation(deriveGradient(this.#x, dm, a, c, { name, tokens: this.#tokens }), this.#doc));
   }
 }
 
