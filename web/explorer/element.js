@@ -23,7 +23,7 @@ import { save, snapshotView, toSVG } from './export.js';
 import { parseCellValue, startEdit } from './grid.js';
 import { Popover } from './popover.js';
 import { derive, render as renderDerivation } from './derivation.js';
-import { CONTROLS, PARTS, SETTINGS, STEPS, parseSetting, readSettings } from './settings.js';
+import { CONTROLS, PARTS, SETTINGS, STEPS, isFigure, parseSetting, readSettings } from './settings.js';
 import { EDITABLE, StepsView, matrixOf } from './steps-view.js';
 import { STYLES } from './styles.js';
 import { Toolbar } from './toolbar.js';
@@ -331,7 +331,9 @@ export class AttentionExplorer extends Base {
     });
     ui.message = el('p', { class: 'message', role: 'alert', hidden: true });
     ui.copyArea = el('div', { class: 'copy-fallback', hidden: true });
-    ui.root = el('div', { class: 'root' }, this.#toolbar.toolbar, this.#toolbar.settings, ui.message, ui.copyArea, this.#steps.element, this.#popover.element);
+    // A figure's caption is the author's: <p slot="caption"> under the view.
+    ui.caption = el('div', { class: 'caption', part: 'caption' }, el('slot', { name: 'caption' }));
+    ui.root = el('div', { class: 'root' }, this.#toolbar.toolbar, this.#toolbar.settings, ui.message, ui.copyArea, this.#steps.element, ui.caption, this.#popover.element);
     this.#root.append(el('style', { text: STYLES }), ui.root);
     this.#toolbar.watchHeight(ui.root);
   }
@@ -350,6 +352,7 @@ export class AttentionExplorer extends Base {
       masked: Boolean(this.#mask && this.#mask.includes(0)), edited: this.#edits.size > 0 || Object.keys(this.#inputs).length > 0,
     });
     this.#ui.root.dataset.controls = this.#view.controls;
+    this.#ui.root.dataset.appearance = isFigure(this.#view) ? 'figure' : 'app';
     this.#syncMasking();
     this.#syncHeadPick();
     this.#steps.render();

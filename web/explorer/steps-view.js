@@ -1,7 +1,7 @@
 // steps-view.js - the view of <attention-explorer> under its toolbar: one
-// section per step shown, in the order they are computed (inputs,
-// projections, scores, logits, the weights beside the lines view, output: the
-// weights' section is the `lead`, what a compact embed shows), each with its explanation
+// section per step shown: steps 1 to 4 in order (scores, logits, the weights
+// beside the lines view, output; the weights' section is the `lead`, what a
+// compact embed shows), then the inputs and projections they start from, each with its explanation
 // slot and its tables. Built when the structure changes (tokens, sizes,
 // heads, parts, step), repainted in place for new numbers; the tables are
 // keyboard grids (grid.js) whose pointer and key events become the
@@ -14,6 +14,7 @@ import { LinesView } from './lines.js';
 import { buildTable, cellLabel, highlight, paintTable } from './tables.js';
 import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, sectionTitle } from './text.js';
 import { DIGITS } from './format.js';
+import { isFigure } from './settings.js';
 
 /** The matrices a reader can type into. */
 export const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);
@@ -107,7 +108,7 @@ export class StepsView {
   render() {
     const { config: c, view, example: ex } = this.#context();
     if (this.#selected >= c.tokens.length) this.#selected = -1;
-    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, view.step, [...view.show], view.controls]);
+    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, view.step, [...view.show], view.controls, isFigure(view)]);
     if (structure === this.#structure) {
       this.repaint();
       return;
@@ -134,23 +135,9 @@ export class StepsView {
       rows: t, cols: key === 'output' ? dims('v', c.dv) : t, kind: key === 'weights' ? 'seq' : 'div', step: key,
       selectable: true, withSums: key === 'weights', head: h,
     }));
-    // The steps in the order they are computed; the lines view sits beside the weights.
+    // Steps 1 to 4 in order, the lines view beside the weights, so at 1366 px
+    // the first screen reaches the weights; then where Q, K and V come from.
     const lines = view.show.has('lines') && (step === 'all' || step === 'weights');
-    if (show('inputs')) {
-      sections.push(this.#section('inputs', [
-        table({ id: 'X', title: 'X', rows: t, cols: dims('x', c.dModel), kind: 'div', editable: true }),
-        table({ id: 'WQ', title: 'W_Q', rows: dims('x', c.dModel), cols: headCols('q', c.dk, c.heads), kind: 'div', editable: true }),
-        table({ id: 'WK', title: 'W_K', rows: dims('x', c.dModel), cols: headCols('k', c.dk, c.kvHeads), kind: 'div', editable: true }),
-        table({ id: 'WV', title: 'W_V', rows: dims('x', c.dModel), cols: headCols('v', c.dv, c.kvHeads), kind: 'div', editable: true }),
-      ]));
-    }
-    if (show('projections')) {
-      sections.push(this.#section('projections', [
-        table({ id: 'Q', title: 'Q = X W_Q', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
-        table({ id: 'K', title: 'K = X W_K', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
-        table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
-      ]));
-    }
     for (const key of ['scores', 'scaled']) {
       if (show(key)) sections.push(this.#section(key, [el('div', { class: 'matrices heads' }, ...headTables(key))]));
     }
@@ -166,6 +153,21 @@ export class StepsView {
       sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts)], { lead: true }));
     }
     if (show('output')) sections.push(this.#section('output', [el('div', { class: 'matrices heads' }, ...headTables('output'))]));
+    if (show('inputs')) {
+      sections.push(this.#section('inputs', [el('div', { class: 'matrices' },
+        table({ id: 'X', title: 'X', rows: t, cols: dims('x', c.dModel), kind: 'div', editable: true }),
+        table({ id: 'WQ', title: 'W_Q', rows: dims('x', c.dModel), cols: headCols('q', c.dk, c.heads), kind: 'div', editable: true }),
+        table({ id: 'WK', title: 'W_K', rows: dims('x', c.dModel), cols: headCols('k', c.dk, c.kvHeads), kind: 'div', editable: true }),
+        table({ id: 'WV', title: 'W_V', rows: dims('x', c.dModel), cols: headCols('v', c.dv, c.kvHeads), kind: 'div', editable: true }),
+      )]));
+    }
+    if (show('projections')) {
+      sections.push(this.#section('projections', [el('div', { class: 'matrices' },
+        table({ id: 'Q', title: 'Q = X W_Q', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
+        table({ id: 'K', title: 'K = X W_K', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
+        table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
+      )]));
+    }
     if (animate) for (const s of sections) s.classList.add('enter');
     this.#node.replaceChildren(...sections);
     this.#watchOverflow();
@@ -181,10 +183,10 @@ export class StepsView {
     // Texts set through `explanations` are the page's own; the defaults fit the controls shown.
     const own = explanations[step] !== DEFAULT_EXPLANATIONS[step];
     slot.textContent = own ? explanations[step] : defaultExplanation(step, view.controls);
+    // A figure's words are the author's: no heading or text of its own (the section keeps its name for screen readers).
+    const words = isFigure(view) ? [] : [el('h2', { text: title }), el('p', { class: 'explanation' }, slot)];
     return el('section', { class: `step step-${step}${lead ? ' lead' : ''}`, 'data-step': step, 'aria-label': title, part: lead ? 'attention' : `step-${step}` },
-      el('h2', { text: title }),
-      el('p', { class: 'explanation' }, slot),
-      ...children);
+      ...words, ...children);
   }
 
   // A table wider than its box scrolls; its figure is marked so the caption
@@ -245,7 +247,7 @@ export class StepsView {
     if (scaled) {
       const title = sectionTitle('scaled', c, scaleIsDefault);
       const h2 = scaled.querySelector('h2');
-      if (h2.textContent !== title) {
+      if (h2 && h2.textContent !== title) {
         h2.textContent = title;
         scaled.setAttribute('aria-label', title);
       }

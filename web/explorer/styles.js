@@ -6,6 +6,43 @@ import { HEAD_COLORS, heatmapRules } from './colors.js';
 import { LIMITS } from './computation.js';
 import { DERIVATION_STYLES } from './derivation.js';
 
+// A figure in an article (appearance="figure", or a compact embed): the
+// page's font, size and colours, no panel or box of its own, flush with the
+// text column; the lines view shrinks before it leaves the weights' side.
+const FIGURE = ':host([appearance="figure"]), :host([controls="minimal"]:not([appearance="app"])), :host([controls="none"]:not([appearance="app"]))';
+const FIGURE_STYLES = `
+${FIGURE} {
+  --attn-fg: currentColor;
+  --attn-panel: transparent;
+  --attn-font: inherit;
+  --attn-cell-width: 4.2em;
+  --attn-label-width: 5em;
+  color: inherit;
+  background: transparent;
+  font-size: inherit;
+  line-height: inherit;
+}
+.root[data-appearance="figure"] { padding: 0; }
+.root[data-appearance="figure"] .toolbar { position: static; margin: 0 0 6px; padding: 0; border: none; background: none; }
+.root[data-appearance="figure"] .attention-row { flex-wrap: nowrap; gap: 12px 16px; }
+.root[data-appearance="figure"] .attention-row > figure.lines { flex: 1 1 150px; min-width: 120px; }
+.root[data-appearance="figure"] .attention-row > .matrices { flex: 0 1 auto; min-width: 0; }
+.root[data-appearance="figure"] td.sum { padding: 2px 2px; }
+.root[data-appearance="figure"] .caption { margin-top: 6px; color: var(--attn-muted); font-size: 0.92em; }
+.root[data-appearance="app"] .caption { display: none; }
+@media (max-width: 560px) {
+  /* A 4-token table and its sums fit a 390 px phone's column whole. */
+  ${FIGURE} { --attn-cell-width: 4.2em; --attn-label-width: 4.4em; }
+  .root[data-appearance="figure"] table { font-size: 0.8em; }
+  .root[data-appearance="figure"] .attention-row { flex-wrap: wrap; }
+  .root[data-appearance="figure"] .attention-row > figure.lines { flex-basis: 100%; }
+}
+/* The full page uses a wide screen: sections sit side by side where they fit. */
+.root[data-appearance="app"] .view { display: flex; flex-wrap: wrap; gap: 0 40px; align-items: flex-start; }
+.root[data-appearance="app"] section.step { flex: 1 1 26em; min-width: 0; max-width: 100%; }
+.root[data-appearance="app"] section.step.lead, .root[data-appearance="app"] section.step-inputs { flex-basis: 100%; }
+`;
+
 export const STYLES = `
 
 :host {
@@ -161,6 +198,7 @@ td:hover { filter: brightness(0.93); }
   td { padding: 2px 3px; }
   input[type="range"] { width: 9em; }
 }
+${FIGURE_STYLES}
 ${heatmapRules('light')}
 @media (prefers-color-scheme: dark) {
 ${heatmapRules('dark')}

@@ -50,6 +50,10 @@ export const TRAIN_STYLES = `
 /* Dragging across the target paints it: it must not select the labels' text. */
 .train-target { user-select: none; -webkit-user-select: none; touch-action: none; }
 .train td.goal.on { box-shadow: inset 0 0 0 2px var(--attn-select, #111); }
+/* In a figure the article names the part; the grids sit closer. */
+.root[data-appearance="figure"] .train { border-top: none; margin-top: 0.5rem; padding-top: 0; }
+.root[data-appearance="figure"] .train h3 { display: none; }
+.root[data-appearance="figure"] .train td { width: 2.3rem; height: 1.25rem; }
 .train-derivation { font-size: 0.8rem; min-height: 1.2em; overflow-wrap: anywhere; margin-bottom: 0; }
 .train-derivation-figure { max-width: 420px; font-family: var(--attn-mono, monospace); font-size: 0.8rem; }
 .train [hidden] { display: none; }
@@ -443,9 +447,10 @@ export class TrainPanel {
     ui.derivationFigure = h(d, 'div', { class: 'train-derivation-figure' });
     const figure = (caption, table) => h(d, 'figure', {}, h(d, 'figcaption', { text: caption }), table);
     ui.root = h(d, 'section', { class: 'train', 'aria-label': 'Train' },
-      h(d, 'h3', { text: 'Train: gradient descent on the weights of head 1' }), controls, status, this.#plot.element,
+      h(d, 'h3', { text: 'Train: gradient descent on the weights of head 1' }), controls, status,
       h(d, 'div', { class: 'train-grids' },
-        figure('target (click or drag to paint a row)', ui.target), figure('weights now', ui.weights),
+        h(d, 'figure', {}, this.#plot.element),
+        figure('target (click or drag to paint a row)', ui.target), ui.weightsFigure = figure('weights now', ui.weights),
         figure('dW_Q (hover: its sum over tokens)', ui.dwq), figure('dW_K', ui.dwk), ui.dwvFigure),
       ui.derivation, ui.derivationFigure);
     ui.target.addEventListener('pointerdown', (e) => {
@@ -514,7 +519,10 @@ export class TrainPanel {
     ui.loss.textContent = r ? r.loss.toFixed(4) : '-';
     ui.matched.textContent = r?.matches ? 'matches the target' : '';
     this.#plot.update(this.#losses);
-    this.#heatmap(ui.weights, r ? r.weights : null, this.#tokens, this.#tokens, 'weights');
+    // The explorer's own weights table shows them already when its weights part is on.
+    const shown = (this.#host.getAttribute('show') ?? 'weights').split(/[\s,]+/).includes('weights');
+    ui.weightsFigure.hidden = shown;
+    this.#heatmap(ui.weights, r && !shown ? r.weights : null, this.#tokens, this.#tokens, 'weights');
     const dims = (m) => (m ? Array.from({ length: m.cols }, (_, c) => String(c)) : []);
     const rowsOf = (m) => (m ? Array.from({ length: m.rows }, (_, a) => String(a)) : []);
     this.#heatmap(ui.dwq, r?.grads.wq ?? null, rowsOf(r?.grads.wq), dims(r?.grads.wq), 'gradient');
