@@ -23,6 +23,7 @@ import { save, snapshotView, toSVG } from './export.js';
 import { parseCellValue, startEdit } from './grid.js';
 import { Popover } from './popover.js';
 import { derive, render as renderDerivation } from './derivation.js';
+import { installSet, resolveHighlight } from './highlight.js';
 import { CONTROLS, PARTS, SETTINGS, STEPS, isFigure, parseSetting, readSettings } from './settings.js';
 import { EDITABLE, StepsView, matrixOf } from './steps-view.js';
 import { STYLES } from './styles.js';
@@ -91,6 +92,7 @@ export class AttentionExplorer extends Base {
   #scheduled = false;
   #playTimer = 0;
   #explanations = { ...DEFAULT_EXPLANATIONS };
+  #highlight = null; // the story's highlight spec (highlight())
 
   constructor() {
     super();
@@ -171,6 +173,18 @@ export class AttentionExplorer extends Base {
   set masking(value) {
     this.#masking = Boolean(value);
     this.#syncMasking();
+  }
+
+  // ---- the story API: a page's prose drives the figure -------------------------
+
+  /**
+   * Lights part of the figure: { part, head?, row?, col? } (highlight.js;
+   * rows and columns by index or token, absent for all), or null to clear.
+   * Kept across recomputes; a bad spec throws TypeError or RangeError.
+   */
+  highlight(spec) {
+    this.#highlight = spec ?? null;
+    this.#steps.setStory(this.#config && resolveHighlight(this.#highlight, this.#config));
   }
 
   // ---- lifecycle -------------------------------------------------------------
@@ -355,6 +369,13 @@ export class AttentionExplorer extends Base {
     this.#ui.root.dataset.appearance = isFigure(this.#view) ? 'figure' : 'app';
     this.#syncMasking();
     this.#syncHeadPick();
+    // A highlight whose rows or columns left with the tokens is dropped.
+    try {
+      this.#steps.setStory(resolveHighlight(this.#highlight, this.#config), { quiet: true });
+    } catch {
+      this.#highlight = null;
+      this.#steps.setStory(null, { quiet: true });
+    }
     this.#steps.render();
   }
 
@@ -556,3 +577,4 @@ for (const s of SETTINGS) {
 
 /** The limits the explorer accepts, for pages that build their own controls. */
 AttentionExplorer.LIMITS = LIMITS;
+installSet(AttentionExplorer.prototype, UPGRADED);

@@ -42,6 +42,8 @@ export class StepsView {
   #focus = null; // { id, i, j } of the table's tab stop, kept across rebuilds
   #overflow = null; // ResizeObserver marking tables wider than their box
   #visibility = null; // IntersectionObserver marking tables off screen
+  #story = null; // what the page's story lights (setStory)
+  #storyLit = []; // the cells it lit
   #paintKey = ''; // what the marks of the last repaint depended on (see repaint)
   #dragTimer = 0; // nonzero while the scale slider is dragged
 
@@ -252,6 +254,7 @@ export class StepsView {
         scaled.setAttribute('aria-label', title);
       }
     }
+    this.#paintStory();
     // During a drag the lines follow every frame; what they say follows when it ends.
     this.#lines?.update(example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
     this.#intents.painted();
@@ -271,6 +274,46 @@ export class StepsView {
       selected: this.#selected,
       minusInfinity: step === 'scaled',
     });
+  }
+
+  /**
+   * What the page's story lights (resolveHighlight in highlight.js, or
+   * null): the cells get .story, the rest of their table dims, and a single
+   * query row selects its lines. Kept across rebuilds.
+   */
+  setStory(resolved, { quiet = false } = {}) {
+    const was = this.#story;
+    this.#story = resolved;
+    const query = resolved?.query ?? -1;
+    if (query === (was?.query ?? -1)) {
+      if (!quiet) this.repaint();
+      return;
+    }
+    if (query >= 0) this.#selected = query;
+    else if (this.#selected === was.query) this.#selected = -1;
+    this.#lines?.select(this.#selected);
+    if (!quiet) this.repaint();
+  }
+
+  #paintStory() {
+    for (const td of this.#storyLit) td.classList.remove('story');
+    this.#storyLit = [];
+    for (const entry of this.#tables.values()) entry.table.classList.remove('storied');
+    const story = this.#story;
+    if (!story) return;
+    for (const id of story.ids) {
+      const entry = this.#tables.get(id);
+      if (!entry) continue;
+      const nc = entry.cols.length;
+      entry.table.classList.add('storied');
+      entry.tds.forEach((td, k) => {
+        const i = Math.floor(k / nc), j = k % nc;
+        if ((story.rows === null || story.rows.has(i)) && (story.cols === null || story.cols.has(j))) {
+          td.classList.add('story');
+          this.#storyLit.push(td);
+        }
+      });
+    }
   }
 
   // A drag is a run of slider input events; it ends on change (pointer

@@ -24,16 +24,16 @@ ${FIGURE} {
 }
 .root[data-appearance="figure"] { padding: 0; }
 .root[data-appearance="figure"] .toolbar { position: static; margin: 0 0 6px; padding: 0; border: none; background: none; }
-.root[data-appearance="figure"] .attention-row { flex-wrap: nowrap; gap: 12px 16px; }
-.root[data-appearance="figure"] .attention-row > figure.lines { flex: 1 1 150px; min-width: 120px; }
+.root[data-appearance="figure"] .attention-row { gap: 12px 16px; }
+.root[data-appearance="figure"] .attention-row > figure.lines { flex: 1 1 150px; min-width: 170px; }
 .root[data-appearance="figure"] .attention-row > .matrices { flex: 0 1 auto; min-width: 0; }
 .root[data-appearance="figure"] td.sum { padding: 2px 2px; }
+.root[data-appearance="figure"] table { font-size: 0.8em; }
 .root[data-appearance="figure"] .caption { margin-top: 6px; color: var(--attn-muted); font-size: 0.92em; }
 .root[data-appearance="app"] .caption { display: none; }
 @media (max-width: 560px) {
   /* A 4-token table and its sums fit a 390 px phone's column whole. */
   ${FIGURE} { --attn-cell-width: 4.2em; --attn-label-width: 4.4em; }
-  .root[data-appearance="figure"] table { font-size: 0.8em; }
   .root[data-appearance="figure"] .attention-row { flex-wrap: wrap; }
   .root[data-appearance="figure"] .attention-row > figure.lines { flex-basis: 100%; }
 }
@@ -185,6 +185,9 @@ td.target { box-shadow: inset 0 0 0 3px var(--attn-source); }
    the outside, the background colour inside it, visible on every cell colour. */
 td:focus-visible, th .token:focus-visible { outline: 3px solid var(--attn-focus); outline-offset: -3px; box-shadow: inset 0 0 0 5px var(--attn-bg); }
 tr.selected td[data-i] { box-shadow: inset 0 -3px 0 var(--attn-select); }
+/* What a story lights (el.highlight): its cells ringed, the rest of the table quieter. */
+table.storied td[data-i]:not(.story) { opacity: 0.35; }
+td.story { box-shadow: inset 0 0 0 3px var(--attn-select); }
 td:hover { filter: brightness(0.93); }
 .cell-edit { width: 6em; font-family: var(--attn-mono); }
 @media (prefers-reduced-motion: no-preference) {
