@@ -81,7 +81,7 @@ settings('window, softcap and query-offset: parsed from the attribute, checked b
   assert.is(read({ softcap: '5' }).softcap, 5);
   assert.is(read({}).softcap, 0);
   assert.throws(() => read({ window: '2 x' }), /^window expects "left right"/);
-  assert.throws(() => read({ window: '-2' }), /^window must be \[left, right\], integers from -1/);
+  assert.throws(() => read({ window: '-2' }), /^window\[0\] must be an integer from -1/);
   assert.throws(() => read({ softcap: '-1' }), /^softcap must be a finite number >= 0/);
   assert.throws(() => read({ 'query-offset': '1.5' }), /^query-offset expects a whole number/);
 });

@@ -20,6 +20,35 @@ import { isFigure } from './settings.js';
 export const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);
 // A pause this long in slider input ends a drag.
 const DRAG_PAUSE_MS = 200;
+// Tables with more cells than this write only the cells in view during a drag.
+const REGION_MIN_CELLS = 256;
+
+function offScreen(node) {
+  const r = node.getBoundingClientRect();
+  return r.bottom < 0 || r.top > window.innerHeight;
+}
+
+/**
+ * The rows and columns of a table inside the window and its scroll box,
+ * as [row from, row to, col from, col to] (a margin of one either side),
+ * read from the first and last cells' boxes (the layout is fixed: every
+ * row and column has one size).
+ */
+function visibleRegion(entry) {
+  const nr = entry.rows.length, nc = entry.cols.length;
+  const first = entry.tds[0].getBoundingClientRect(), last = entry.tds[nr * nc - 1].getBoundingClientRect();
+  const box = entry.table.parentElement.getBoundingClientRect();
+  const pitchY = nr > 1 ? (last.top - first.top) / (nr - 1) : first.height;
+  const pitchX = nc > 1 ? (last.left - first.left) / (nc - 1) : first.width;
+  const top = Math.max(0, box.top), bottom = Math.min(window.innerHeight, box.bottom);
+  const left = Math.max(0, box.left), right = Math.min(window.innerWidth, box.right);
+  if (bottom <= top || right <= left) return [0, 0, 0, 0];
+  const clamp = (x, n) => Math.min(n, Math.max(0, x));
+  return [
+    clamp(Math.floor((top - first.top) / pitchY) - 1, nr), clamp(Math.ceil((bottom - first.top) / pitchY) + 1, nr),
+    clamp(Math.floor((left - first.left) / pitchX) - 1, nc), clamp(Math.ceil((right - first.left) / pitchX) + 1, nc),
+  ];
+}
 
 /** The matrix a table shows: an input or projection by name, else "<step>-<head>". */
 export function matrixOf(example, id) {
@@ -42,6 +71,7 @@ export class StepsView {
   #focus = null; // { id, i, j } of the table's tab stop, kept across rebuilds
   #overflow = null; // ResizeObserver marking tables wider than their box
   #visibility = null; // IntersectionObserver marking tables off screen
+  #linesStale = false; // the lines view waits for the drag's end (off screen)
   #story = null; // what the page's story lights (setStory)
   #storyLit = []; // the cells it lit
   #paintKey = ''; // what the marks of the last repaint depended on (see repaint)
@@ -61,6 +91,7 @@ export class StepsView {
     this.#context = context;
     this.#intents = intents;
     const node = this.#node;
+    if (typeof window !== 'undefined') window.addEventListener('scroll', () => this.#paintStale(), { passive: true });
     node.addEventListener('keydown', (e) => this.#onKeyDown(e));
     node.addEventListener('click', (e) => this.#onClick(e));
     node.addEventListener('focusin', (e) => this.#onFocus(e));
@@ -207,7 +238,10 @@ export class StepsView {
     });
     for (const box of this.#node.querySelectorAll('figure.matrix > .scroll')) {
       this.#overflow.observe(box);
-      box.addEventListener('scroll', () => mark(box), { passive: true });
+      box.addEventListener('scroll', () => {
+        mark(box);
+        this.#paintStale();
+      }, { passive: true });
     }
   }
 
@@ -255,8 +289,9 @@ export class StepsView {
       }
     }
     this.#paintStory();
-    // During a drag the lines follow every frame; what they say follows when it ends.
-    this.#lines?.update(example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
+    // During a drag the lines in view follow every frame; lines off screen and what they say follow when it ends.
+    this.#linesStale = Boolean(this.#lines && this.#dragTimer && offScreen(this.#lines.element));
+    if (!this.#linesStale) this.#lines?.update(example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
     this.#intents.painted();
   }
 
@@ -265,8 +300,12 @@ export class StepsView {
     const { id, step } = entry;
     const blocks = step === 'weights' || step === 'scaled';
     const edited = EDITABLE.has(id) && edits.size > 0 ? (i, j) => edits.has(`${id}:${i}:${j}`) : () => false;
-    entry.stale = false;
+    // During a drag a large table writes only the cells in view; the rest
+    // follow when the drag ends or the reader scrolls.
+    const region = this.#dragTimer && entry.tds.length > REGION_MIN_CELLS ? visibleRegion(entry) : null;
+    entry.stale = region !== null;
     paintTable(entry, matrixOf(example, id), {
+      region,
       key: this.#paintKey,
       digits: DIGITS[step ?? id] ?? 4,
       blocked: blocks ? blocked : () => '',
@@ -323,11 +362,24 @@ export class StepsView {
     this.#dragTimer = setTimeout(() => this.dragEnd(), DRAG_PAUSE_MS);
   }
 
+  // Tables painted in part (a drag) repaint what is now in view.
+  #paintStale() {
+    if (!this.#dragTimer) return;
+    for (const entry of this.#tables.values()) if (entry.stale && !entry.skipped) this.#paintEntry(entry);
+    if (this.#linesStale && !offScreen(this.#lines.element)) this.#paintLines(false);
+  }
+
+  #paintLines(spoken) {
+    this.#linesStale = false;
+    this.#lines?.update(this.#context().example.heads.map((h) => h.weights), { spoken });
+  }
+
   dragEnd() {
     clearTimeout(this.#dragTimer);
     this.#dragTimer = 0;
     for (const entry of this.#tables.values()) if (entry.stale) this.#paintEntry(entry);
-    this.#lines?.speak();
+    if (this.#linesStale) this.#paintLines(true);
+    else this.#lines?.speak();
   }
 
   /** Stops watching the tables (the element left the page). */
