@@ -157,9 +157,9 @@ test('axe-core: no serious or critical violations on the page and the compact em
   }
 });
 
-test('screenshots of the page and the compact embed at 1366 and 390 px, light and dark', async ({ env }) => {
+test('screenshots of the page and the compact embed at 1366, 720 and 390 px, light and dark', async ({ env }) => {
   for (const colorScheme of ['light', 'dark']) {
-    for (const width of [1366, 390]) {
+    for (const width of [1366, 720, 390]) {
       for (const [name, path] of [['page', '/?heads=2&causal=1'], ['compact', '/tests/pages/compact.html']]) {
         const { page, context, problems } = await env.page({ viewport: { width, height: 900 }, colorScheme, reducedMotion: 'reduce' });
         await page.goto(`${env.base}${path}`);

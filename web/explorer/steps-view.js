@@ -11,6 +11,7 @@
 import { el } from './dom.js';
 import { cellAt, moveTabStop, nextCell } from './grid.js';
 import { LinesView } from './lines.js';
+import { SoftmaxPlay } from './softmax-play.js';
 import { buildTable, cellLabel, highlight, paintTable } from './tables.js';
 import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, sectionTitle } from './text.js';
 import { DIGITS } from './format.js';
@@ -71,6 +72,7 @@ export class StepsView {
   #focus = null; // { id, i, j } of the table's tab stop, kept across rebuilds
   #overflow = null; // ResizeObserver marking tables wider than their box
   #visibility = null; // IntersectionObserver marking tables off screen
+  #softmax = null; // SoftmaxPlay on the weights step
   #linesStale = false; // the lines view waits for the drag's end (off screen)
   #story = null; // what the page's story lights (setStory)
   #storyLit = []; // the cells it lit
@@ -183,7 +185,9 @@ export class StepsView {
         parts.push(this.#lines.element);
       }
       if (show('weights')) parts.push(el('div', { class: 'matrices heads' }, ...headTables('weights')));
-      sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts)], { lead: true }));
+      this.#softmax?.stop();
+      this.#softmax = show('weights') && view.controls !== 'none' ? new SoftmaxPlay(() => this.#softmaxSource(), () => this.repaint()) : null;
+      sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts), ...(this.#softmax ? [this.#softmax.element] : [])], { lead: true }));
     }
     if (show('output')) sections.push(this.#section('output', [el('div', { class: 'matrices heads' }, ...headTables('output'))]));
     if (show('inputs')) {
@@ -270,6 +274,7 @@ export class StepsView {
    * refreshes the popover, so it always shows the current value).
    */
   repaint() {
+    if (this.#softmax?.playing) this.#softmax.stop(); // new numbers end a play (its stop repaints)
     const { config: c, example, scaleIsDefault, mask, edits } = this.#context();
     // Everything the blocked, edited and selected marks depend on besides the numbers.
     this.#paintKey = JSON.stringify([c.causal, c.window, c.queryOffset, this.#selected, mask ? mask.join('') : '', [...edits.keys()]]);
@@ -360,6 +365,16 @@ export class StepsView {
   dragStep() {
     clearTimeout(this.#dragTimer);
     this.#dragTimer = setTimeout(() => this.dragEnd(), DRAG_PAUSE_MS);
+  }
+
+  // What "Play softmax" plays on: head 1's weights table and its logits, −∞ where a pair may not attend.
+  #softmaxSource() {
+    const entry = this.#tables.get('weights-0');
+    if (!entry) return null;
+    const { example, blocked } = this.#context();
+    const m = matrixOf(example, 'scaled-0');
+    const logits = { rows: m.rows, cols: m.cols, data: Float64Array.from(m.data, (z, k) => (blocked(Math.floor(k / m.cols), k % m.cols) ? -Infinity : z)) };
+    return { entry, logits, tokens: example.tokens };
   }
 
   // Tables painted in part (a drag) repaint what is now in view.

@@ -185,6 +185,14 @@ td.target { box-shadow: inset 0 0 0 3px var(--attn-source); }
    the outside, the background colour inside it, visible on every cell colour. */
 td:focus-visible, th .token:focus-visible { outline: 3px solid var(--attn-focus); outline-offset: -3px; box-shadow: inset 0 0 0 5px var(--attn-bg); }
 tr.selected td[data-i] { box-shadow: inset 0 -3px 0 var(--attn-select); }
+/* "Play softmax": the row being played is marked. */
+.softmax-play { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: baseline; margin-top: 8px; }
+.softmax-status { font-family: var(--attn-mono); font-size: 0.85em; }
+tr.playing th { color: var(--attn-select); font-weight: 700; }
+tr.playing td[data-i] { box-shadow: inset 0 2px 0 var(--attn-select), inset 0 -2px 0 var(--attn-select); }
+@media (prefers-reduced-motion: no-preference) {
+  tr.playing td[data-i] { transition: background-color 0.4s; }
+}
 /* What a story lights (el.highlight): its cells ringed, the rest of the table quieter. */
 table.storied td[data-i]:not(.story) { opacity: 0.35; }
 td.story { box-shadow: inset 0 0 0 3px var(--attn-select); }
