@@ -365,8 +365,10 @@ export class AttentionExplorer extends Base {
       config: this.#config, view: this.#view, scaleIsDefault: this.#scaleIsDefault, masking: this.#masking,
       masked: Boolean(this.#mask && this.#mask.includes(0)), edited: this.#edits.size > 0 || Object.keys(this.#inputs).length > 0,
     });
-    this.#ui.root.dataset.controls = this.#view.controls;
-    this.#ui.root.dataset.appearance = isFigure(this.#view) ? 'figure' : 'app';
+    // Written only when they change: a write re-matches every rule that reads them, down the whole view.
+    const root = this.#ui.root, appearance = isFigure(this.#view) ? 'figure' : 'app';
+    if (root.dataset.controls !== this.#view.controls) root.dataset.controls = this.#view.controls;
+    if (root.dataset.appearance !== appearance) root.dataset.appearance = appearance;
     this.#syncMasking();
     this.#syncHeadPick();
     // A highlight whose rows or columns left with the tokens is dropped.

@@ -21,6 +21,8 @@ import { isFigure } from './settings.js';
 export const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);
 // A pause this long in slider input ends a drag.
 const DRAG_PAUSE_MS = 200;
+// Up to this many tokens the sections flow side by side on a wide screen (styles.js).
+const FLOW_MAX_TOKENS = 12;
 // Tables with more cells than this write only the cells in view during a drag.
 const REGION_MIN_CELLS = 256;
 
@@ -205,6 +207,7 @@ export class StepsView {
         table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
       )]));
     }
+    this.#node.classList.toggle('flow', t.length <= FLOW_MAX_TOKENS);
     if (animate) for (const s of sections) s.classList.add('enter');
     this.#node.replaceChildren(...sections);
     this.#watchOverflow();

@@ -37,10 +37,12 @@ ${FIGURE} {
   .root[data-appearance="figure"] .attention-row { flex-wrap: wrap; }
   .root[data-appearance="figure"] .attention-row > figure.lines { flex-basis: 100%; }
 }
-/* The full page uses a wide screen: sections sit side by side where they fit. */
-.root[data-appearance="app"] .view { display: flex; flex-wrap: wrap; gap: 0 40px; align-items: flex-start; }
-.root[data-appearance="app"] section.step { flex: 1 1 26em; min-width: 0; max-width: 100%; }
-.root[data-appearance="app"] section.step.lead, .root[data-appearance="app"] section.step-inputs { flex-basis: 100%; }
+/* The full page uses a wide screen: sections sit side by side where they fit.
+   Only with small tables (.view.flow): laying out a wrapping row re-measures
+   every section, which at 32 tokens costs more than the tables' numbers. */
+.root[data-appearance="app"] .view.flow { display: flex; flex-wrap: wrap; gap: 0 40px; align-items: flex-start; }
+.root[data-appearance="app"] .view.flow > section.step { flex: 1 1 26em; min-width: 0; max-width: 100%; }
+.root[data-appearance="app"] .view.flow > section.step.lead, .root[data-appearance="app"] .view.flow > section.step-inputs { flex-basis: 100%; }
 `;
 
 export const STYLES = `
