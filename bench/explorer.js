@@ -1,7 +1,8 @@
 // explorer.js - how long the explorer takes from a scale change to the
 // painted frame, in Chromium, on the full page (lines view, every step
-// table), at 4 and 32 tokens. A frame at 60 Hz is 16.7 ms; the issue asks
-// for at most 8 ms at 4 tokens and 16 ms at 32.
+// table), at 4 and 32 tokens. A frame at 60 Hz is 16.7 ms; the issues ask
+// for at most 8 ms at 4 tokens and 16 ms at 32, and at 32 tokens at most
+// REFERENCE_RATIO of the bare table's time in the same run.
 //
 // Input events reach a page at the start of a frame, just before its
 // requestAnimationFrame callbacks, so each round changes the scale inside a
@@ -27,6 +28,14 @@ import { start } from '../tests/browser.js';
 
 /** Budgets from the issue, in ms per tokens. */
 export const BUDGET_MS = Object.freeze({ 4: 8, 32: 16 });
+
+/**
+ * The bar that does not move with the machine's load: a scale change at 32
+ * tokens paints in at most this share of the bare 32x32 table's time in the
+ * same rounds. During a drag a large table writes only the cells in view
+ * (web/explorer/steps-view.js), so the page costs less than one full table.
+ */
+export const REFERENCE_RATIO = 0.6;
 
 // Runs `count` scale changes in a page and returns their times, sorted.
 // The slider's own input event when the page has the fixed-range slider
@@ -147,7 +156,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const budget = r.heads === 1 ? BUDGET_MS[r.tokens] : undefined;
     let line = `  ${String(r.tokens).padStart(2)} tokens, ${r.heads} head${r.heads > 1 ? 's' : ' '}: ${r.ms.toFixed(2)} ms, p90 ${r.p90.toFixed(2)} ms`;
     if (budget) line += ` (budget ${budget} ms)`;
-    line += `   plain ${r.tokens}x${r.tokens} table ${r.reference.toFixed(2)} ms`;
+    line += `   plain ${r.tokens}x${r.tokens} table ${r.reference.toFixed(2)} ms, ratio ${(r.ms / r.reference).toFixed(2)}${r.tokens === 32 ? ` (bar ${REFERENCE_RATIO})` : ''}`;
     if (r.baseline !== undefined) line += `   baseline ${r.baseline.toFixed(2)} ms, p90 ${r.baselineP90.toFixed(2)} ms   this/baseline ${(r.ms / r.baseline).toFixed(2)}`;
     console.log(line);
   }

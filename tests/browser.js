@@ -80,10 +80,10 @@ export async function settled(page, host = EXPLORER) {
 export const cellTexts = (page, id, host = EXPLORER) => page.$$eval(`${host} table[data-id="${id}"] tbody tr`, (rows) =>
   rows.map((r) => [...r.querySelectorAll('td[data-i]')].map((td) => td.textContent)));
 
-/** The popover's text and whether it is hidden. */
+/** The popover's formula, whether it is hidden, and the text of its figure of operands. */
 export const popover = (page, host = EXPLORER) => page.$eval(host, (el) => {
   const p = el.shadowRoot.querySelector('.popover');
-  return { text: p.textContent, hidden: p.hidden };
+  return { text: (p.querySelector('.formula') ?? p).textContent, hidden: p.hidden, figure: p.querySelector('.figure')?.textContent ?? '' };
 });
 
 /** The title of a saved SVG: its 16 px lines joined (it wraps to the picture's width). */

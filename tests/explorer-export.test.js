@@ -87,4 +87,50 @@ test('a table copies as numpy; Save SVG and Save PNG download the view', async (
   await page.context().close();
 });
 
+test('the PNG draws every label where the SVG has it, and no two titles run together', async ({ env }) => {
+  const { page, problems, context } = await env.page();
+  await page.goto(`${env.base}/?heads=2`);
+  await settled(page);
+  const r = await page.evaluate(async () => {
+    const { snapshotView } = await import('/web/explorer/export.js');
+    const { paint } = await import('/web/explorer/snapshot.js');
+    const { blockedReason } = await import('/web/explorer/text.js');
+    const { PARTS } = await import('/web/explorer/settings.js');
+    const el = document.querySelector('attention-explorer');
+    const config = el.config;
+    // What toSVG() writes, and what the PNG's canvas is told: each text with its alignment.
+    const svg = el.toSVG();
+    const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
+    const anchors = [...doc.querySelectorAll('text')].map((t) => `${t.textContent}@${t.getAttribute('x')},${t.getAttribute('y')}:${t.getAttribute('text-anchor') ?? 'start'}`);
+    const { computeExample } = await import('/web/explorer/computation.js');
+    const { loadAttention } = await import('/web/attention.js');
+    const example = computeExample(await loadAttention(), config, { X: el.state.X, WQ: el.state.WQ, WK: el.state.WK, WV: el.state.WV });
+    const view = snapshotView({ config, example, parts: new Set(PARTS), step: 'all', maskedPairs: 0, scaleIsDefault: true, enabledHeads: [],
+      blocked: (i, j) => blockedReason(config, null, config.tokens.length, i, j) });
+    const drawn = [];
+    const real = document.createElement('canvas').getContext('2d');
+    const ctx = new Proxy(real, {
+      get(target, key) {
+        if (key === 'fillText') return (text, x, y) => { drawn.push({ text, x, y, align: target.textAlign, width: target.measureText(text).width, font: target.font }); };
+        const v = target[key];
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+      set(target, key, value) { target[key] = value; return true; },
+    });
+    paint(ctx, view);
+    const ALIGN = { left: 'start', center: 'middle', right: 'end' };
+    const painted = drawn.map((d) => `${d.text}@${d.x},${d.y}:${ALIGN[d.align]}`);
+    // Titles of tables on one line: each ends before the next begins.
+    const titles = drawn.filter((d) => d.font.startsWith('bold 13px'));
+    const overlaps = [];
+    for (const a of titles) for (const b of titles) if (a !== b && a.y === b.y && a.x < b.x && a.x + a.width > b.x - 4) overlaps.push(`${a.text} | ${b.text}`);
+    return { anchors, painted, overlaps };
+  });
+  assert.equal(r.painted.filter((p) => !r.anchors.includes(p)), [], 'texts the PNG aligns differently from the SVG');
+  assert.ok(r.painted.some((p) => p.endsWith(':end')), 'the query labels are right-aligned');
+  assert.equal(r.overlaps, []);
+  assert.equal(problems, []);
+  await context.close();
+});
+
 test.run();

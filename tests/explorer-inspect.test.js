@@ -126,7 +126,7 @@ test.before(async (ctx) => {
 });
 test.after(async ({ env }) => env?.close());
 
-test('the popover sits beside the cell, lights its sources, and shows the current value after a mask and an edit', async ({ env }) => {
+test('the popover sits beside the table, level with the cell, lights its sources, and shows the current value after a mask and an edit', async ({ env }) => {
   const { page, problems } = await env.page({ viewport: { width: 1366, height: 900 } });
   await page.goto(`${env.base}/`);
   await settled(page);
@@ -136,11 +136,13 @@ test('the popover sits beside the cell, lights its sources, and shows the curren
   assert.match(first.text, /^weight\(cat → sat\) = .* = 0\.0806$/);
   const geometry = await page.$eval(E, (el) => {
     const cell = el.shadowRoot.querySelector('table[data-id="weights-0"] td[data-i="1"][data-j="2"]').getBoundingClientRect();
+    const table = el.shadowRoot.querySelector('figure[data-id="weights-0"]').getBoundingClientRect();
     const pop = el.shadowRoot.querySelector('.popover').getBoundingClientRect();
     const lit = [...el.shadowRoot.querySelectorAll('table[data-id="scaled-0"] td.src')].map((td) => `${td.dataset.i},${td.dataset.j}`);
-    return { dx: pop.left - cell.right, dy: Math.abs(pop.top - cell.top), lit };
+    return { dx: pop.left - table.right, dy: Math.abs(pop.top - cell.top), lit };
   });
-  assert.ok(geometry.dx >= 0 && geometry.dx < 40 && geometry.dy < 40, `beside the cell: ${JSON.stringify(geometry)}`);
+  // Beside the table, level with the cell: the rest of the cell's row stays in view.
+  assert.ok(geometry.dx >= 0 && geometry.dx < 40 && geometry.dy < 40, `beside the table: ${JSON.stringify(geometry)}`);
   assert.equal(geometry.lit, ['1,0', '1,1', '1,2', '1,3'], 'the row of logits it comes from');
   // Mask another pair of the row: the weight grows and the popover follows.
   await page.evaluate((sel) => {
@@ -211,6 +213,31 @@ test('the popover never ends below the window: under a cell at the bottom it ope
   assert.not.ok(pop.hidden);
   assert.ok(pop.bottom <= 900, `popover ends at ${pop.bottom}, window at 900`);
   assert.ok(pop.bottom <= box.y, 'and does not cover the cell');
+  await context.close();
+});
+
+test('a weight’s formula writes minus a negative max as a plus; with positions, no two rows of a word are called equal', async ({ env }) => {
+  const { page, problems, context } = await env.page({ reducedMotion: 'reduce' });
+  await page.goto(`${env.base}/?causal=1&seed=0`);
+  await settled(page);
+  // Row 0 under causal attends to itself alone: its max logit is its own, negative with seed 0.
+  assert.ok(await page.$eval(E, (el) => el.state.scaled.get(0, 0) < 0), 'row 0 has a negative logit');
+  const formulas = [];
+  for (let i = 0; i < 4; i++) {
+    for (let j = 0; j <= i; j++) {
+      await page.hover(`${E} table[data-id="weights-0"] td[data-i="${i}"][data-j="${j}"]`);
+      formulas.push((await popover(page)).text);
+    }
+  }
+  assert.ok(formulas.every((t) => !/[−-]\s*[−-]\d/.test(t)), formulas.find((t) => /[−-]\s*[−-]\d/.test(t)));
+  assert.match(formulas[0], /exp\(-\d\.\d{3} \+ \d\.\d{3}\)/);
+  await page.goto(`${env.base}/?tokens=the+cat+saw+the+dog&embeddings=word&positions=1`);
+  await settled(page);
+  await page.hover(`${E} table[data-id="X"] td[data-i="3"][data-j="0"]`);
+  const text = (await popover(page)).text;
+  assert.not.match(text, /gets this row/);
+  assert.match(text, /position encoding of position 3/);
+  assert.equal(problems, []);
   await context.close();
 });
 

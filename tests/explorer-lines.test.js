@@ -93,17 +93,17 @@ test('the lines view of a short sentence is large at 1366 px and fits a 390 px p
   }
 });
 
-test('the lines view is one tab stop: Tab from the settings lands on a query token', async ({ env }) => {
+test('the lines view is one tab stop: Tab from the table before it (step 2) lands on a query token', async ({ env }) => {
   const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
   await page.goto(`${env.base}/`);
   await settled(page);
-  await page.$eval(E, (el) => el.shadowRoot.querySelector('details.settings > summary').focus());
+  await page.$eval(E, (el) => el.shadowRoot.querySelector('table[data-id="scaled-0"] td[tabindex="0"]').focus());
   await page.keyboard.press('Tab');
   assert.equal(await focused(page), { tag: 'text', q: '0' });
   await page.keyboard.press('ArrowDown');
   assert.equal(await focused(page), { tag: 'text', q: '1' });
   await page.keyboard.press('Shift+Tab');
-  assert.equal((await focused(page)).tag, 'SUMMARY', 'Shift+Tab goes straight back: no stop on the svg');
+  assert.equal((await focused(page)).tag, 'TD', 'Shift+Tab goes straight back: no stop on the svg');
   await context.close();
 });
 

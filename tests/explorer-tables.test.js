@@ -81,7 +81,7 @@ test('typing into a cell of X recomputes everything downstream; keyboard moves a
   assert.match(label, /row cat, column sat: 0\.0000 \(masked\)/);
   // Hover explains a number.
   await page.hover(`${E} table[data-id="scores-0"] td[data-i="0"][data-j="1"]`);
-  const explain = await page.$eval(`${E}`, (el) => el.shadowRoot.querySelector('.popover').textContent);
+  const explain = await page.$eval(`${E}`, (el) => el.shadowRoot.querySelector('.popover .formula').textContent);
   assert.match(explain, /^score\(the → cat\) = q_the · k_cat = .+ = -?\d+\.\d{3}$/);
   assert.equal(problems, []);
   await page.context().close();

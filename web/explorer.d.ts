@@ -23,6 +23,17 @@ export interface ExplorerAttentions {
 /** Which controls the element shows: all, the toolbar only (scale, causal, heads), or none. */
 export type ExplorerControls = 'full' | 'minimal' | 'none';
 
+/** How the element draws: as a figure in an article (the page's font and colours, no words of its own), as an app, or auto (a figure when controls is minimal or none). */
+export type ExplorerAppearance = 'auto' | 'figure' | 'app';
+
+/** What el.highlight() lights: a part's cells by row and column (index or token; absent: all), head an index from 0. */
+export interface ExplorerHighlight {
+  part: 'scores' | 'scaled' | 'weights' | 'output' | 'X' | 'Q' | 'K' | 'V' | 'lines';
+  head?: number;
+  row?: number | string | (number | string)[];
+  col?: number | string | (number | string)[];
+}
+
 /** Where the rows of X come from: row i = draw i (the handbook), or one draw per distinct word. */
 export type ExplorerEmbeddings = 'position' | 'word';
 
@@ -136,6 +147,8 @@ export declare class AttentionExplorer extends HTMLElement {
   show: string;
   /** Attribute `controls`. */
   controls: ExplorerControls;
+  /** Attribute `appearance`; null: auto. */
+  appearance: ExplorerAppearance | null;
   /** Attribute `train`: shows the Train part, gradient descent on W_Q and W_K of head 1 toward a target pattern. */
   train: boolean;
   /** Attribute `train-target`: previous-token, first-token, same-word, attend-to:<word> or paint:<row>-<col>,...; null: the part's default. */
@@ -166,6 +179,10 @@ export declare class AttentionExplorer extends HTMLElement {
   explanations: Partial<Record<Exclude<ExplorerStep, 'all'>, string>>;
   /** The current view as an SVG document. */
   toSVG(): string;
+  /** Lights part of the figure (kept across recomputes); null clears. Throws RangeError for a part, head, row or column that is not there. */
+  highlight(spec: ExplorerHighlight | null): void;
+  /** Sets several properties at once (one recompute, as for any properties set in one task); resolves once it has run. */
+  set(values: Partial<Pick<AttentionExplorer, 'tokens' | 'seed' | 'dModel' | 'dk' | 'dv' | 'heads' | 'kvHeads' | 'causal' | 'scale' | 'step' | 'embeddings' | 'positions' | 'window' | 'softcap' | 'queryOffset' | 'show' | 'controls' | 'appearance' | 'train' | 'trainTarget' | 'trainOptimizer' | 'trainLr' | 'inputs' | 'mask' | 'masking' | 'explanations'>> | Record<string, unknown>): Promise<void>;
 }
 
 declare global {

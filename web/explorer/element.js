@@ -22,13 +22,16 @@ import { el } from './dom.js';
 import { save, snapshotView, toSVG } from './export.js';
 import { parseCellValue, startEdit } from './grid.js';
 import { Popover } from './popover.js';
-import { CONTROLS, PARTS, SETTINGS, STEPS, parseSetting, readSettings } from './settings.js';
+import { derive, render as renderDerivation } from './derivation.js';
+import { installSet, resolveHighlight } from './highlight.js';
+import { defineSettingProperties } from './properties.js';
+import { PARTS, SETTINGS, STEPS, isFigure, readSettings } from './settings.js';
 import { EDITABLE, StepsView, matrixOf } from './steps-view.js';
 import { STYLES } from './styles.js';
 import { Toolbar } from './toolbar.js';
 import { TRAIN_STYLES, TrainPanel } from './train-view.js';
 import { DEFAULT_EXPLANATIONS, blockedReason, explain } from './text.js';
-import { HANDBOOK, LIMITS, computeExample, defaultScale, drawInputs } from './computation.js';
+import { LIMITS, computeExample, drawInputs } from './computation.js';
 import { fixed, toCSV, toMarkdown, toNumpy } from './format.js';
 import { Matrix, toMatrix } from '../core/matrix.js';
 import { MODEL_STYLES, ModelSource } from './model-source.js';
@@ -93,6 +96,7 @@ export class AttentionExplorer extends Base {
   #explanations = { ...DEFAULT_EXPLANATIONS };
   #models = null; // ModelSource: a model's or outside attention in place of the draws
   #source = null; // what #models.prepare gave for the numbers on screen
+  #highlight = null; // the story's highlight spec (highlight())
 
   constructor() {
     super();
@@ -186,6 +190,18 @@ export class AttentionExplorer extends Base {
   set masking(value) {
     this.#masking = Boolean(value);
     this.#syncMasking();
+  }
+
+  // ---- the story API: a page's prose drives the figure -------------------------
+
+  /**
+   * Lights part of the figure: { part, head?, row?, col? } (highlight.js;
+   * rows and columns by index or token, absent for all), or null to clear.
+   * Kept across recomputes; a bad spec throws TypeError or RangeError.
+   */
+  highlight(spec) {
+    this.#highlight = spec ?? null;
+    this.#steps.setStory(this.#config && resolveHighlight(this.#highlight, this.#config));
   }
 
   // ---- lifecycle -------------------------------------------------------------
@@ -360,7 +376,9 @@ export class AttentionExplorer extends Base {
     ui.message = el('p', { class: 'message', role: 'alert', hidden: true });
     ui.copyArea = el('div', { class: 'copy-fallback', hidden: true });
     this.#models = new ModelSource(this, () => this.#schedule());
-    ui.root = el('div', { class: 'root' }, this.#toolbar.toolbar, this.#toolbar.settings, ui.message, ui.copyArea, this.#models.element, this.#steps.element, this.#popover.element);
+    // A figure's caption is the author's: <p slot="caption"> under the view.
+    ui.caption = el('div', { class: 'caption', part: 'caption' }, el('slot', { name: 'caption' }));
+    ui.root = el('div', { class: 'root' }, this.#toolbar.toolbar, this.#toolbar.settings, ui.message, ui.copyArea, this.#models.element, this.#steps.element, ui.caption, this.#popover.element);
     this.#root.append(el('style', { text: STYLES + MODEL_STYLES }), ui.root);
     this.#toolbar.watchHeight(ui.root);
   }
@@ -378,10 +396,20 @@ export class AttentionExplorer extends Base {
       config: this.#config, view: this.#view, scaleIsDefault: this.#scaleIsDefault, masking: this.#masking,
       masked: Boolean(this.#mask && this.#mask.includes(0)), edited: this.#edits.size > 0 || Object.keys(this.#inputs).length > 0,
     });
-    this.#ui.root.dataset.controls = this.#view.controls;
+    // Written only when they change: a write re-matches every rule that reads them, down the whole view.
+    const root = this.#ui.root, appearance = isFigure(this.#view) ? 'figure' : 'app';
+    if (root.dataset.controls !== this.#view.controls) root.dataset.controls = this.#view.controls;
+    if (root.dataset.appearance !== appearance) root.dataset.appearance = appearance;
     this.#syncMasking();
     this.#syncHeadPick();
     this.#models.render(this.#source);
+    // A highlight whose rows or columns left with the tokens is dropped.
+    try {
+      this.#steps.setStory(resolveHighlight(this.#highlight, this.#config), { quiet: true });
+    } catch {
+      this.#highlight = null;
+      this.#steps.setStory(null, { quiet: true });
+    }
     this.#steps.render();
   }
 
@@ -447,7 +475,8 @@ export class AttentionExplorer extends Base {
       config: this.#config, example: this.#example, mask: this.#mask, edits: this.#edits, inputs: this.#inputs, scaleIsDefault: this.#scaleIsDefault, origin: this.#source?.origin,
     }, target.id, target.i, target.j);
     this.#steps.highlight(sources, target);
-    this.#popover.show(text, this.#steps.cell(target), this.#ui.root, { quiet });
+    const model = this.#example.external ? null : derive({ config: this.#config, example: this.#example, mask: this.#mask, scaleIsDefault: this.#scaleIsDefault }, target.id, target.i, target.j);
+    this.#popover.show(text, this.#steps.cell(target), this.#ui.root, { quiet, figure: model ? renderDerivation(model, this.ownerDocument) : null });
   }
 
   // ---- the reader's changes: masks, edits, steps ----------------------------------
@@ -551,47 +580,8 @@ export class AttentionExplorer extends Base {
 }
 
 
-// Properties mirroring the attributes, one per row of the settings table:
-// numbers read back the value in use (defaults filled in), booleans the
-// attribute's presence, the Train part's settings their attribute's value
-// (null when absent or not valid: the part's default); null or undefined
-// removes the attribute.
-const DEFAULTS = {
-  tokens: (self) => self.getAttribute('tokens') ?? HANDBOOK.tokens.join(' '),
-  dv: (self) => self.config?.dv ?? self.dk,
-  kvHeads: (self) => self.config?.kvHeads ?? self.heads,
-  scale: (self) => self.config?.scale ?? defaultScale(self.dk),
-};
-function ownSetting(setting, text) {
-  if (text === null) return null;
-  try {
-    return parseSetting(setting, text);
-  } catch {
-    return null;
-  }
-}
-for (const s of SETTINGS) {
-  const get = s.kind === 'bool'
-    ? function () { return this.hasAttribute(s.attr) && this.getAttribute(s.attr) !== 'false' && this.getAttribute(s.attr) !== '0'; }
-    : s.key === 'step'
-      ? function () { const v = this.getAttribute('step'); return v !== null && STEPS.includes(v) ? v : 'all'; }
-      : s.key === 'show'
-        ? function () { const v = this.getAttribute('show'); return v === null ? PARTS.join(' ') : v; }
-        : s.key === 'controls'
-          ? function () { const v = this.getAttribute('controls'); return CONTROLS.includes(v) ? v : 'full'; }
-          : DEFAULTS[s.key]
-            ? function () { return DEFAULTS[s.key](this); }
-            : s.compute
-              ? function () { return this.config?.[s.key] ?? HANDBOOK[s.key]; }
-              : function () { return ownSetting(s, this.getAttribute(s.attr)); };
-  const set = s.kind === 'bool'
-    ? function (value) { this.toggleAttribute(s.attr, Boolean(value)); }
-    : function (value) {
-      if (value === null || value === undefined || (s.key === 'step' && value === 'all')) this.removeAttribute(s.attr);
-      else this.setAttribute(s.attr, Array.isArray(value) ? value.join(' ') : String(value));
-    };
-  Object.defineProperty(AttentionExplorer.prototype, s.key, { get, set, configurable: true, enumerable: false });
-}
+defineSettingProperties(AttentionExplorer.prototype);
 
 /** The limits the explorer accepts, for pages that build their own controls. */
 AttentionExplorer.LIMITS = LIMITS;
+installSet(AttentionExplorer.prototype, UPGRADED);

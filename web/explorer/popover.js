@@ -1,40 +1,44 @@
-// popover.js - the inspection popover of <attention-explorer>: the text of
-// a number's derivation (text.js writes it), placed beside its cell, or under
-// it when the right has no room, and never ending below the window. The
-// element decides what is inspected and lights the source cells; this file
-// only shows the text and places it.
+// popover.js - the inspection popover of <attention-explorer>: a number's
+// derivation (its formula from text.js, its operands drawn by
+// derivation.js), placed where it covers neither the row nor the column of
+// the number it explains, and never ending below the window. The element
+// decides what is inspected and lights the source cells; this file only
+// shows the derivation and places it.
 
 import { el } from './dom.js';
 
 const MAX_WIDTH = 420; // px: about 60 characters, a derivation on two or three lines
-const GAP = 8; // px between the cell and the popover, and kept to the explorer's edges
-const GAP_UNDER = 6; // px between a cell and a popover under or above it
+const GAP = 8; // px between the table and the popover, and kept to the explorer's edges
 
 /**
- * Where a popover of `width` x `height` goes for a cell: `cell` and `root`
- * are client rectangles (the explorer's box holds the popover),
- * `windowHeight` the viewport's. Returns { left, top } relative to `root`.
- * Beside the cell when there is room on its right, else under it; a popover
- * that would end below the window moves above the cell (under it) or up
- * (beside it, its bottom level with the cell's or lower).
+ * Where a popover of `width` x `height` goes for a cell of a table: `cell`,
+ * `table` and `root` are client rectangles (the explorer's box holds the
+ * popover), `windowHeight` the viewport's. Returns { left, top } relative
+ * to `root`. Right of the table when it fits there, else left of it (both
+ * level with the cell, moved up to end inside the window); else under the
+ * table, or above it when under it would end below the window. Beside or
+ * over and under the table, it covers none of the cell's row or column.
+ * A table too big for any of these (taller than the window) gets the
+ * popover under the cell's row, on the side of its column with more room.
  */
-export function placePopover(cell, root, width, height, windowHeight) {
-  let left = cell.right - root.left + GAP;
-  let top = cell.top - root.top;
-  const under = left + width > root.width;
-  if (under) {
-    left = Math.max(GAP, Math.min(cell.left - root.left, root.width - width - GAP));
-    top = cell.bottom - root.top + GAP_UNDER;
-  }
-  const bottom = windowHeight - GAP - root.top;
-  if (top + height > bottom) {
-    top = under ? cell.top - root.top - GAP_UNDER - height : Math.max(cell.bottom - root.top - height, bottom - height);
-  }
-  return { left, top };
+export function placePopover(cell, table, root, width, height, windowHeight) {
+  const bottom = windowHeight - GAP - root.top; // the window's bottom, relative to root
+  const top = -root.top + GAP; // the window's top
+  const level = Math.max(top, Math.min(cell.top - root.top, bottom - height));
+  if (table.right - root.left + GAP + width <= root.width) return { left: table.right - root.left + GAP, top: level };
+  if (table.left - root.left - GAP - width >= 0) return { left: table.left - root.left - GAP - width, top: level };
+  const left = Math.max(GAP, Math.min(table.left - root.left, root.width - width - GAP));
+  if (table.bottom - root.top + GAP + height <= bottom) return { left, top: table.bottom - root.top + GAP };
+  if (table.top - root.top - GAP - height >= top) return { left, top: table.top - root.top - GAP - height };
+  const rightRoom = root.right - cell.right, leftRoom = cell.left - root.left;
+  const side = rightRoom >= leftRoom ? Math.min(cell.right - root.left + GAP, root.width - width - GAP) : Math.max(GAP, cell.left - root.left - GAP - width);
+  return { left: side, top: Math.min(cell.bottom - root.top + GAP, bottom - height) };
 }
 
 export class Popover {
-  #node = el('div', { class: 'popover', part: 'popover', role: 'status', hidden: true });
+  #formula = el('p', { class: 'formula' });
+  #figure = el('div', { class: 'figure' });
+  #node = el('div', { class: 'popover', part: 'popover', role: 'status', hidden: true }, this.#formula, this.#figure);
 
   /** The popover's element, to be placed in the explorer's box (position: relative). */
   get element() {
@@ -50,31 +54,34 @@ export class Popover {
   }
 
   /**
-   * Shows `text` for `cell` (a table cell inside `box`, the explorer's box).
-   * With `quiet`, a hidden popover only takes the new text: a repaint keeps
-   * an open popover's value current without opening a closed one.
+   * Shows `text` (the formula) and `figure` (the operands, a node or null)
+   * for `cell` (a table cell inside `box`, the explorer's box). With
+   * `quiet`, a hidden popover only takes the new text: a repaint keeps an
+   * open popover's value current without opening a closed one.
    */
-  show(text, cell, box, { quiet = false } = {}) {
+  show(text, cell, box, { quiet = false, figure = null } = {}) {
     const node = this.#node;
-    if (node.textContent !== text) node.textContent = text;
+    if (this.#formula.textContent !== text) this.#formula.textContent = text;
+    if (figure) this.#figure.replaceChildren(figure);
+    else this.#figure.replaceChildren();
     if (quiet && node.hidden) return;
     node.hidden = false;
     if (!cell) return;
     const root = box.getBoundingClientRect();
     const width = Math.min(MAX_WIDTH, root.width - 2 * GAP);
     node.style.width = `${width}px`;
-    // The height follows from the width: set it, then measure.
     const r = cell.getBoundingClientRect();
-    const first = placePopover(r, root, width, 0, Infinity);
-    node.style.left = `${first.left}px`;
-    node.style.top = `${first.top}px`;
-    const { top } = placePopover(r, root, width, node.offsetHeight, window.innerHeight);
-    if (top !== first.top) node.style.top = `${top}px`;
+    const table = (cell.closest('figure') ?? cell.closest('table') ?? cell).getBoundingClientRect();
+    // The height follows from the width: set it, then measure.
+    const { left, top } = placePopover(r, table, root, width, node.offsetHeight, window.innerHeight);
+    node.style.left = `${left}px`;
+    node.style.top = `${top}px`;
   }
 
   /** A short notice where the popover shows ("Copied weights-0 as CSV"). */
   flash(text) {
-    this.#node.textContent = text;
+    this.#formula.textContent = text;
+    this.#figure.replaceChildren();
     this.#node.hidden = false;
   }
 }

@@ -14,6 +14,18 @@ export const PARTS = Object.freeze([...STEPS, 'lines', 'model']);
 /** What `controls` may be: every control, the toolbar only (scale, causal, heads), or none. */
 export const CONTROLS = Object.freeze(['full', 'minimal', 'none']);
 
+/** What `appearance` may be: see isFigure. */
+export const APPEARANCES = Object.freeze(['auto', 'figure', 'app']);
+
+/**
+ * Whether the element draws as a figure in someone's article (the page's
+ * font and colours, no box, no heading or text of its own): with
+ * appearance "figure", or "auto" (the default) in a compact embed.
+ */
+export function isFigure(view) {
+  return view.appearance === 'figure' || (view.appearance !== 'app' && view.controls !== 'full');
+}
+
 /**
  * One row per setting. `attr` names the attribute, URL parameter and
  * command-line flag; `key` the property and config field; `kind` how its
@@ -56,6 +68,8 @@ export const SETTINGS = Object.freeze([
     help: 'the parts to show, separated by spaces (default all)' },
   { attr: 'controls', key: 'controls', kind: 'enum', values: CONTROLS,
     help: 'full, minimal (scale, causal, heads) or none' },
+  { attr: 'appearance', key: 'appearance', kind: 'enum', values: APPEARANCES,
+    help: 'figure (the page\'s font and colours, no heading or text of its own: a caption slot instead), app (the explorer\'s own look) or auto (default: figure when controls is minimal or none)' },
   { attr: 'train', key: 'train', kind: 'bool', url: true,
     help: 'show the Train part: gradient descent on W_Q and W_K of head 1 toward a target pattern' },
   { attr: 'train-target', key: 'trainTarget', kind: 'text', url: true,
@@ -146,7 +160,7 @@ export function parseSetting(setting, text, name = setting.attr) {
  */
 export function readSettings(read, name = (attr) => attr) {
   const config = {};
-  const view = { step: 'all', show: new Set(PARTS), controls: 'full' };
+  const view = { step: 'all', show: new Set(PARTS), controls: 'full', appearance: 'auto' };
   for (const setting of SETTINGS) {
     const text = read(setting.attr);
     if (text === null || text === undefined) continue;

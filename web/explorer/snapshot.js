@@ -15,6 +15,7 @@ const HATCH_BG = '#d0d7de';
 const HATCH_FG = '#8c959f';
 const MINUS_INFINITY = '−∞';
 const TITLE_WIDTH = 1000;
+const TITLE_CHAR_W = 8.2; // px: a bold 13 px monospace character is about 7.8 px wide
 
 function wrap(text, chars) {
   const lines = [];
@@ -71,7 +72,8 @@ export function layout(view) {
     rowHeight = L.height + 22 + (weights.length > 1 ? 20 : 0);
   }
   for (const t of view.tables) {
-    const w = LABEL_W + t.matrix.cols * CELL_W;
+    // A title longer than its table widens the table's place, so two titles never run together.
+    const w = Math.max(LABEL_W + t.matrix.cols * CELL_W, Math.ceil(t.title.length * TITLE_CHAR_W));
     const h = 22 + CELL_H * (t.matrix.rows + 1);
     if (x > 12 && x + w > maxWidth) {
       x = 12;
@@ -145,7 +147,8 @@ export function paint(ctx, { width, height, shapes }) {
       ctx.restore();
     } else {
       ctx.font = `${s.bold ? 'bold ' : ''}${s.size ? `${s.size}px ui-monospace, Menlo, Consolas, monospace` : FONT}`;
-      ctx.textAlign = s.anchor === 'middle' ? 'center' : 'left';
+      // The SVG's text-anchor: start, middle or end.
+      ctx.textAlign = s.anchor === 'middle' ? 'center' : s.anchor === 'end' ? 'right' : 'left';
       ctx.fillStyle = s.fill ?? '#000';
       ctx.fillText(s.text, s.x, s.y);
     }

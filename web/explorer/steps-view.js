@@ -1,6 +1,7 @@
 // steps-view.js - the view of <attention-explorer> under its toolbar: one
-// section per step shown (the lead: the lines view and the weights; then
-// inputs, projections, scores, logits, output), each with its explanation
+// section per step shown: steps 1 to 4 in order (scores, logits, the weights
+// beside the lines view, output; the weights' section is the `lead`, what a
+// compact embed shows), then the inputs and projections they start from, each with its explanation
 // slot and its tables. Built when the structure changes (tokens, sizes,
 // heads, parts, step), repainted in place for new numbers; the tables are
 // keyboard grids (grid.js) whose pointer and key events become the
@@ -10,14 +11,47 @@
 import { el } from './dom.js';
 import { cellAt, moveTabStop, nextCell } from './grid.js';
 import { LinesView } from './lines.js';
+import { SoftmaxPlay } from './softmax-play.js';
 import { buildTable, cellLabel, highlight, paintTable } from './tables.js';
 import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, sectionTitle } from './text.js';
 import { DIGITS } from './format.js';
+import { isFigure } from './settings.js';
 
 /** The matrices a reader can type into. */
 export const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);
 // A pause this long in slider input ends a drag.
 const DRAG_PAUSE_MS = 200;
+// Up to this many tokens the sections flow side by side on a wide screen (styles.js).
+const FLOW_MAX_TOKENS = 12;
+// Tables with more cells than this write only the cells in view during a drag.
+const REGION_MIN_CELLS = 256;
+
+function offScreen(node) {
+  const r = node.getBoundingClientRect();
+  return r.bottom < 0 || r.top > window.innerHeight;
+}
+
+/**
+ * The rows and columns of a table inside the window and its scroll box,
+ * as [row from, row to, col from, col to] (a margin of one either side),
+ * read from the first and last cells' boxes (the layout is fixed: every
+ * row and column has one size).
+ */
+function visibleRegion(entry) {
+  const nr = entry.rows.length, nc = entry.cols.length;
+  const first = entry.tds[0].getBoundingClientRect(), last = entry.tds[nr * nc - 1].getBoundingClientRect();
+  const box = entry.table.parentElement.getBoundingClientRect();
+  const pitchY = nr > 1 ? (last.top - first.top) / (nr - 1) : first.height;
+  const pitchX = nc > 1 ? (last.left - first.left) / (nc - 1) : first.width;
+  const top = Math.max(0, box.top), bottom = Math.min(window.innerHeight, box.bottom);
+  const left = Math.max(0, box.left), right = Math.min(window.innerWidth, box.right);
+  if (bottom <= top || right <= left) return [0, 0, 0, 0];
+  const clamp = (x, n) => Math.min(n, Math.max(0, x));
+  return [
+    clamp(Math.floor((top - first.top) / pitchY) - 1, nr), clamp(Math.ceil((bottom - first.top) / pitchY) + 1, nr),
+    clamp(Math.floor((left - first.left) / pitchX) - 1, nc), clamp(Math.ceil((right - first.left) / pitchX) + 1, nc),
+  ];
+}
 
 /** The matrix a table shows: an input or projection by name, else "<step>-<head>". */
 export function matrixOf(example, id) {
@@ -35,10 +69,15 @@ export class StepsView {
   #lastStep = 'all';
   #tables = new Map(); // id -> the entry of one built table
   #lines = null; // LinesView when the lines part is shown
+  #linesView = null; // the LinesView, kept while the lines part comes and goes
   #selected = -1; // the query whose lines alone are drawn; -1: all
   #focus = null; // { id, i, j } of the table's tab stop, kept across rebuilds
   #overflow = null; // ResizeObserver marking tables wider than their box
-  #skipped = new Set(); // containers the browser skips rendering (off screen)
+  #visibility = null; // IntersectionObserver marking tables off screen
+  #softmax = null; // SoftmaxPlay on the weights step
+  #linesStale = false; // the lines view waits for the drag's end (off screen)
+  #story = null; // what the page's story lights (setStory)
+  #storyLit = []; // the cells it lit
   #paintKey = ''; // what the marks of the last repaint depended on (see repaint)
   #dragTimer = 0; // nonzero while the scale slider is dragged
 
@@ -56,6 +95,7 @@ export class StepsView {
     this.#context = context;
     this.#intents = intents;
     const node = this.#node;
+    if (typeof window !== 'undefined') window.addEventListener('scroll', () => this.#paintStale(), { passive: true });
     node.addEventListener('keydown', (e) => this.#onKeyDown(e));
     node.addEventListener('click', (e) => this.#onClick(e));
     node.addEventListener('focusin', (e) => this.#onFocus(e));
@@ -105,7 +145,7 @@ export class StepsView {
   render() {
     const { config: c, view, example: ex } = this.#context();
     if (this.#selected >= c.tokens.length) this.#selected = -1;
-    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, view.step, [...view.show], view.controls]);
+    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, view.step, [...view.show], view.controls, isFigure(view)]);
     if (structure === this.#structure) {
       this.repaint();
       return;
@@ -132,40 +172,42 @@ export class StepsView {
       rows: t, cols: key === 'output' ? dims('v', c.dv) : t, kind: key === 'weights' ? 'seq' : 'div', step: key,
       selectable: true, withSums: key === 'weights', head: h,
     }));
-    // Attention first: the lines view and the weights open the view.
+    // Steps 1 to 4 in order, the lines view beside the weights, so at 1366 px
+    // the first screen reaches the weights; then where Q, K and V come from.
     const lines = view.show.has('lines') && (step === 'all' || step === 'weights');
+    for (const key of ['scores', 'scaled']) {
+      if (show(key)) sections.push(this.#section(key, [el('div', { class: 'matrices heads' }, ...headTables(key))]));
+    }
+    this.#lines = null;
     if (show('weights') || lines) {
       const parts = [];
       if (lines) {
-        this.#lines ??= new LinesView({ onSelect: (i) => this.#select(i) });
+        this.#lines = this.#linesView ??= new LinesView({ onSelect: (i) => this.#select(i) });
         this.#lines.build(t, c.heads, this.#selected);
         parts.push(this.#lines.element);
-      } else {
-        this.#lines = null;
       }
       if (show('weights')) parts.push(el('div', { class: 'matrices heads' }, ...headTables('weights')));
-      sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts)], { lead: true }));
-    } else {
-      this.#lines = null;
+      this.#softmax?.stop();
+      this.#softmax = show('weights') && view.controls !== 'none' ? new SoftmaxPlay(() => this.#softmaxSource(), () => this.repaint()) : null;
+      sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts), ...(this.#softmax ? [this.#softmax.element] : [])], { lead: true }));
     }
+    if (show('output')) sections.push(this.#section('output', [el('div', { class: 'matrices heads' }, ...headTables('output'))]));
     if (show('inputs')) {
-      sections.push(this.#section('inputs', [
+      sections.push(this.#section('inputs', [el('div', { class: 'matrices' },
         table({ id: 'X', title: 'X', rows: t, cols: dims('x', c.dModel), kind: 'div', editable: true }),
         table({ id: 'WQ', title: 'W_Q', rows: dims('x', c.dModel), cols: headCols('q', c.dk, c.heads), kind: 'div', editable: true }),
         table({ id: 'WK', title: 'W_K', rows: dims('x', c.dModel), cols: headCols('k', c.dk, c.kvHeads), kind: 'div', editable: true }),
         table({ id: 'WV', title: 'W_V', rows: dims('x', c.dModel), cols: headCols('v', c.dv, c.kvHeads), kind: 'div', editable: true }),
-      ]));
+      )]));
     }
     if (show('projections')) {
-      sections.push(this.#section('projections', [
+      sections.push(this.#section('projections', [el('div', { class: 'matrices' },
         table({ id: 'Q', title: 'Q = X W_Q', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
         table({ id: 'K', title: 'K = X W_K', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
         table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
-      ]));
+      )]));
     }
-    for (const key of ['scores', 'scaled', 'output']) {
-      if (show(key)) sections.push(this.#section(key, [el('div', { class: 'matrices heads' }, ...headTables(key))]));
-    }
+    this.#node.classList.toggle('flow', t.length <= FLOW_MAX_TOKENS);
     if (animate) for (const s of sections) s.classList.add('enter');
     this.#node.replaceChildren(...sections);
     this.#watchOverflow();
@@ -181,10 +223,10 @@ export class StepsView {
     // Texts set through `explanations` are the page's own; the defaults fit the controls shown.
     const own = explanations[step] !== DEFAULT_EXPLANATIONS[step];
     slot.textContent = own ? explanations[step] : defaultExplanation(step, view.controls);
+    // A figure's words are the author's: no heading or text of its own (the section keeps its name for screen readers).
+    const words = isFigure(view) ? [] : [el('h2', { text: title }), el('p', { class: 'explanation' }, slot)];
     return el('section', { class: `step step-${step}${lead ? ' lead' : ''}`, 'data-step': step, 'aria-label': title, part: lead ? 'attention' : `step-${step}` },
-      el('h2', { text: title }),
-      el('p', { class: 'explanation' }, slot),
-      ...children);
+      ...words, ...children);
   }
 
   // A table wider than its box scrolls; its figure is marked so the caption
@@ -203,25 +245,30 @@ export class StepsView {
     });
     for (const box of this.#node.querySelectorAll('figure.matrix > .scroll')) {
       this.#overflow.observe(box);
-      box.addEventListener('scroll', () => mark(box), { passive: true });
+      box.addEventListener('scroll', () => {
+        mark(box);
+        this.#paintStale();
+      }, { passive: true });
     }
   }
 
-  // The containers with content-visibility: auto (the steps below the lead,
-  // heads after the first) tell when the browser skips them; the tables
-  // inside are marked so a drag can leave them for later.
+  // Tables off screen are marked (an IntersectionObserver) so a drag can
+  // leave them for later; they are painted when they come on screen or the
+  // drag ends. Their layout is real, so the page's height never jumps.
   #watchSkipped() {
-    this.#skipped.clear();
-    for (const box of this.#node.querySelectorAll('section.step:not(.lead), .matrices.heads > figure.matrix + figure.matrix')) {
-      box.addEventListener('contentvisibilityautostatechange', (e) => {
-        if (e.skipped) this.#skipped.add(box);
-        else this.#skipped.delete(box);
-        for (const entry of this.#tables.values()) {
-          entry.skipped = [...this.#skipped].some((b) => b.contains(entry.table));
-          if (!entry.skipped && entry.stale) this.#paintEntry(entry);
-        }
-      });
-    }
+    this.#visibility?.disconnect();
+    if (typeof IntersectionObserver === 'undefined') return;
+    const byFigure = new Map();
+    for (const entry of this.#tables.values()) byFigure.set(entry.table.closest('figure'), entry);
+    this.#visibility = new IntersectionObserver((records) => {
+      for (const r of records) {
+        const entry = byFigure.get(r.target);
+        if (!entry) continue;
+        entry.skipped = !r.isIntersecting;
+        if (!entry.skipped && entry.stale) this.#paintEntry(entry);
+      }
+    }, { rootMargin: '200px 0px' });
+    for (const figure of byFigure.keys()) this.#visibility.observe(figure);
   }
 
   /**
@@ -230,6 +277,7 @@ export class StepsView {
    * refreshes the popover, so it always shows the current value).
    */
   repaint() {
+    if (this.#softmax?.playing) this.#softmax.stop(); // new numbers end a play (its stop repaints)
     const { config: c, example, scaleIsDefault, mask, edits } = this.#context();
     // Everything the blocked, edited and selected marks depend on besides the numbers.
     this.#paintKey = JSON.stringify([c.causal, c.window, c.queryOffset, this.#selected, mask ? mask.join('') : '', [...edits.keys()]]);
@@ -243,13 +291,15 @@ export class StepsView {
     if (scaled) {
       const title = sectionTitle('scaled', c, scaleIsDefault);
       const h2 = scaled.querySelector('h2');
-      if (h2.textContent !== title) {
+      if (h2 && h2.textContent !== title) {
         h2.textContent = title;
         scaled.setAttribute('aria-label', title);
       }
     }
-    // During a drag the lines follow every frame; what they say follows when it ends.
-    this.#lines?.update(example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
+    this.#paintStory();
+    // During a drag the lines in view follow every frame; lines off screen and what they say follow when it ends.
+    this.#linesStale = Boolean(this.#lines && this.#dragTimer && offScreen(this.#lines.element));
+    if (!this.#linesStale) this.#lines?.update(example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
     this.#intents.painted();
   }
 
@@ -258,8 +308,12 @@ export class StepsView {
     const { id, step } = entry;
     const blocks = step === 'weights' || step === 'scaled';
     const edited = EDITABLE.has(id) && edits.size > 0 ? (i, j) => edits.has(`${id}:${i}:${j}`) : () => false;
-    entry.stale = false;
+    // During a drag a large table writes only the cells in view; the rest
+    // follow when the drag ends or the reader scrolls.
+    const region = this.#dragTimer && entry.tds.length > REGION_MIN_CELLS ? visibleRegion(entry) : null;
+    entry.stale = region !== null;
     paintTable(entry, matrixOf(example, id), {
+      region,
       key: this.#paintKey,
       digits: DIGITS[step ?? id] ?? 4,
       blocked: blocks ? blocked : () => '',
@@ -269,6 +323,46 @@ export class StepsView {
     });
   }
 
+  /**
+   * What the page's story lights (resolveHighlight in highlight.js, or
+   * null): the cells get .story, the rest of their table dims, and a single
+   * query row selects its lines. Kept across rebuilds.
+   */
+  setStory(resolved, { quiet = false } = {}) {
+    const was = this.#story;
+    this.#story = resolved;
+    const query = resolved?.query ?? -1;
+    if (query === (was?.query ?? -1)) {
+      if (!quiet) this.repaint();
+      return;
+    }
+    if (query >= 0) this.#selected = query;
+    else if (this.#selected === was.query) this.#selected = -1;
+    this.#lines?.select(this.#selected);
+    if (!quiet) this.repaint();
+  }
+
+  #paintStory() {
+    for (const td of this.#storyLit) td.classList.remove('story');
+    this.#storyLit = [];
+    for (const entry of this.#tables.values()) entry.table.classList.remove('storied');
+    const story = this.#story;
+    if (!story) return;
+    for (const id of story.ids) {
+      const entry = this.#tables.get(id);
+      if (!entry) continue;
+      const nc = entry.cols.length;
+      entry.table.classList.add('storied');
+      entry.tds.forEach((td, k) => {
+        const i = Math.floor(k / nc), j = k % nc;
+        if ((story.rows === null || story.rows.has(i)) && (story.cols === null || story.cols.has(j))) {
+          td.classList.add('story');
+          this.#storyLit.push(td);
+        }
+      });
+    }
+  }
+
   // A drag is a run of slider input events; it ends on change (pointer
   // released, or a key) or after a pause, and then the waiting tables are painted.
   dragStep() {
@@ -276,16 +370,40 @@ export class StepsView {
     this.#dragTimer = setTimeout(() => this.dragEnd(), DRAG_PAUSE_MS);
   }
 
+  // What "Play softmax" plays on: head 1's weights table and its logits, −∞ where a pair may not attend.
+  #softmaxSource() {
+    const entry = this.#tables.get('weights-0');
+    if (!entry) return null;
+    const { example, blocked } = this.#context();
+    const m = matrixOf(example, 'scaled-0');
+    const logits = { rows: m.rows, cols: m.cols, data: Float64Array.from(m.data, (z, k) => (blocked(Math.floor(k / m.cols), k % m.cols) ? -Infinity : z)) };
+    return { entry, logits, tokens: example.tokens };
+  }
+
+  // Tables painted in part (a drag) repaint what is now in view.
+  #paintStale() {
+    if (!this.#dragTimer) return;
+    for (const entry of this.#tables.values()) if (entry.stale && !entry.skipped) this.#paintEntry(entry);
+    if (this.#linesStale && !offScreen(this.#lines.element)) this.#paintLines(false);
+  }
+
+  #paintLines(spoken) {
+    this.#linesStale = false;
+    this.#lines?.update(this.#context().example.heads.map((h) => h.weights), { spoken });
+  }
+
   dragEnd() {
     clearTimeout(this.#dragTimer);
     this.#dragTimer = 0;
     for (const entry of this.#tables.values()) if (entry.stale) this.#paintEntry(entry);
-    this.#lines?.speak();
+    if (this.#linesStale) this.#paintLines(true);
+    else this.#lines?.speak();
   }
 
   /** Stops watching the tables (the element left the page). */
   disconnect() {
     this.#overflow?.disconnect();
+    this.#visibility?.disconnect();
     this.dragEnd();
   }
 

@@ -4,6 +4,46 @@
 
 import { HEAD_COLORS, heatmapRules } from './colors.js';
 import { LIMITS } from './computation.js';
+import { DERIVATION_STYLES } from './derivation.js';
+
+// A figure in an article (appearance="figure", or a compact embed): the
+// page's font, size and colours, no panel or box of its own, flush with the
+// text column; the lines view shrinks before it leaves the weights' side.
+const FIGURE = ':host([appearance="figure"]), :host([controls="minimal"]:not([appearance="app"])), :host([controls="none"]:not([appearance="app"]))';
+const FIGURE_STYLES = `
+${FIGURE} {
+  --attn-fg: currentColor;
+  --attn-panel: transparent;
+  --attn-font: inherit;
+  --attn-cell-width: 4.2em;
+  --attn-label-width: 5em;
+  color: inherit;
+  background: transparent;
+  font-size: inherit;
+  line-height: inherit;
+}
+.root[data-appearance="figure"] { padding: 0; }
+.root[data-appearance="figure"] .toolbar { position: static; margin: 0 0 6px; padding: 0; border: none; background: none; }
+.root[data-appearance="figure"] .attention-row { gap: 12px 16px; }
+.root[data-appearance="figure"] .attention-row > figure.lines { flex: 1 1 150px; min-width: 170px; }
+.root[data-appearance="figure"] .attention-row > .matrices { flex: 0 1 auto; min-width: 0; }
+.root[data-appearance="figure"] td.sum { padding: 2px 2px; }
+.root[data-appearance="figure"] table { font-size: 0.8em; }
+.root[data-appearance="figure"] .caption { margin-top: 6px; color: var(--attn-muted); font-size: 0.92em; }
+.root[data-appearance="app"] .caption { display: none; }
+@media (max-width: 560px) {
+  /* A 4-token table and its sums fit a 390 px phone's column whole. */
+  ${FIGURE} { --attn-cell-width: 4.2em; --attn-label-width: 4.4em; }
+  .root[data-appearance="figure"] .attention-row { flex-wrap: wrap; }
+  .root[data-appearance="figure"] .attention-row > figure.lines { flex-basis: 100%; }
+}
+/* The full page uses a wide screen: sections sit side by side where they fit.
+   Only with small tables (.view.flow): laying out a wrapping row re-measures
+   every section, which at 32 tokens costs more than the tables' numbers. */
+.root[data-appearance="app"] .view.flow { display: flex; flex-wrap: wrap; gap: 0 40px; align-items: flex-start; }
+.root[data-appearance="app"] .view.flow > section.step { flex: 1 1 26em; min-width: 0; max-width: 100%; }
+.root[data-appearance="app"] .view.flow > section.step.lead, .root[data-appearance="app"] .view.flow > section.step-inputs { flex-basis: 100%; }
+`;
 
 export const STYLES = `
 
@@ -72,7 +112,10 @@ input.tiny { width: 4.5em; }
 input.short { width: 7em; }
 input[type="text"], input[type="number"], select { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 4px; padding: 3px 6px; }
 input[type="range"] { width: 12em; max-width: 40vw; accent-color: var(--attn-accent); }
-.scale-text { font-family: var(--attn-mono); font-size: 0.85em; min-width: 10em; }
+.field.scale { flex-wrap: wrap; }
+/* The readout has one width whatever it says ("0.577 = 1/√3" or "0.111 = 1/5.19 × 1/√3"):
+   a width that followed the text would move the slider's track under the pointer mid-drag. */
+.scale-text { font-family: var(--attn-mono); font-size: 0.85em; width: 23ch; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 button, summary { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 6px; padding: 3px 10px; cursor: pointer; }
 button:disabled { opacity: 0.55; cursor: default; }
 /* At the default scale there is nothing to reset: the button keeps its place (no shift mid-drag) but is not drawn. */
@@ -88,6 +131,8 @@ button[aria-pressed="true"] { border-color: var(--attn-accent); background: var(
 .popover { position: absolute; z-index: 5; max-width: calc(100% - 16px); padding: 8px 12px; background: var(--attn-panel); color: var(--attn-fg);
   border: 1px solid var(--attn-source); border-radius: 8px; box-shadow: 0 4px 14px rgb(0 0 0 / 0.2);
   font-family: var(--attn-mono); font-size: 0.85em; overflow-wrap: anywhere; pointer-events: none; }
+.popover .formula { margin: 0; }
+${DERIVATION_STYLES}
 h2 { font-size: 1.1em; margin: 18px 0 4px; }
 .explanation { margin: 0 0 8px; max-width: 60em; color: var(--attn-fg); }
 .attention-row { display: flex; flex-wrap: wrap; gap: 14px 28px; align-items: flex-start; }
@@ -97,10 +142,6 @@ ${Array.from({ length: LIMITS.heads }, (_, h) => `.view[data-head="${h}"] .matri
 .matrices { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; min-width: 0; }
 /* As wide as its table (or its box), so the Copy button sits by the table it copies. */
 figure.matrix { margin: 0; min-width: 0; max-width: 100%; width: fit-content; }
-/* Heads off screen skip style, layout and paint while a drag repaints the
-   rest; the first head always lays out, so the row it shares with the lines
-   view is sized by real content. */
-.matrices.heads > figure.matrix + figure.matrix { content-visibility: auto; contain-intrinsic-size: auto 320px auto 300px; }
 figure.lines { margin: 0; max-width: 100%; }
 figure.lines svg { display: block; max-width: 100%; height: auto; overflow: visible; }
 figure.lines path { stroke-linecap: round; }
@@ -127,7 +168,6 @@ figure.overflowing figcaption .shape::after { content: " · scroll →"; color: 
 table { border-collapse: separate; border-spacing: 2px; font-family: var(--attn-mono); font-size: 0.85em;
   table-layout: fixed; width: calc(var(--attn-label-width) + var(--cols) * (var(--attn-cell-width) + 2px) + 4px); }
 th.corner, tbody th { width: var(--attn-label-width); }
-section.step:not(.lead) { content-visibility: auto; contain-intrinsic-size: auto 600px; }
 th { font-weight: 500; color: var(--attn-muted); padding: 0 4px; white-space: nowrap; }
 thead th { text-align: center; max-width: var(--attn-cell-width); overflow: hidden; text-overflow: ellipsis; }
 tbody th { text-align: right; overflow: hidden; text-overflow: ellipsis; }
@@ -147,6 +187,17 @@ td.target { box-shadow: inset 0 0 0 3px var(--attn-source); }
    the outside, the background colour inside it, visible on every cell colour. */
 td:focus-visible, th .token:focus-visible { outline: 3px solid var(--attn-focus); outline-offset: -3px; box-shadow: inset 0 0 0 5px var(--attn-bg); }
 tr.selected td[data-i] { box-shadow: inset 0 -3px 0 var(--attn-select); }
+/* "Play softmax": the row being played is marked. */
+.softmax-play { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: baseline; margin-top: 8px; }
+.softmax-status { font-family: var(--attn-mono); font-size: 0.85em; }
+tr.playing th { color: var(--attn-select); font-weight: 700; }
+tr.playing td[data-i] { box-shadow: inset 0 2px 0 var(--attn-select), inset 0 -2px 0 var(--attn-select); }
+@media (prefers-reduced-motion: no-preference) {
+  tr.playing td[data-i] { transition: background-color 0.4s; }
+}
+/* What a story lights (el.highlight): its cells ringed, the rest of the table quieter. */
+table.storied td[data-i]:not(.story) { opacity: 0.35; }
+td.story { box-shadow: inset 0 0 0 3px var(--attn-select); }
 td:hover { filter: brightness(0.93); }
 .cell-edit { width: 6em; font-family: var(--attn-mono); }
 @media (prefers-reduced-motion: no-preference) {
@@ -158,9 +209,9 @@ td:hover { filter: brightness(0.93); }
   /* A cell holds seven monospace characters ("-0.4659", 4.2em) and a little padding. */
   :host { --attn-cell-width: 4.7em; --attn-label-width: 4.4em; font-size: 14px; }
   td { padding: 2px 3px; }
-  .scale-text { min-width: 0; }
   input[type="range"] { width: 9em; }
 }
+${FIGURE_STYLES}
 ${heatmapRules('light')}
 @media (prefers-color-scheme: dark) {
 ${heatmapRules('dark')}

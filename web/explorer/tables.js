@@ -72,22 +72,28 @@ export function buildTable({ id, title, rows, cols, kind, step, head = null, edi
  * blocked, edited and selected depend on) are those it last painted is left
  * alone without formatting a cell: a scale change leaves the inputs,
  * projections and raw scores as they are.
- * @param {{ key: string, digits: number, blocked: (i: number, j: number) => string, edited: (i: number, j: number) => boolean, selected: number, minusInfinity: boolean }} how
+ * With `how.region` ([row from, row to, col from, col to]) only those cells
+ * are written (a drag paints what is in view); the table then counts as
+ * not painted, so the next paint without a region writes the rest.
+ * @param {{ key: string, digits: number, blocked: (i: number, j: number) => string, edited: (i: number, j: number) => boolean, selected: number, minusInfinity: boolean, region?: number[] | null }} how
  */
 export function paintTable(entry, matrix, how) {
   if (entry.key === how.key && sameData(entry.data, matrix.data)) return;
-  entry.key = how.key;
-  entry.data = matrix.data.slice();
+  const region = how.region ?? null;
+  // A table painted only in part is not current: the next paint looks at every cell.
+  entry.key = region ? null : how.key;
+  entry.data = region ? null : matrix.data.slice();
   const { kind, tds, sums, trs, buttons } = entry;
   const nc = matrix.cols;
   const scale = kind === 'seq' ? 1 : maxAbs(matrix.data);
-  for (let i = 0; i < matrix.rows; i++) {
+  const [r0, r1, c0, c1] = region ?? [0, matrix.rows, 0, nc];
+  for (let i = r0; i < r1; i++) {
     let total = 0;
-    for (let j = 0; j < nc; j++) {
+    for (let k = i * nc, end = k + nc; k < end; k++) total += matrix.data[k];
+    for (let j = c0; j < c1; j++) {
       const k = i * nc + j;
       const td = tds[k];
       const v = matrix.data[k];
-      total += v;
       if (td.firstElementChild) {
         entry.painted[k] = ''; // being edited: repaint when done
         entry.data = null;

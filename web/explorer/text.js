@@ -18,7 +18,7 @@ export const STEP_TITLES = Object.freeze({
 });
 
 export const DEFAULT_EXPLANATIONS = Object.freeze({
-  inputs: 'Each token is one row of X, its embedding. By default row i is random draw i of numpy’s generator (its seed is under “Settings”), exactly as in the handbook; with embeddings “word” the same word always gets the same row. W_Q, W_K and W_V are the projections a model would learn, random here and scaled by 0.5. Click any number and type to change it.',
+  inputs: 'Each token is one row of X, its embedding. By default row i is random draw i of numpy’s generator (its seed is under “Settings”), exactly as in the handbook; with embeddings “word” the same word always gets the same embedding (and, without positions, the same row). W_Q, W_K and W_V are the projections a model would learn, random here and scaled by 0.5. Click any number and type to change it.',
   projections: 'Q = X W_Q, K = X W_K, V = X W_V. Every token gets a query (what it is looking for), a key (what it offers to others) and a value (what it passes on when attended to).',
   scores: 'Row i, column j is the dot product of token i’s query with token j’s key: how well they match. Hover or tap a number to see the sum and the cells it comes from.',
   scaled: 'Scores times the scale, 1/√d_k by default: without it, scores grow with d_k and the softmax saturates into a one-hot row. A pair that may not attend (causal, masked) gets −∞ here, so the softmax gives it exactly 0. Drag the scale slider: larger sharpens the weights, smaller flattens them.',
@@ -126,6 +126,8 @@ export function attendsMost(tokens, weights, i) {
 }
 
 const f4 = (x) => fixed(x, 4);
+// "a − b" written as a reader would: "-0.396 + 0.396", never "-0.396 − -0.396".
+const minus = (a, b, digits) => (b < 0 ? `${a} + ${fixed(-b, digits)}` : `${a} − ${fixed(b, digits)}`);
 const paren = (x) => (x < 0 ? `(${f4(x)})` : f4(x));
 const sum = (terms) => (terms.length > MAX_TERMS ? `${terms.slice(0, MAX_TERMS).join(' + ')} + … (${terms.length - MAX_TERMS} more terms)` : terms.join(' + '));
 
@@ -150,7 +152,8 @@ export function explain(ctx, id, i, j) {
     if (ctx.edits.has(`${id}:${i}:${j}`)) text = `${value}, typed in (press “Undo edits” to go back to the draw).`;
     else if (ctx.inputs[id]) text = `${value}, from the inputs property.`;
     else if (ctx.origin?.[id]) text = `${value}: ${ctx.origin[id]}.`;
-    else if (id === 'X' && c.embeddings === 'word') text = `${value}: the embedding of the word “${t[i]}”, np.random.randn with a seed made of ${c.seed} and the word${c.positions ? ', plus the sinusoidal position encoding of position ' + i : ''}; every “${t[i]}” gets this row.`;
+    else if (id === 'X' && c.embeddings === 'word' && c.positions) text = `${value}: the embedding of the word “${t[i]}” (np.random.randn with a seed made of ${c.seed} and the word, the same for every “${t[i]}”) plus the sinusoidal position encoding of position ${i}, so each “${t[i]}” gets a row of its own.`;
+    else if (id === 'X' && c.embeddings === 'word') text = `${value}: the embedding of the word “${t[i]}”, np.random.randn with a seed made of ${c.seed} and the word; every “${t[i]}” gets this row.`;
     else if (id === 'X') text = `${value}: np.random.randn with seed ${c.seed}, row ${i} of the draw${c.positions ? `, plus the sinusoidal position encoding of position ${i}` : ''}.`;
     else text = `${value}: 0.5 × np.random.randn with seed ${c.seed}, drawn after X in the order W_Q, W_K, W_V.`;
     return { text, sources: [] };
@@ -200,7 +203,7 @@ export function explain(ctx, id, i, j) {
     const z = logitOf(ctx, h, i, j);
     const e = Math.exp(z - zmax);
     return {
-      text: `weight(${t[i]} → ${t[j]})${headText} = exp(z − max) / Σ exp(z_k − max) = exp(${fixed(z, 3)} − ${fixed(zmax, 3)}) / ${f4(total)} = ${f4(e)} / ${f4(total)} = ${f4(head.weights.get(i, j))}`,
+      text: `weight(${t[i]} → ${t[j]})${headText} = exp(z − max) / Σ exp(z_k − max) = exp(${minus(fixed(z, 3), zmax, 3)}) / ${f4(total)} = ${f4(e)} / ${f4(total)} = ${f4(head.weights.get(i, j))}`,
       sources,
     };
   }

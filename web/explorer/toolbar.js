@@ -14,6 +14,7 @@ import { scaleText } from './text.js';
 export class Toolbar {
   #ui = {};
   #headPicked = null; // the head the picker shows (-1: all), null until the reader picks one
+  #shown = new Set(STEPS); // the parts the view shows (view.show of the last sync)
 
   /**
    * @param {HTMLElement} host the <attention-explorer> whose attributes the controls write
@@ -80,7 +81,9 @@ export class Toolbar {
     ui.positions.addEventListener('change', () => host.toggleAttribute('positions', ui.positions.checked));
     ui.resetMask = el('button', { type: 'button', text: 'Clear mask', onclick: actions.clearMask });
     ui.resetEdits = el('button', { type: 'button', text: 'Undo edits', onclick: actions.undoEdits });
-    ui.mode = el('button', { type: 'button', 'aria-pressed': 'false', onclick: () => { host.step = host.step === 'all' ? 'scores' : 'all'; } });
+    // Step mode opens on the first step shown (inputs on the full page).
+    ui.mode = el('button', { type: 'button', 'aria-pressed': 'false',
+      onclick: () => { host.step = host.step === 'all' ? STEPS.find((s) => this.#shown.has(s)) ?? STEPS[0] : 'all'; } });
     ui.prev = el('button', { type: 'button', text: '◀ Previous', onclick: () => actions.move(-1) });
     ui.next = el('button', { type: 'button', text: 'Next ▶', onclick: () => actions.move(1) });
     ui.play = el('button', { type: 'button', text: 'Play', onclick: actions.togglePlay });
@@ -156,6 +159,7 @@ export class Toolbar {
     ui.scaleReset.disabled = scaleIsDefault;
     ui.resetMask.disabled = !masked;
     ui.resetEdits.disabled = !edited;
+    this.#shown = view.show;
     const stepMode = view.step !== 'all';
     ui.mode.textContent = stepMode ? 'Show all steps' : 'Step by step';
     ui.mode.setAttribute('aria-pressed', String(stepMode));

@@ -21,6 +21,8 @@
 import { heatClass, maxAbs } from './colors.js';
 import { headColumns } from './computation.js';
 import { Matrix } from '../core/matrix.js';
+import { LossPlot } from './loss-plot.js';
+import { deriveGradient, render as renderDerivation } from './derivation.js';
 import {
   PRESETS, TRAIN_DEFAULTS, Trainer, formatTarget, gradientTerms, parseTarget, presetTarget, targetCells, targetFromCells,
 } from './train.js';
@@ -33,8 +35,11 @@ export const TRAIN_STYLES = `
 .train-controls label { display: inline-flex; gap: 0.3rem; align-items: center; }
 .train-status { margin: 0.5rem 0; font-variant-numeric: tabular-nums; }
 .train-status .matched { color: var(--attn-accent, #1a7f37); font-weight: 600; }
-.train-plot { width: 240px; height: 48px; border: 1px solid var(--attn-border, #ddd); background: var(--attn-panel, #fff); display: block; }
-.train-plot polyline { fill: none; stroke: var(--attn-select, #c2410c); stroke-width: 1.5; vector-effect: non-scaling-stroke; }
+.train-plot { display: block; max-width: 100%; height: auto; }
+.train-plot .curve { fill: none; stroke: var(--attn-select, #c2410c); stroke-width: 1.5; }
+.train-plot .axis { stroke: var(--attn-muted, #666); stroke-width: 1; }
+.train-plot text { fill: var(--attn-muted, #666); font-size: 11px; font-family: var(--attn-mono, monospace); }
+.train-plot .label { font-family: inherit; }
 .train-grids { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
 .train-grids figure { margin: 0; }
 .train-grids figcaption { font-size: 0.85rem; margin-bottom: 0.25rem; }
@@ -42,8 +47,15 @@ export const TRAIN_STYLES = `
 .train th { font-weight: normal; padding: 0 0.3rem; text-align: right; }
 .train td { width: 2.6rem; height: 1.4rem; text-align: center; padding: 0 2px; }
 .train td.goal { cursor: pointer; }
+/* Dragging across the target paints it: it must not select the labels' text. */
+.train-target { user-select: none; -webkit-user-select: none; touch-action: none; }
 .train td.goal.on { box-shadow: inset 0 0 0 2px var(--attn-select, #111); }
-.train-derivation { font-size: 0.8rem; min-height: 1.2em; overflow-wrap: anywhere; }
+/* In a figure the article names the part; the grids sit closer. */
+.root[data-appearance="figure"] .train { border-top: none; margin-top: 0.5rem; padding-top: 0; }
+.root[data-appearance="figure"] .train h3 { display: none; }
+.root[data-appearance="figure"] .train td { width: 2.3rem; height: 1.25rem; }
+.train-derivation { font-size: 0.8rem; min-height: 1.2em; overflow-wrap: anywhere; margin-bottom: 0; }
+.train-derivation-figure { max-width: 420px; font-family: var(--attn-mono, monospace); font-size: 0.8rem; }
 .train [hidden] { display: none; }
 `;
 
@@ -84,6 +96,7 @@ export class TrainPanel {
   #painting = false;
   #applied = { target: null, optimizer: null, lr: null }; // the attribute texts last read or written
   #observer = null;
+  #plot = null; // LossPlot
 
   /**
    * @param {{ attn: import('../attention.js').Attention, host: HTMLElement, document?: Document }} options
@@ -125,7 +138,9 @@ export class TrainPanel {
   sync() {
     const state = this.#host.state;
     if (!state) return;
-    if (this.#trainer && (state.X !== this.#x || this.#hostSetup() !== this.#setup)) {
+    // Every update hands out a new X object: the trainer (and its optimizer's
+    // state) stays while X holds the same numbers.
+    if (this.#trainer && (!sameNumbers(state.X, this.#x) || this.#hostSetup() !== this.#setup)) {
       this.#trainer = null;
       this.#ensureTrainer();
     }
@@ -301,7 +316,12 @@ export class TrainPanel {
     // The host recomputes X (a microtask later) and calls sync(), which
     // restarts the trainer on the new X.
     if (name === 'previous-token' && !this.#host.positions) this.#host.positions = true;
-    if (name === 'same-word' && this.#host.embeddings !== 'word') this.#host.embeddings = 'word';
+    // Same word needs one embedding per word and positions: without them the
+    // two rows of a repeated word are equal and must split their weight evenly.
+    if (name === 'same-word') {
+      if (this.#host.embeddings !== 'word') this.#host.embeddings = 'word';
+      if (!this.#host.positions) this.#host.positions = true;
+    }
   }
 
   #applyPreset() {
@@ -415,14 +435,7 @@ export class TrainPanel {
     ui.loss = h(d, 'span', { text: '-' });
     ui.matched = h(d, 'span', { class: 'matched' });
     const status = h(d, 'div', { class: 'train-status', role: 'status' }, 'step ', ui.steps, ' · loss ', ui.loss, ' ', ui.matched);
-    ui.plot = d.createElementNS('http://www.w3.org/2000/svg', 'svg');
-    ui.plot.setAttribute('class', 'train-plot');
-    ui.plot.setAttribute('viewBox', '0 0 240 48');
-    ui.plot.setAttribute('preserveAspectRatio', 'none');
-    ui.plot.setAttribute('role', 'img');
-    ui.plot.setAttribute('aria-label', 'loss per step');
-    ui.line = d.createElementNS('http://www.w3.org/2000/svg', 'polyline');
-    ui.plot.append(ui.line);
+    this.#plot = new LossPlot(d);
     ui.target = h(d, 'table', { class: 'train-target' });
     ui.weights = h(d, 'table');
     ui.dwq = h(d, 'table');
@@ -431,13 +444,15 @@ export class TrainPanel {
     ui.dwvFigure = h(d, 'figure', {}, h(d, 'figcaption', { text: 'dW_V' }), ui.dwv);
     ui.dwvFigure.hidden = true;
     ui.derivation = h(d, 'p', { class: 'train-derivation', 'aria-live': 'polite' });
+    ui.derivationFigure = h(d, 'div', { class: 'train-derivation-figure' });
     const figure = (caption, table) => h(d, 'figure', {}, h(d, 'figcaption', { text: caption }), table);
     ui.root = h(d, 'section', { class: 'train', 'aria-label': 'Train' },
-      h(d, 'h3', { text: 'Train: gradient descent on the weights of head 1' }), controls, status, ui.plot,
+      h(d, 'h3', { text: 'Train: gradient descent on the weights of head 1' }), controls, status,
       h(d, 'div', { class: 'train-grids' },
-        figure('target (click or drag to paint a row)', ui.target), figure('weights now', ui.weights),
+        h(d, 'figure', {}, this.#plot.element),
+        figure('target (click or drag to paint a row)', ui.target), ui.weightsFigure = figure('weights now', ui.weights),
         figure('dW_Q (hover: its sum over tokens)', ui.dwq), figure('dW_K', ui.dwk), ui.dwvFigure),
-      ui.derivation);
+      ui.derivation, ui.derivationFigure);
     ui.target.addEventListener('pointerdown', (e) => {
       const cell = e.target.closest?.('td[data-i]');
       if (!cell) return;
@@ -503,9 +518,11 @@ export class TrainPanel {
     const r = this.#last;
     ui.loss.textContent = r ? r.loss.toFixed(4) : '-';
     ui.matched.textContent = r?.matches ? 'matches the target' : '';
-    const losses = this.#losses, top = Math.max(...losses, 1e-9);
-    ui.line.setAttribute('points', losses.map((l, s) => `${(240 * s) / Math.max(losses.length - 1, 1)},${48 - (46 * l) / top}`).join(' '));
-    this.#heatmap(ui.weights, r ? r.weights : null, this.#tokens, this.#tokens, 'weights');
+    this.#plot.update(this.#losses);
+    // The explorer's own weights table shows them already when its weights part is on.
+    const shown = (this.#host.getAttribute('show') ?? 'weights').split(/[\s,]+/).includes('weights');
+    ui.weightsFigure.hidden = shown;
+    this.#heatmap(ui.weights, r && !shown ? r.weights : null, this.#tokens, this.#tokens, 'weights');
     const dims = (m) => (m ? Array.from({ length: m.cols }, (_, c) => String(c)) : []);
     const rowsOf = (m) => (m ? Array.from({ length: m.rows }, (_, a) => String(a)) : []);
     this.#heatmap(ui.dwq, r?.grads.wq ?? null, rowsOf(r?.grads.wq), dims(r?.grads.wq), 'gradient');
@@ -520,14 +537,18 @@ export class TrainPanel {
       table.replaceChildren();
       return;
     }
-    const scale = kind === 'weights' ? 1 : maxAbs(m.data);
+    // Colours follow the printed numbers: a gradient that prints as -0.000 is
+    // drawn as zero, not as the largest of a row of tiny values.
+    const digits = kind === 'weights' ? 2 : 3;
+    const shown = Float32Array.from(m.data, (v) => Number(v.toFixed(digits)));
+    const scale = kind === 'weights' ? 1 : maxAbs(shown);
     const head = h(d, 'tr', {}, h(d, 'th'), ...colLabels.map((c) => h(d, 'th', { text: c, scope: 'col' })));
     const rows = rowLabels.map((label, i) => h(d, 'tr', {}, h(d, 'th', { text: label, scope: 'row' }),
       ...colLabels.map((_, j) => {
-        const v = m.data[i * m.cols + j];
+        const v = m.data[i * m.cols + j], printed = shown[i * m.cols + j];
         return h(d, 'td', {
-          class: kind === 'weights' ? heatClass(v, 'seq') : heatClass(v / scale, 'div'),
-          'data-i': i, 'data-j': j, tabindex: kind === 'weights' ? null : -1, text: v.toFixed(kind === 'weights' ? 2 : 3),
+          class: kind === 'weights' ? heatClass(v, 'seq') : heatClass(printed / scale, 'div'),
+          'data-i': i, 'data-j': j, tabindex: kind === 'weights' ? null : -1, text: v.toFixed(digits),
         });
       })));
     table.replaceChildren(h(d, 'tbody', {}, head, ...rows));
@@ -536,8 +557,11 @@ export class TrainPanel {
   #derive(name, a, c) {
     const r = this.#last;
     if (!r || !this.#trainer) return;
-    const t = gradientTerms(this.#x, name === 'dW_Q' ? r.dq : r.dk, a, c, { name, tokens: this.#tokens });
+    const dm = name === 'dW_Q' ? r.dq : r.dk;
+    const t = gradientTerms(this.#x, dm, a, c, { name, tokens: this.#tokens });
     this.#ui.derivation.textContent = t.text;
+    // The terms as signed bars: which tokens push this entry up, which down.
+    this.#ui.derivationFigure.replaceChildren(renderDerivation(deriveGradient(this.#x, dm, a, c, { name, tokens: this.#tokens }), this.#doc));
   }
 }
 
@@ -552,6 +576,12 @@ function copyTarget(target, x, dv) {
     }
   }
   return y;
+}
+
+function sameNumbers(a, b) {
+  if (!a || !b || a.rows !== b.rows || a.cols !== b.cols) return false;
+  for (let k = 0; k < a.data.length; k++) if (!Object.is(a.data[k], b.data[k])) return false;
+  return true;
 }
 
 function setColumns(m, start, part) {

@@ -1,0 +1,132 @@
+// The explorer as a figure in someone's article (compact embeds and
+// appearance="figure"), in Chromium: the page's font and colours, no box,
+// no words of its own but a caption slot, the lines view beside the weights
+// from about 560 px, a 4-token table whole at 390 px, a Train embed within
+// 900 px at 720; and the full page using a wide screen.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { EXPLORER as E, settled, start } from './browser.js';
+
+// "From about 560 px": the narrowest column (the explorer's own width) at which
+// the lines view and a 4-token weights table still sit side by side.
+const SIDE_BY_SIDE_PX = 560;
+const TRAIN_EMBED_MAX_PX = 900;
+
+const test = suite('the explorer as a figure in Chromium');
+test.before(async (ctx) => {
+  ctx.env = await start();
+});
+test.after(async ({ env }) => env?.close());
+
+const looks = (page, sel) => page.$eval(sel, (el) => {
+  const cs = getComputedStyle(el), body = getComputedStyle(el.parentElement);
+  const root = el.shadowRoot;
+  const r = (q) => root.querySelector(q)?.getBoundingClientRect().toJSON() ?? null;
+  const scroll = root.querySelector('figure[data-id="weights-0"] > .scroll');
+  return {
+    background: cs.backgroundColor, font: cs.fontFamily, pageFont: body.fontFamily, color: cs.color, pageColor: body.color,
+    words: root.querySelectorAll('section h2, section .explanation').length,
+    caption: root.querySelector('slot[name="caption"]')?.assignedNodes().map((n) => n.textContent).join('') ?? null,
+    lines: r('figure.lines'), weights: r('figure[data-id="weights-0"]'), host: el.getBoundingClientRect().toJSON(),
+    cut: scroll ? scroll.scrollWidth - scroll.clientWidth : null,
+  };
+});
+
+test('a compact embed takes the page\'s font and colours, has no box or words of its own, and shows its caption', async ({ env }) => {
+  for (const colorScheme of ['light', 'dark']) {
+    const { page, problems, context } = await env.page({ viewport: { width: 1366, height: 900 }, colorScheme });
+    await page.goto(`${env.base}/tests/pages/compact.html`);
+    await settled(page, '#one');
+    const l = await looks(page, '#one');
+    assert.is(l.background, 'rgba(0, 0, 0, 0)', colorScheme);
+    assert.is(l.font, l.pageFont);
+    assert.is(l.color, l.pageColor);
+    assert.is(l.words, 0);
+    assert.match(l.caption, /^Figure 1\./);
+    // Flush with the article's column: the lines view starts at the host's left edge.
+    assert.ok(Math.abs(l.lines.left - l.host.left) < 1, `indent ${l.lines.left - l.host.left}`);
+    assert.equal(problems, []);
+    await context.close();
+  }
+});
+
+test('appearance="figure" makes the full explorer a figure; appearance="app" keeps a compact embed\'s own look', async ({ env }) => {
+  const { page, problems, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  await page.goto(`${env.base}/tests/pages/compact.html`);
+  await settled(page, '#one');
+  await page.$eval('#one', (el) => { el.appearance = 'app'; });
+  await settled(page, '#one');
+  const app = await looks(page, '#one');
+  assert.ok(app.words > 0, 'the app look has its heading');
+  assert.is.not(app.background, 'rgba(0, 0, 0, 0)');
+  await page.$eval('#one', (el) => { el.removeAttribute('controls'); el.setAttribute('appearance', 'figure'); });
+  await settled(page, '#one');
+  const figure = await looks(page, '#one');
+  assert.is(figure.words, 0);
+  assert.is(figure.background, 'rgba(0, 0, 0, 0)');
+  assert.equal(problems, []);
+  await context.close();
+});
+
+for (const width of [SIDE_BY_SIDE_PX + 32, 720]) {
+  test(`in a ${width} px window the lines view and the weights sit side by side`, async ({ env }) => {
+    const { page, problems, context } = await env.page({ viewport: { width, height: 900 } });
+    await page.goto(`${env.base}/tests/pages/compact.html`);
+    await settled(page, '#one');
+    const l = await looks(page, '#one');
+    assert.ok(l.lines.right <= l.weights.left && l.weights.top < l.lines.bottom, `lines ${JSON.stringify(l.lines)} weights ${JSON.stringify(l.weights)}`);
+    assert.is(l.cut, 0, 'the table is whole');
+    assert.ok(l.host.height < 320, `${l.host.height} px tall`);
+    assert.equal(problems, []);
+    await context.close();
+  });
+}
+
+test('at 390 px a 4-token table is whole, its sums included', async ({ env }) => {
+  const { page, problems, context } = await env.page({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  await page.goto(`${env.base}/tests/pages/compact.html`);
+  await settled(page, '#one');
+  const l = await looks(page, '#one');
+  assert.is(l.cut, 0);
+  assert.ok(l.weights.right <= 390, `ends at ${l.weights.right}`);
+  assert.equal(problems, []);
+  await context.close();
+});
+
+test(`a Train embed (show="lines weights" controls="minimal") is at most ${TRAIN_EMBED_MAX_PX} px tall at 720 px, without a second weights table`, async ({ env }) => {
+  const { page, problems, context } = await env.page({ viewport: { width: 720, height: 900 } });
+  await page.goto(`${env.base}/tests/pages/compact.html`);
+  await page.evaluate(() => {
+    const el = document.createElement('attention-explorer');
+    for (const [k, v] of [['train', ''], ['tokens', 'the cat sat on the mat'], ['show', 'lines weights'], ['controls', 'minimal']]) el.setAttribute(k, v);
+    document.querySelector('main').replaceChildren(el);
+  });
+  await settled(page);
+  await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('.train-target td[data-i]'), E);
+  const r = await page.$eval(E, (el) => ({
+    height: el.getBoundingClientRect().height,
+    weightsNow: [...el.shadowRoot.querySelectorAll('.train figcaption')].filter((f) => f.textContent === 'weights now' && f.getClientRects().length > 0).length,
+  }));
+  assert.ok(r.height <= TRAIN_EMBED_MAX_PX, `${r.height} px tall`);
+  assert.is(r.weightsNow, 0);
+  assert.equal(problems, []);
+  await context.close();
+});
+
+test('at 1366 px the full page puts steps 1 and 2 side by side and reaches the weights on the first screen', async ({ env }) => {
+  const { page, problems, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  await page.goto(`${env.base}/`);
+  await settled(page);
+  const r = await page.$eval(E, (el) => {
+    const box = (q) => el.shadowRoot.querySelector(q).getBoundingClientRect().toJSON();
+    return { scores: box('section.step-scores'), scaled: box('section.step-scaled'), weights: box('table[data-id="weights-0"]') };
+  });
+  assert.is(r.scores.top, r.scaled.top);
+  assert.ok(r.scores.right <= r.scaled.left);
+  assert.ok(r.weights.bottom <= 900, `weights end at ${r.weights.bottom}`);
+  assert.equal(problems, []);
+  await context.close();
+});
+
+test.run();
