@@ -43,6 +43,10 @@ exports=(
   attn_sdpa_backward
   attn_sdpa_backward_scratch_size
   attn_sdpa_scratch_size
+  attn_sdpa_call_scratch_size
+  attn_sdpa_kv
+  attn_kv_write
+  attn_kv_read
   attn_matmul
   attn_softmax
   attn_status_string
@@ -56,7 +60,7 @@ if [ "$mode" = debug ]; then exports+=(attn__debug_asserts); fi
 exported_functions=$(printf '_%s,' "${exports[@]}")
 exported_functions=${exported_functions%,}
 
-sources=(c/attention.c c/attention-isa.c)
+sources=(c/attention.c c/attention-kv.c c/attention-isa.c)
 if [ "$mode" = debug ]; then sources+=(c/debug-assert.c); fi
 
 # Compiling: warnings are errors here, where they are ours.

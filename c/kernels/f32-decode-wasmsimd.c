@@ -238,12 +238,6 @@ static void attn__finish_row_wasmsimd(const attn__head* h, size_t i, float l, fl
   if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
 }
 
-/* Keys per block when the heads of one query share K and V: a block of K or
- * V (64 keys of up to a few hundred floats) stays in L1 while every row of
- * the group reads it, so K and V come from memory once per group, not once
- * per pair of rows. */
-#define ATTN__DECODE_KB 64
-
 /* Grouped-query decoding of three or more heads (one query row each, all
  * with the same key span): logits block by block for all rows, then each
  * row's weights, then P V block by block into the output rows, divided by l
@@ -295,8 +289,14 @@ static void attn__decode_group_wasmsimd(const attn__decode_args* args) {
   for (size_t r = 0; r < n_rows; r++) attn__finish_row_wasmsimd(&heads[r], 0, l[r], m[r]);
 }
 
+static void attn__decode_compact_wasmsimd(const attn__decode_args* args);
+
 void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
   assert(args != NULL && args->logits != NULL);
+  if (args->heads[0].k_rows.dtype != ATTN__KV_F32) {
+    attn__decode_compact_wasmsimd(args);
+    return;
+  }
   if (args->n_heads > 2) {
     attn__decode_group_wasmsimd(args);
     return;
@@ -348,5 +348,100 @@ void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
       r += 1;
     }
     attn__finish_row_wasmsimd(ha, ia, la, ma);
+  }
+}
+
+/* Keys [a, b) of row span s within the block [j0, j0 + nb): empty when
+ * they do not meet. */
+static attn__span attn__block_part(attn__span s, size_t j0, size_t nb) {
+  const size_t a = s.lo > j0 ? s.lo : j0, b = s.hi < j0 + nb ? s.hi : j0 + nb;
+  return a < b ? (attn__span){a, b} : (attn__span){a, a};
+}
+
+/* A compact cache's K and V (float16 or int8): every row of every head in
+ * args (each with its own key span) goes through the keys in blocks of
+ * ATTN__DECODE_KB, each block of K, then of V, loaded once as float32 into
+ * args->tile (attn__f32_kv_load_wasmsimd) and read from there by all rows, two
+ * at a time where their parts of the block coincide. Logits, weights and
+ * P V are the float32 path's functions on those floats, so a row gets the
+ * bits the scalar twin gives (each logit alone, P V added block by block in
+ * key order). */
+static void attn__decode_compact_wasmsimd(const attn__decode_args* args) {
+  assert(args->tile != NULL);
+  const attn__head* h0 = &args->heads[0];
+  const size_t n_rows = attn__decode_rows(args), d_k = h0->d_k, d_v = h0->d_v;
+  const size_t z_stride = attn__round_up(h0->n_k, 4);
+  float* z = args->logits;           /* (n_rows, z_stride) logits, then weights, from each span's start */
+  float* l = z + n_rows * z_stride;  /* (n_rows) sums */
+  float* m = l + n_rows;             /* (n_rows) maxima */
+  float* tile = args->tile;          /* (ATTN__DECODE_KB, d_k or d_v) one block as float32 */
+  size_t lo = h0->n_k, hi = 0;       /* the keys some row sees */
+  for (size_t r = 0; r < n_rows; r++) {
+    size_t i;
+    const attn__head* h = attn__decode_head(args, r, &i);
+    const attn__span s = attn__key_span(h, i);
+    if (s.lo < s.hi) {
+      lo = s.lo < lo ? s.lo : lo;
+      hi = s.hi > hi ? s.hi : hi;
+    }
+  }
+  for (size_t j0 = lo; j0 < hi; j0 += ATTN__DECODE_KB) {
+    const size_t nb = hi - j0 < ATTN__DECODE_KB ? hi - j0 : ATTN__DECODE_KB;
+    attn__f32_kv_load_wasmsimd(&h0->k_rows, j0, nb, d_k, tile, d_k);
+    for (size_t r = 0; r < n_rows; r++) {
+      size_t i, i2;
+      const attn__head* h = attn__decode_head(args, r, &i);
+      const attn__span s = attn__key_span(h, i), part = attn__block_part(s, j0, nb);
+      if (part.lo == part.hi) continue;
+      const float* k = tile + (part.lo - j0) * d_k;  /* (part, d_k) */
+      const float* q = h->q + i * h->q_stride;
+      if (r + 1 < n_rows) {
+        const attn__head* h2 = attn__decode_head(args, r + 1, &i2);
+        const attn__span s2 = attn__key_span(h2, i2), part2 = attn__block_part(s2, j0, nb);
+        if (part2.lo == part.lo && part2.hi == part.hi) {
+          attn__logits2_wasmsimd(q, h2->q + i2 * h2->q_stride, k, d_k, part.hi - part.lo, d_k, h->scale,
+                                 z + r * z_stride + (part.lo - s.lo), z + (r + 1) * z_stride + (part.lo - s2.lo));
+          r++;
+          continue;
+        }
+      }
+      attn__logits_wasmsimd(q, k, d_k, 0, part.hi - part.lo, d_k, h->scale, z + r * z_stride + (part.lo - s.lo));
+    }
+  }
+  for (size_t r = 0; r < n_rows; r++) {
+    size_t i;
+    const attn__head* h = attn__decode_head(args, r, &i);
+    l[r] = attn__weights_wasmsimd(h, i, attn__key_span(h, i), z + r * z_stride, &m[r]);
+    attn__zero_row(h->out + i * h->out_stride, d_v);  /* the accumulator until the end */
+  }
+  for (size_t j0 = lo; j0 < hi; j0 += ATTN__DECODE_KB) {
+    const size_t nb = hi - j0 < ATTN__DECODE_KB ? hi - j0 : ATTN__DECODE_KB;
+    attn__f32_kv_load_wasmsimd(&h0->v_rows, j0, nb, d_v, tile, d_v);
+    for (size_t r = 0; r < n_rows; r++) {
+      if (l[r] == 0.0f) continue;
+      size_t i, i2;
+      const attn__head* h = attn__decode_head(args, r, &i);
+      const attn__span s = attn__key_span(h, i), part = attn__block_part(s, j0, nb);
+      if (part.lo == part.hi) continue;
+      const float* v = tile + (part.lo - j0) * d_v;  /* (part, d_v) */
+      if (r + 1 < n_rows && l[r + 1] != 0.0f) {
+        const attn__head* h2 = attn__decode_head(args, r + 1, &i2);
+        const attn__span s2 = attn__key_span(h2, i2), part2 = attn__block_part(s2, j0, nb);
+        if (part2.lo == part.lo && part2.hi == part.hi) {
+          attn__pv_acc2_wasmsimd(z + r * z_stride + (part.lo - s.lo), z + (r + 1) * z_stride + (part.lo - s2.lo),
+                                 part.hi - part.lo, v, d_v, d_v, h->out + i * h->out_stride,
+                                 h2->out + i2 * h2->out_stride);
+          r++;
+          continue;
+        }
+      }
+      attn__pv_acc_wasmsimd(z + r * z_stride + (part.lo - s.lo), part.hi - part.lo, v, d_v, d_v,
+                            h->out + i * h->out_stride);
+    }
+  }
+  for (size_t r = 0; r < n_rows; r++) {
+    size_t i;
+    const attn__head* h = attn__decode_head(args, r, &i);
+    attn__finish_row_wasmsimd(h, i, l[r], m[r]);
   }
 }

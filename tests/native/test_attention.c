@@ -242,7 +242,7 @@ static void test_errors(void) {
   check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &nan_scale, NULL, scratch, n) == ATTN_ERR_SCALE, "NaN scale");
   const attn_options bad_flags = {.scale = 1.0f, .flags = 6};
   check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &bad_flags, NULL, scratch, n) == ATTN_ERR_FLAGS, "bad flags");
-  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &op, NULL, scratch, n - 1) == ATTN_ERR_SCRATCH, "small scratch");
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &op, NULL, scratch, attn_sdpa_call_scratch_size(&sh, ATTN_KV_FLOAT32, 0) - 1) == ATTN_ERR_SCRATCH, "small scratch");
   const attn_steps partial = {.scores = buf};
   check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &op, &partial, scratch, n) == ATTN_ERR_STEPS, "partial steps");
   const attn_shape huge = {.batch = 65536, .heads = 65536, .kv_heads = 65536, .n_q = 65536, .n_k = 65536,
