@@ -16,7 +16,9 @@
  * a group (grouped-query decoding), or with a compact cache the query rows
  * of several heads: attn__decode_head. A compact cache's K and V are read
  * as the float32 values kv-rows gives (attn__kv_value), the same floats
- * the SIMD twin loads block by block.
+ * the SIMD twin loads block by block; an int8 K's logits are integer dot
+ * products with q rounded to 16 bits (attn__q16_row, attn__i8_logit), as
+ * in the SIMD twin.
  * The sums run in the SIMD twin's order, so both give the same bits:
  *   q . k_j: four partial sums over p mod 4 (p < d_k rounded down to 4),
  *            combined as (s0 + s2) + (s1 + s3), then the tail p in order;
@@ -65,9 +67,14 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
     const float* q_row = h->q + i * h->q_stride;  /* (d_k) */
     float* out_row = h->out + i * h->out_stride;  /* (d_v) */
     const attn__span span = attn__key_span(h, i);
+    /* An int8 K takes its logits in integers (attn__i8_logits_ok). */
+    const int integer_logits = attn__i8_logits_ok(h);
+    int16_t* qi = (int16_t*)args->tile;  /* (d_k) q rounded to 16 bits */
+    const float qs = integer_logits ? attn__q16_row(q_row, d_k, qi) * h->scale : 0.0f;
     float m = -INFINITY;
     for (size_t j = span.lo; j < span.hi; j++) {
-      float zj = attn__dot(q_row, attn__key_row(h, j, args->tile), d_k) * h->scale;
+      float zj = integer_logits ? attn__i8_logit(&h->k_rows, j, qi, d_k, qs)
+                                : attn__dot(q_row, attn__key_row(h, j, args->tile), d_k) * h->scale;
       if (h->softcap > 0.0f) zj = attn__softcapf(zj, h->softcap);
       if (h->bias != NULL) zj = zj + h->bias[i * h->bias_stride + j];
       if (!attn__key_allowed(h, span, i, j)) zj = -INFINITY;

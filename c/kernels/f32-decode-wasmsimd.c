@@ -358,6 +358,61 @@ static attn__span attn__block_part(attn__span s, size_t j0, size_t nb) {
   return a < b ? (attn__span){a, b} : (attn__span){a, a};
 }
 
+/* Logits from an int8 K (attn__i8_logits_ok): q rounded to 16 bits per
+ * row (attn__q16_row), z_j = ((float)(k8_j . qi) * (sq * scale)) * s_j,
+ * the dot products in integers from the cache's rows where they are: eight
+ * bytes sign-extended by their load and i32x4.dot_i16x8_s, 8 products in
+ * two operations, K never converted. Integers sum exactly in any order, so
+ * the scalar twin gives the same bits. `space` holds the rows' qi
+ * (n_rows, d_k) and sq * scale (n_rows). */
+static void attn__i8_logits_wasmsimd(const attn__decode_args* args, size_t lo, size_t hi, float* z, size_t z_stride,
+                                     void* space) {
+  const attn__head* h0 = &args->heads[0];
+  const size_t n_rows = attn__decode_rows(args), d_k = h0->d_k;
+  int16_t* qi = space;                       /* (n_rows, d_k) */
+  float* qs = (float*)(qi + n_rows * d_k);   /* (n_rows) */
+  for (size_t r = 0; r < n_rows; r++) {
+    size_t i;
+    const attn__head* h = attn__decode_head(args, r, &i);
+    qs[r] = attn__q16_row(h->q + i * h->q_stride, d_k, qi + r * d_k) * h->scale;
+  }
+  const attn__kv_rows* kr = &h0->k_rows;
+  const int8_t* k8 = kr->data;
+  const size_t ks = kr->stride, ss = kr->scale_stride;
+  const v128_t vzero = wasm_i32x4_splat(0);
+  for (size_t j0 = lo; j0 < hi; j0 += ATTN__DECODE_KB) {
+    const size_t nb = hi - j0 < ATTN__DECODE_KB ? hi - j0 : ATTN__DECODE_KB;
+    for (size_t r = 0; r < n_rows; r++) {
+      size_t i;
+      const attn__head* h = attn__decode_head(args, r, &i);
+      const attn__span s = attn__key_span(h, i), part = attn__block_part(s, j0, nb);
+      const int16_t* q = qi + r * d_k;
+      const v128_t vqs = wasm_f32x4_splat(qs[r]);
+      float* zr = z + r * z_stride;  /* zr[j - s.lo]: key j's logit */
+      size_t j = part.lo;
+      for (; j + 4 <= part.hi; j += 4) {
+        const int8_t* k0 = k8 + j * ks;  /* (4, d_k) keys j .. j+3 */
+        v128_t vacc0 = vzero, vacc1 = vzero, vacc2 = vzero, vacc3 = vzero;
+        for (size_t p = 0; p < d_k; p += 8) {
+          const v128_t vq = wasm_v128_load(q + p);
+          vacc0 = wasm_i32x4_add(vacc0, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(k0 + p), vq));
+          vacc1 = wasm_i32x4_add(vacc1, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(k0 + ks + p), vq));
+          vacc2 = wasm_i32x4_add(vacc2, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(k0 + 2 * ks + p), vq));
+          vacc3 = wasm_i32x4_add(vacc3, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(k0 + 3 * ks + p), vq));
+        }
+        /* Lane t: the sum of key t's four lanes. */
+        const v128_t x01 = wasm_i32x4_add(wasm_i32x4_shuffle(vacc0, vacc1, 0, 4, 1, 5), wasm_i32x4_shuffle(vacc0, vacc1, 2, 6, 3, 7));
+        const v128_t x23 = wasm_i32x4_add(wasm_i32x4_shuffle(vacc2, vacc3, 0, 4, 1, 5), wasm_i32x4_shuffle(vacc2, vacc3, 2, 6, 3, 7));
+        const v128_t vdot = wasm_i32x4_add(wasm_i32x4_shuffle(x01, x23, 0, 1, 4, 5), wasm_i32x4_shuffle(x01, x23, 2, 3, 6, 7));
+        const float* sc = kr->scales + j * ss;
+        const v128_t vsk = wasm_f32x4_make(sc[0], sc[ss], sc[2 * ss], sc[3 * ss]);
+        wasm_v128_store(zr + (j - s.lo), wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(vdot), vqs), vsk));
+      }
+      for (; j < part.hi; j++) zr[j - s.lo] = attn__i8_logit(kr, j, q, d_k, qs[r]);
+    }
+  }
+}
+
 /* A compact cache's K and V (float16 or int8): every row of every head in
  * args (each with its own key span) goes through the keys in blocks of
  * ATTN__DECODE_KB, each block of K, then of V, loaded once as float32 into
@@ -385,7 +440,9 @@ static void attn__decode_compact_wasmsimd(const attn__decode_args* args) {
       hi = s.hi > hi ? s.hi : hi;
     }
   }
-  for (size_t j0 = lo; j0 < hi; j0 += ATTN__DECODE_KB) {
+  const int integer_logits = attn__i8_logits_ok(h0);
+  if (integer_logits) attn__i8_logits_wasmsimd(args, lo, hi, z, z_stride, tile);
+  for (size_t j0 = lo; !integer_logits && j0 < hi; j0 += ATTN__DECODE_KB) {
     const size_t nb = hi - j0 < ATTN__DECODE_KB ? hi - j0 : ATTN__DECODE_KB;
     attn__f32_kv_load_wasmsimd(&h0->k_rows, j0, nb, d_k, tile, d_k);
     for (size_t r = 0; r < n_rows; r++) {

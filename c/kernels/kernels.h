@@ -134,6 +134,33 @@ static inline float attn__kv_value(const attn__kv_rows* r, size_t j, size_t c) {
   return (float)((const int8_t*)r->data)[j * r->stride + c] * r->scales[j * r->scale_stride];
 }
 
+/* A query row q (d) rounded to 16 bits for the integer logits of an int8
+ * K: sq = max |q| / 32767, qi = round-to-even(q / sq) in [-32767, 32767];
+ * returns sq (0 for a zero row, NaN for a row with NaN or Infinity, whose
+ * logits are then NaN as on the float path). Each value moves by at most
+ * sq / 2 = max |q| / 65534, next to int8 K's max |k| / 254. */
+static inline float attn__q16_row(const float* q, size_t d, int16_t* qi) {
+  float amax = 0.0f;
+  for (size_t c = 0; c < d; c++) amax = attn__max_nan(amax, fabsf(q[c]));
+  const float sq = amax / 32767.0f;
+  const int usable = sq > 0.0f && isfinite(sq);
+  for (size_t c = 0; c < d; c++) {
+    const float x = usable ? nearbyintf(q[c] / sq) : 0.0f;
+    qi[c] = (int16_t)(x > 32767.0f ? 32767.0f : x < -32767.0f ? -32767.0f : x);
+  }
+  return isfinite(amax) ? sq : NAN;
+}
+
+/* Key j's logit from an int8 K row and a row qi of attn__q16_row with
+ * qs = sq * scale: ((float)(k8_j . qi) * qs) * s_j, the dot exact in
+ * integers. */
+static inline float attn__i8_logit(const attn__kv_rows* k, size_t j, const int16_t* qi, size_t d, float qs) {
+  const int8_t* row = (const int8_t*)k->data + j * k->stride;
+  int32_t dot = 0;
+  for (size_t c = 0; c < d; c++) dot += (int32_t)row[c] * qi[c];
+  return ((float)dot * qs) * k->scales[j * k->scale_stride];
+}
+
 /* Rows of a compact K or V to and from float32, one kernel family
  * (kv-rows-*.c), the same floats and bits in both twins:
  * kv_load: rows [j0, j0 + n) of src, d elements each, into dst (n, d)
@@ -177,6 +204,13 @@ typedef struct attn__head {
   attn__kv_rows k_rows;  /* a compact cache's K and V (k and v are then NULL); dtype */
   attn__kv_rows v_rows;  /* ATTN__KV_F32 (0) when k and v hold them */
 } attn__head;
+
+/* Whether the decode kernel takes a head's logits from its int8 K in
+ * integers (attn__q16_row): int8, d_k a multiple of 8 (whole vectors) and
+ * at most 512 (d_k products of at most 127 * 32767 stay below 2^31). */
+static inline int attn__i8_logits_ok(const attn__head* h) {
+  return h->k_rows.dtype == ATTN__KV_I8 && h->d_k % 8 == 0 && h->d_k <= 512;
+}
 
 /* Farther than any key from any query position (both are below 2^32). */
 #define ATTN__UNBOUNDED (INT64_C(1) << 40)

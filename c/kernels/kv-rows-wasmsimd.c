@@ -1,8 +1,14 @@
 /* kv-rows-wasmsimd.c - rows of a compact KV cache to and from float32 with
  * SIMD128; same values as kv-rows-scalar.c (read that first):
- *   float16: eight halves a load, widened to 32-bit lanes, the 15 low
- *            bits shifted into place and multiplied by 2^112, exponent 31
- *            (Infinity, NaN) set to 255, the sign or-ed back;
+ *   float16: eight halves a load, each shuffled into the high half of a
+ *            32-bit lane (h << 16), shifted right by 3 with its sign
+ *            (sign, then the 5 exponent and 10 mantissa bits at a float32's
+ *            exponent and mantissa), the sign's copies masked off and
+ *            multiplied by 2^112 (the rebias, exact; halves' subnormals
+ *            land on float32 subnormals): 4 operations per 4 values.
+ *            Exponent 31 (Infinity, NaN) would come out finite, so the
+ *            loads keep the max of |h| and redo the rows in the exact
+ *            four-lane form of attn__f16_value when one of them holds it;
  *   int8:    eight bytes a load, sign-extended to 32-bit lanes, converted
  *            (exactly) and multiplied by the row's scale;
  *   store:   int8 rows with the row max of |x| and x / s rounded to
@@ -23,14 +29,39 @@ static inline v128_t attn__f16x4_value(v128_t h) {
   return wasm_v128_or(f, wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16));
 }
 
+/* Four finite float16 values, bits in the high 16 of each 32-bit lane. */
+static inline v128_t attn__f16x4_finite_value(v128_t h16) {
+  const v128_t bits = wasm_v128_and(wasm_i32x4_shr(h16, 3), wasm_i32x4_splat((int32_t)0x8fffe000u));
+  return wasm_f32x4_mul(bits, wasm_f32x4_splat(0x1p112f));
+}
+
+/* Rows [j0, j0 + n) of a float16 K or V, d8 = d rounded down to 8 values
+ * each: the fast form, and whether a value had exponent 31. */
+static int attn__f16_rows_fast(const attn__kv_rows* src, size_t j0, size_t n, size_t d8, float* dst, size_t dst_stride) {
+  const v128_t vzero = wasm_i32x4_splat(0), vabs = wasm_i16x8_splat(0x7fff);
+  v128_t vmax = vzero;  /* max of |h| over every lane */
+  for (size_t j = 0; j < n; j++) {
+    const uint16_t* row = (const uint16_t*)src->data + (j0 + j) * src->stride;  /* (d) */
+    float* out = dst + j * dst_stride;
+    for (size_t c = 0; c < d8; c += 8) {
+      const v128_t h = wasm_v128_load(row + c);
+      vmax = wasm_u16x8_max(vmax, wasm_v128_and(h, vabs));
+      wasm_v128_store(out + c, attn__f16x4_finite_value(wasm_i16x8_shuffle(vzero, h, 0, 8, 1, 9, 2, 10, 3, 11)));
+      wasm_v128_store(out + c + 4, attn__f16x4_finite_value(wasm_i16x8_shuffle(vzero, h, 4, 12, 5, 13, 6, 14, 7, 15)));
+    }
+  }
+  return wasm_v128_any_true(wasm_u16x8_ge(vmax, wasm_i16x8_splat(0x7c00)));
+}
+
 void attn__f32_kv_load_wasmsimd(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride) {
   assert(src != NULL && dst != NULL && src->dtype != ATTN__KV_F32);
   const size_t d8 = d / 8 * 8;
+  const int special = src->dtype == ATTN__KV_F16 && attn__f16_rows_fast(src, j0, n, d8, dst, dst_stride);
   for (size_t j = 0; j < n; j++) {
     float* out = dst + j * dst_stride;  /* (d) */
     if (src->dtype == ATTN__KV_F16) {
       const uint16_t* row = (const uint16_t*)src->data + (j0 + j) * src->stride;  /* (d) */
-      for (size_t c = 0; c < d8; c += 8) {
+      for (size_t c = 0; special && c < d8; c += 8) {
         const v128_t h = wasm_v128_load(row + c);
         wasm_v128_store(out + c, attn__f16x4_value(wasm_u32x4_extend_low_u16x8(h)));
         wasm_v128_store(out + c + 4, attn__f16x4_value(wasm_u32x4_extend_high_u16x8(h)));
