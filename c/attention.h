@@ -134,7 +134,13 @@
  * MEMORY
  *
  *   No function allocates. The caller provides the scratch buffer sized by
- *   attn_sdpa_scratch_size(); buffers must not overlap except where stated.
+ *   attn_sdpa_call_scratch_size() (or the larger attn_sdpa_scratch_size());
+ *   buffers must not overlap except where stated. A call's memory is its
+ *   tensors, its step matrices when it asks for them, and its scratch,
+ *   which is O((n_k + rows) (d_k + d_v)) and never (n_q, n_k): only the
+ *   step path's (batch, heads, n_q, n_k) count must fit, elsewhere the
+ *   sizes are bounded by what the buffers need (ATTN_ERR_OVERFLOW when an
+ *   extent does not fit size_t).
  *   Struct fields are 4 bytes each in wasm32 (pointers and size_t
  *   included), in the order declared, so JavaScript fills them by offset.
  */
@@ -276,13 +282,17 @@ size_t attn_sdpa_call_scratch_size(const attn_shape* shape, int32_t kv_dtype, in
  *
  * attn_sdpa_kv is attn_sdpa with K and V stored as float16 or int8 (a KV
  * cache that holds 2 or about 3.8 times the tokens in the same memory),
- * read where they are: the decode kernel loads 64 keys of K, then of V, at
- * a time as float32 into its scratch, once for every query row of the kv
- * head, and computes on those floats exactly as on float32 K and V (the
- * same bits as attn_sdpa over the values attn_kv_read gives, on the decode
- * path). Calls of more rows (ATTN_KV_DECODE_ROWS) convert one kv head's K
- * and V to float32 scratch and run the fused or step path on them (the
- * same floats; sums in the fused kernel's order).
+ * read where they are. On the decode path (up to ATTN_KV_DECODE_ROWS query
+ * rows) the decode kernel takes every query row of a kv head at once and
+ * goes through the keys in blocks of 64: a float16 block of K, then of V,
+ * is loaded as float32 into its scratch once for all rows and computed on
+ * exactly as float32 K and V (the same bits as attn_sdpa over the values
+ * attn_kv_read gives); an int8 K is read in place by integer dot products,
+ * each query row rounded to 16 bits first (sq = max |q| / 32767, so each
+ * value of q moves by at most max |q| / 65534), and an int8 V is loaded
+ * as float32 by blocks. The SIMD128 and scalar builds give the same bits.
+ * Calls of more rows convert one kv head's K and V to float32 scratch and
+ * run the fused or step path on them (the same floats as attn_kv_read).
  *
  * float16: IEEE binary16, rounded to nearest even on store. Relative error
  *   at most 2^-11 (4.9e-4) per value in [6.1e-5, 65504]; smaller values
@@ -301,16 +311,22 @@ size_t attn_sdpa_call_scratch_size(const attn_shape* shape, int32_t kv_dtype, in
  *   row's other values A / 254 each: the model-like fixture
  *   (tests/fixtures/kvcache.json) has them.
  *
- * Error of the output against the float32 cache: with key errors e_j =
- * |k'_j - k_j| elementwise, the logits move by at most
- *   delta = scale * max_j sum_c |q_c| e_jc
- * (softcap never magnifies it), so every weight moves by a factor within
- * exp(+-2 delta), and each output element by at most
- *   (exp(2 delta) - 1) * max_j |v_j| + max_j |v'_j - v_j|
+ * Error of the output against the float32 cache: with key errors e_jc =
+ * |k'_jc - k_jc|, the logits of a query row move by at most
+ *   delta = scale * max_j sum_c (|q_c| e_jc + r |k'_jc|)
+ * over the keys it sees, r = max |q| / 65534 for int8 on the decode path
+ * (q rounded to 16 bits) and 0 otherwise; softcap never magnifies it. So
+ * every weight moves by a factor within exp(+-2 delta), and each output
+ * element by at most
+ *   (exp(2 delta) - 1) * max_j |v_j| + max_jc |v'_jc - v_jc|
  * plus float32 rounding. For int8, e_jc <= s_j / 2; for float16, e_jc <=
  * 2^-11 |k_jc| (+ 2^-25). tests/kvcache-dtype.test.js checks this bound
- * on every fixture row; README.md gives the errors measured on random and
- * model-like inputs.
+ * on every row of tests/fixtures/kvcache.json. Measured there, as the
+ * largest output error over the largest output: float16 4.7e-4 (random
+ * normal), 3.0e-3 (model-like: outlier key channels of 12-20x, a sink
+ * token, an outlier value token); int8 9.3e-3 and 0.17, the latter from
+ * the outliers: a key row's outlier channel sets its scale, and the other
+ * channels lose precision with it.
  *
  * A row holding NaN or Infinity reads back as NaN throughout in int8 (its
  * scale is NaN), value by value in float16. */
