@@ -33,7 +33,7 @@ export class KVCache {
     const sizes = [rows * dk * e, rows * dv * e];
     if (dtype === 'int8') sizes.push(rows * 4, rows * 4);
     const bytes = sizes.reduce((a, b) => a + b, 0);
-    const need = `kvCache: a capacity of ${capacity} tokens x ${batch * kvHeads} rows of dk = ${dk} and dv = ${dv} as ${dtype} needs ${formatBytes(bytes)} of wasm memory`;
+    const need = `kvCache: a capacity of ${capacity} needs ${formatBytes(bytes)} of wasm memory (${bytes} bytes: batch ${batch} x ${kvHeads} kv heads of dk = ${dk} and dv = ${dv} as ${dtype})`;
     if (bytes > MAX_ARENA_BYTES) throw new RangeError(`${need}; wasm32 holds at most 4 GiB`);
     const at = [];
     for (const size of sizes) {
