@@ -120,7 +120,8 @@ static size_t attn__compact_heads(size_t n_q, size_t group) {
  *   decode:  logits    attn__decode_scratch_floats(rows, n_k), rows: the
  *                      group's heads (grouped-query, at most 64), two
  *                      rows, or a compact cache's heads x n_q;
- *            kv_tile   a compact cache: (ATTN__DECODE_KB, max(d_k, d_v));
+ *            kv_tile   a compact cache: (ATTN__DECODE_KB, max(d_k, d_v)), or
+ *                      more: rows x (d_k / 2 + 1), int8 K's rounded queries;
  *   fused:   k_panels  (n_k rounded up to 8, d_k) K in panels of 8 keys;
  *            v_col_panels (d_v rounded up to 8, n_k) V in panels of 8 columns;
  *            tile      attn__flash_tile_floats;
@@ -152,7 +153,10 @@ static int attn__scratch_layout(const attn_shape* shape, int32_t dtype, int with
     size_t rows = n_q == 1 && group > 2 ? (group < ATTN__DECODE_HEADS ? group : ATTN__DECODE_HEADS) : 2;
     if (compact) rows = attn__compact_heads(n_q, group) * n_q;
     if (rows < 2) rows = 2;
-    const size_t kb_d = ATTN__DECODE_KB * (d_k > d_v ? d_k : d_v);
+    /* A block of K or V as float32, or an int8 K's query rows rounded to
+     * 16 bits with their scales (attn__i8_logits_wasmsimd). */
+    size_t kb_d = ATTN__DECODE_KB * (d_k > d_v ? d_k : d_v);
+    if (rows * (d_k / 2 + 1) > kb_d) kb_d = rows * (d_k / 2 + 1);
     if (!attn__count(rows, attn__round_up(n_k, 4) + 2, 1, 1, &n) || !attn__part(&total, n, &at->logits) ||
         !attn__part(&total, compact ? kb_d : 0, &at->kv_tile)) {
       return 0;

@@ -151,6 +151,21 @@ t('the SIMD128 and scalar builds give the same bits from float16 and int8 caches
   }
 });
 
+t('a tiny problem of many query rows on an int8 cache (the decode kernel with 250 rows) gives what sdpa over its values gives', ({ simd }) => {
+  const [nq, nk, d] = [250, 1, 8]; // nq nk d <= 2048: the decode kernel; its rounded queries outgrow a block of K
+  const rng = new NumpyRandom(4);
+  const k = draw(rng, nk * d), v = draw(rng, nk * d), q = draw(rng, nq * d);
+  const mask = new Uint8Array(nq * nk).fill(1);
+  mask[3] = 0;
+  const bias = new Float32Array(nq * nk).fill(0.5);
+  const cache = simd.kvCache({ dk: d, capacity: nk, dtype: 'int8' });
+  cache.append(k, v);
+  const got = cache.attend(q, { queryOffset: 0, mask, bias });
+  const want = simd.sdpa(q, cache.keys(), cache.values(), { nq, nk, dk: d, dv: d, mask, bias });
+  assertClose(got, want, { rtol: 1e-4, what: 'int8 decode of 250 rows' }); // q rounded to 16 bits
+  cache.dispose();
+});
+
 t('truncate(length) drops the newest tokens: appending again gives what a cache that never held them gives', ({ simd }) => {
   const [heads, kvHeads, d] = [4, 2, 16];
   const rng = new NumpyRandom(77);

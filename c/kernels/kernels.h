@@ -314,8 +314,9 @@ typedef struct attn__decode_args {
   const attn__head* heads;  /* (n_heads) views of one batch entry and kv head */
   size_t n_heads;           /* 1, or more with n_q == 1 (or any n_q from a compact cache) */
   float* logits;            /* attn__decode_scratch_floats(rows, n_k) floats */
-  float* tile;              /* a compact cache: ATTN__DECODE_KB x max(d_k, d_v) floats for
-                               one block of its K or V as float32 */
+  float* tile;              /* a compact cache: max(ATTN__DECODE_KB x max(d_k, d_v),
+                               rows x (d_k / 2 + 1)) floats for one block of its K or V as
+                               float32, or an int8 K's rows of q in 16 bits and their scales */
 } attn__decode_args;
 
 /* Keys per block of the decode kernel when several rows share K and V: a
