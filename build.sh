@@ -46,6 +46,11 @@ exports=(
   attn_sdpa_scratch_size_with
   attn_sdpa_backward_scratch_size_with
   attn_rope
+  attn_sdpa_call_scratch_size
+  attn_sdpa_call_scratch_size_with
+  attn_sdpa_kv
+  attn_kv_write
+  attn_kv_read
   attn_matmul
   attn_softmax
   attn_status_string
@@ -59,7 +64,7 @@ if [ "$mode" = debug ]; then exports+=(attn__debug_asserts); fi
 exported_functions=$(printf '_%s,' "${exports[@]}")
 exported_functions=${exported_functions%,}
 
-sources=(c/attention.c c/attention-isa.c)
+sources=(c/attention.c c/attention-kv.c c/attention-isa.c)
 if [ "$mode" = debug ]; then sources+=(c/debug-assert.c); fi
 
 # Compiling: warnings are errors here, where they are ours.

@@ -1,66 +1,61 @@
 #!/usr/bin/env node
-// kv.js - decoding from a KV cache against the decode call of another
-// revision, side by side in one process (paired ratios, as ab.js):
-//   git worktree add --detach /tmp/base REV && (cd /tmp/base && ./build.sh)
-//   node --experimental-wasm-relaxed-simd bench/kv.js /tmp/base [/tmp/other]
-// The other revision is loaded with its own web/attention.js and called as
-// sdpa(q, k, v, { heads, kvHeads, nq: 1, nk, ... }) (copying K and V in, as
-// every call before the cache did). A second revision, if given, runs its
-// kvCache.attend on its SIMD128 module (a kernel change side by side). This revision runs kvCache.attend on the
-// SIMD128 module and, when the engine takes relaxed SIMD, the relaxed one.
-// Each round gives each contender about KV_MS (5) ms, short so that a burst
-// of load on a shared machine hits all contenders alike; the table shows per
-// contender the median time, the minimum, and the median of per-round ratios
-// to the other revision (above 1: faster). Shape: 12 heads over 4 kv heads, nq = 1,
-// d = 64, nk from KV_NK (4096; a comma list for several); rounds KV_ROUNDS (61).
+// kv.js - decoding from a KV cache held as float32, float16 and int8, side
+// by side in one process: one layer of a Llama-3.2-1B-shaped model, 32 query
+// heads over 8 kv heads, d = 64, one thread, the relaxed-SIMD module (Node
+// 20 runs it only with --experimental-wasm-relaxed-simd: without the flag
+// this script runs itself again with it; KV_MODULE=simd128 takes the
+// SIMD128 module instead).
+//   node bench/kv.js                      nk = 4096, 16384 and 32768
+//   KV_NK=4096 KV_ROUNDS=21 node bench/kv.js
+// Per nk, the contenders are one decode step (nq = 1) from each cache and
+// the verification of k = 8 draft tokens (nq = 8, causal among them, as
+// speculative decoding does before cache.truncate drops the rejected ones).
+// Each round gives each contender about KV_MS (10) ms, short so that a burst
+// of load on a shared machine hits all of them alike; the table shows per
+// contender the median time per call, the minimum, and the median of its
+// per-round ratios to the float32 cache's decode step (decode rows: above 1
+// is faster) or to the same cache's decode step (verify rows: the cost of
+// verifying 8 tokens in decode steps). Then the memory per cached token of
+// each cache (K and V of all kv heads, int8 scales included) and its ratio
+// to float32. Timings are reported here, never asserted in tests.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 
 import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { random } from './random.js';
 
-const baseDir = process.argv[2];
-if (!baseDir) {
-  console.error('usage: node [--experimental-wasm-relaxed-simd] bench/kv.js /path/to/other/revision');
-  process.exit(2);
+const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+const wantRelaxed = process.env.KV_MODULE !== 'simd128';
+if (wantRelaxed && !relaxedSimdSupported() && !process.execArgv.includes(RELAXED_FLAG)) {
+  const r = spawnSync(process.execPath, [RELAXED_FLAG, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
 }
-const base = await import(pathToFileURL(resolve(baseDir, 'web/attention.js')).href);
-const old = await base.loadAttention({ wasm: readFileSync(resolve(baseDir, 'dist/attention-simd.wasm')) });
-const otherDir = process.argv[3];
-const other = otherDir
-  ? await (await import(pathToFileURL(resolve(otherDir, 'web/attention.js')).href)).loadAttention({ wasm: readFileSync(resolve(otherDir, 'dist/attention-simd.wasm')) })
-  : null;
-const simd = await loadAttention({ wasm: readFileSync(new URL('../dist/attention-simd.wasm', import.meta.url)) });
-const relaxed = relaxedSimdSupported()
-  ? await loadAttention({ wasm: readFileSync(new URL('../dist/attention-relaxed.wasm', import.meta.url)) })
-  : null;
+const file = wantRelaxed && relaxedSimdSupported() ? 'attention-relaxed.wasm' : 'attention-simd.wasm';
+const attn = await loadAttention({ wasm: readFileSync(new URL(`../dist/${file}`, import.meta.url)) });
 
-const ROUNDS = Number(process.env.KV_ROUNDS ?? 61);
-const ROUND_MS = Number(process.env.KV_MS ?? 5);
+const ROUNDS = Number(process.env.KV_ROUNDS ?? 31);
+const ROUND_MS = Number(process.env.KV_MS ?? 10);
+const DRAFT = 8;
+const DTYPES = ['float32', 'float16', 'int8'];
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const [heads, kvHeads, d] = [12, 4, 64];
+const [heads, kvHeads, d] = [32, 8, 64];
 
-for (const nk of (process.env.KV_NK ?? '4096').split(',').map(Number)) {
-  const q = random(heads * d, 1), k = random(kvHeads * nk * d, 2), v = random(kvHeads * nk * d, 3);
-  const out = new Float32Array(heads * d);
-  const caches = [];
-  const cached = (attn) => {
-    const cache = attn.kvCache({ kvHeads, dk: d, capacity: nk });
+console.log(`${attn.isa} module, ${heads} heads over ${kvHeads} kv heads, d = ${d}, one thread, ${ROUNDS} rounds of ${ROUND_MS} ms`);
+for (const nk of (process.env.KV_NK ?? '4096,16384,32768').split(',').map(Number)) {
+  const k = random(kvHeads * nk * d, 2), v = random(kvHeads * nk * d, 3);
+  const q1 = random(heads * d, 1), q8 = random(heads * DRAFT * d, 4);
+  const out1 = new Float32Array(heads * d), out8 = new Float32Array(heads * DRAFT * d);
+  const list = [];
+  const caches = DTYPES.map((dtype) => {
+    const cache = attn.kvCache({ kvHeads, dk: d, capacity: nk, dtype });
     cache.append(k, v);
-    caches.push(cache);
-    return () => cache.attend(q, { heads, out });
-  };
-  const list = [
-    { name: `${baseDir} sdpa (copies K, V)`, run: () => old.sdpa(q, k, v, { heads, kvHeads, nq: 1, nk, dk: d, dv: d, out }) },
-    { name: 'SIMD128 sdpa (copies K, V)', run: () => simd.sdpa(q, k, v, { heads, kvHeads, nq: 1, nk, dk: d, dv: d, out }) },
-    { name: 'SIMD128 kvCache.attend', run: cached(simd) },
-  ];
-  if (other) list.push({ name: `${otherDir} kvCache.attend`, run: cached(other) });
-  if (relaxed) list.push({ name: 'relaxed kvCache.attend', run: cached(relaxed) });
+    list.push({ dtype, name: `${dtype} decode step`, run: () => cache.attend(q1, { heads, out: out1 }) });
+    list.push({ dtype, name: `${dtype} verify ${DRAFT} drafts`, verify: true, run: () => cache.attend(q8, { heads, causal: true, out: out8 }) });
+    return cache;
+  });
   for (const c of list) {
     c.times = [];
-    for (let i = 0; i < 20; i++) c.run();
+    for (let i = 0; i < 3; i++) c.run();
   }
   for (let r = 0; r < ROUNDS; r++) {
     for (const c of list) {
@@ -74,10 +69,17 @@ for (const nk of (process.env.KV_NK ?? '4096').split(',').map(Number)) {
       c.times.push(t / calls);
     }
   }
-  console.log(`nk = ${nk}, ${heads} heads over ${kvHeads} kv heads, nq = 1, d = ${d}, ${ROUNDS} rounds`);
+  console.log(`\nnk = ${nk}`);
+  const decode = (dtype) => list.find((c) => c.dtype === dtype && !c.verify);
   for (const c of list) {
-    const ratio = median(c.times.map((t, r) => list[0].times[r] / t));
-    console.log(`  ${c.name.padEnd(44)} median ${(median(c.times) * 1000).toFixed(0).padStart(6)} µs  min ${(Math.min(...c.times) * 1000).toFixed(0).padStart(6)} µs  x${ratio.toFixed(2)}`);
+    const base = c.verify ? decode(c.dtype) : decode('float32');
+    const ratio = median(c.times.map((t, r) => (c.verify ? t / base.times[r] : base.times[r] / t)));
+    const what = c.verify ? `x${ratio.toFixed(2)} of its decode step` : `x${ratio.toFixed(2)} the float32 cache's speed`;
+    console.log(`  ${c.name.padEnd(26)} median ${(median(c.times) * 1000).toFixed(0).padStart(7)} µs  min ${(Math.min(...c.times) * 1000).toFixed(0).padStart(7)} µs  ${what}`);
   }
-  for (const cache of caches) cache.dispose();
+  const f32 = caches[0].bytes / nk;
+  for (const cache of caches) {
+    console.log(`  ${cache.dtype.padEnd(8)} ${String(cache.bytes / nk).padStart(5)} bytes per cached token (${(cache.bytes / 2 ** 20).toFixed(1)} MiB at ${nk}), x${(cache.bytes / nk / f32).toFixed(3)} of float32`);
+    cache.dispose();
+  }
 }

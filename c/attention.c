@@ -26,6 +26,7 @@ const char* attn_status_string(int32_t status) {
     case ATTN_ERR_ROPE: return "rope_dims must be even and in [0, d_k], rope_theta finite and >= 1, rope_flags known";
     case ATTN_ERR_SINKS: return "sinks must be finite";
     case ATTN_ERR_ALIBI: return "alibi slopes must be finite";
+    case ATTN_ERR_DTYPE: return "a KV cache's dtype must be float32, float16 or int8";
     default: return "unknown status";
   }
 }
@@ -67,49 +68,19 @@ _Static_assert(sizeof(attn_options) == 92 && offsetof(attn_options, bias) == 28 
                "attn_options layout is fixed for web/attention.js");
 _Static_assert(sizeof(attn_steps) == 20, "attn_steps layout is fixed for web/attention.js");
 _Static_assert(sizeof(attn_grads) == 20, "attn_grads layout is fixed for web/attention.js");
+_Static_assert(sizeof(attn_kv) == 44 && offsetof(attn_kv, k_scale) == 20, "attn_kv layout is fixed for web/core/instance.js");
 #endif
+_Static_assert(ATTN__KV_F32 == ATTN_KV_FLOAT32 && ATTN__KV_F16 == ATTN_KV_FLOAT16 && ATTN__KV_I8 == ATTN_KV_INT8,
+               "kernels.h's dtypes are attention.h's");
 
-/* The scratch of attn_sdpa, as float offsets from its start. Each path
- * uses its own part, named for what it holds there:
- *   k_panels      (n_k rounded up to 8, d_k)  fused: K in panels of 8 keys;
- *                                             steps: K^T (d_k, n_k rounded up to 8);
- *   v_col_panels  (d_v rounded up to 8, n_k)  fused: V in panels of 8 columns;
- *                                             with k_panels, a decode call's logits
- *                                             of one or two rows;
- *   tile          attn__flash_tile_floats     fused: the kernel's tiles;
- *   group_logits  (heads / kv_heads) x (n_k rounded up to 4, + 2)
- *                                             grouped-query decoding: a row of logits,
- *                                             a sum and a max per head of a kv head.
- * 0 when the sizes are invalid or the count overflows. */
-typedef struct attn__scratch {
-  size_t k_panels, v_col_panels, tile, group_logits, total;
-} attn__scratch;
-
-static int attn__scratch_layout(const attn_shape* shape, attn__scratch* at) {
-  const int32_t n_k = shape->n_k, d_k = shape->d_k, d_v = shape->d_v;
-  if (shape->n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1) return 0;
-  size_t k_panels, v_col_panels, group_logits = 0;
-  if (!attn__count((size_t)d_k, attn__round_up((size_t)n_k, ATTN__PAD), 1, 1, &k_panels)) return 0;
-  if (!attn__count((size_t)n_k, attn__round_up((size_t)d_v, ATTN__PAD), 1, 1, &v_col_panels)) return 0;
-  const size_t tile = attn__flash_tile_floats((size_t)d_k, (size_t)d_v);
-  if (shape->heads > 0 && shape->kv_heads > 0 && shape->heads % shape->kv_heads == 0 &&
-      !attn__count((size_t)(shape->heads / shape->kv_heads), attn__round_up((size_t)n_k, 4) + 2, 1, 1,
-                   &group_logits)) {
-    return 0;
+/* Bytes of an element of a cache's dtype, 0 for an unknown dtype. */
+static size_t attn__kv_bytes(int32_t dtype) {
+  switch (dtype) {
+    case ATTN_KV_FLOAT32: return 4;
+    case ATTN_KV_FLOAT16: return 2;
+    case ATTN_KV_INT8: return 1;
+    default: return 0;
   }
-  at->k_panels = 0;
-  at->v_col_panels = k_panels;
-  if (__builtin_add_overflow(at->v_col_panels, v_col_panels, &at->tile) ||
-      __builtin_add_overflow(at->tile, tile, &at->group_logits) ||
-      __builtin_add_overflow(at->group_logits, group_logits, &at->total) || at->total > SIZE_MAX / sizeof(float)) {
-    return 0;
-  }
-  return 1;
-}
-
-size_t attn_sdpa_scratch_size(const attn_shape* shape) {
-  attn__scratch at;
-  return shape != NULL && attn__scratch_layout(shape, &at) ? at.total : 0;
 }
 
 /* Which kernel takes the output path. The decode kernel reads K and V
@@ -122,6 +93,109 @@ static int attn__use_decode(size_t n_q, size_t n_k, size_t d_k) {
   /* n_q n_k d_k <= 2048, without a product that could wrap (size_t is 32 bits). */
   const int tiny = n_k <= 2048 && d_k <= 2048 / n_k && n_q <= 2048 / (n_k * d_k);
   return n_q < ATTN__MR || tiny;
+}
+
+/* Grouped-query decoding takes at most this many heads of a group per
+ * call (their views live on the stack); a compact cache's decode calls at
+ * most this many rows: ATTN__DECODE_HEADS, defined in attention-rope.h
+ * (its q_rot holds as many rows). */
+
+/* The path of a call (attention.h, TWO PATHS): the step path when it
+ * gives step buffers; else the decode kernel for few rows (a compact cache
+ * up to ATTN_KV_DECODE_ROWS: converting its K and V for the fused kernel
+ * costs more than the decode kernel's rows) and tiny problems; else the
+ * fused kernel. */
+typedef enum attn__path { ATTN__PATH_DECODE, ATTN__PATH_FUSED, ATTN__PATH_STEPS } attn__path;
+
+static attn__path attn__choose_path(size_t n_q, size_t n_k, size_t d_k, int32_t dtype, int with_steps) {
+  if (with_steps) return ATTN__PATH_STEPS;
+  if (dtype != ATTN_KV_FLOAT32 && n_q <= ATTN_KV_DECODE_ROWS) return ATTN__PATH_DECODE;
+  return attn__use_decode(n_q, n_k, d_k) ? ATTN__PATH_DECODE : ATTN__PATH_FUSED;
+}
+
+/* Heads of a group per call of the decode kernel on a compact cache: as
+ * many as keep its rows (n_q per head) within ATTN__DECODE_HEADS. */
+static size_t attn__compact_heads(size_t n_q, size_t group) {
+  const size_t fit = n_q < ATTN__DECODE_HEADS ? ATTN__DECODE_HEADS / n_q : 1;
+  return fit < group ? fit : group;
+}
+
+/* The scratch of one call, as float offsets from its start; each path
+ * reserves only its own parts, named for what they hold:
+ *   decode:  logits    attn__decode_scratch_floats(rows, n_k), rows: the
+ *                      group's heads (grouped-query, at most 64), two
+ *                      rows, or a compact cache's heads x n_q;
+ *            kv_tile   a compact cache: (ATTN__DECODE_KB, max(d_k, d_v)), or
+ *                      more: rows x (d_k / 2 + 1), int8 K's rounded queries;
+ *   fused:   k_panels  (n_k rounded up to 8, d_k) K in panels of 8 keys;
+ *            v_col_panels (d_v rounded up to 8, n_k) V in panels of 8 columns;
+ *            tile      attn__flash_tile_floats;
+ *   steps:   k_t       (d_k, n_k rounded up to 8) K^T;
+ *   fused and steps on a compact cache:
+ *            k_rows, v_rows  (n_k, d_k), (n_k, d_v) one kv head's K and V as float32.
+ * Nothing is (n_q, n_k): the step matrices are the caller's. 0 when the
+ * sizes are invalid or the count overflows. */
+typedef struct attn__scratch {
+  attn__path path;
+  size_t logits, kv_tile, k_panels, v_col_panels, tile, k_t, k_rows, v_rows, total;
+} attn__scratch;
+
+/* *at = the running total, then the total grows by n floats; 0 on overflow. */
+static int attn__part(size_t* total, size_t n, size_t* at) {
+  *at = *total;
+  return !__builtin_add_overflow(*total, n, total) && *total <= SIZE_MAX / sizeof(float);
+}
+
+static int attn__scratch_layout(const attn_shape* shape, int32_t dtype, int with_steps, attn__scratch* at) {
+  if (shape->n_q < 1 || shape->n_k < 1 || shape->d_k < 1 || shape->d_v < 1 || attn__kv_bytes(dtype) == 0) return 0;
+  const size_t n_q = (size_t)shape->n_q, n_k = (size_t)shape->n_k, d_k = (size_t)shape->d_k, d_v = (size_t)shape->d_v;
+  const size_t group = shape->heads > 0 && shape->kv_heads > 0 && shape->heads % shape->kv_heads == 0
+                           ? (size_t)(shape->heads / shape->kv_heads) : 1;
+  const int compact = dtype != ATTN_KV_FLOAT32;
+  size_t total = 0, n;
+  *at = (attn__scratch){.path = attn__choose_path(n_q, n_k, d_k, dtype, with_steps)};
+  if (at->path == ATTN__PATH_DECODE) {
+    size_t rows = n_q == 1 && group > 2 ? (group < ATTN__DECODE_HEADS ? group : ATTN__DECODE_HEADS) : 2;
+    if (compact) rows = attn__compact_heads(n_q, group) * n_q;
+    if (rows < 2) rows = 2;
+    /* A block of K or V as float32, or an int8 K's query rows rounded to
+     * 16 bits with their scales (attn__i8_logits_wasmsimd). */
+    size_t kb_d = ATTN__DECODE_KB * (d_k > d_v ? d_k : d_v);
+    if (rows * (d_k / 2 + 1) > kb_d) kb_d = rows * (d_k / 2 + 1);
+    if (!attn__count(rows, attn__round_up(n_k, 4) + 2, 1, 1, &n) || !attn__part(&total, n, &at->logits) ||
+        !attn__part(&total, compact ? kb_d : 0, &at->kv_tile)) {
+      return 0;
+    }
+  } else if (at->path == ATTN__PATH_FUSED) {
+    if (!attn__count(d_k, attn__round_up(n_k, ATTN__PAD), 1, 1, &n) || !attn__part(&total, n, &at->k_panels) ||
+        !attn__count(n_k, attn__round_up(d_v, ATTN__PAD), 1, 1, &n) || !attn__part(&total, n, &at->v_col_panels) ||
+        !attn__part(&total, attn__flash_tile_floats(d_k, d_v), &at->tile)) {
+      return 0;
+    }
+  } else if (!attn__count(d_k, attn__round_up(n_k, ATTN__PAD), 1, 1, &n) || !attn__part(&total, n, &at->k_t)) {
+    return 0;
+  }
+  if (compact && at->path != ATTN__PATH_DECODE &&
+      (!attn__count(n_k, d_k, 1, 1, &n) || !attn__part(&total, n, &at->k_rows) ||
+       !attn__count(n_k, d_v, 1, 1, &n) || !attn__part(&total, n, &at->v_rows))) {
+    return 0;
+  }
+  at->total = total;
+  return 1;
+}
+
+size_t attn_sdpa_call_scratch_size(const attn_shape* shape, int32_t kv_dtype, int32_t with_steps) {
+  attn__scratch at;
+  return shape != NULL && attn__scratch_layout(shape, kv_dtype, with_steps != 0, &at) ? at.total : 0;
+}
+
+size_t attn_sdpa_scratch_size(const attn_shape* shape) {
+  attn__scratch plain, steps;
+  if (shape == NULL || !attn__scratch_layout(shape, ATTN_KV_FLOAT32, 0, &plain) ||
+      !attn__scratch_layout(shape, ATTN_KV_FLOAT32, 1, &steps)) {
+    return 0;
+  }
+  return plain.total > steps.total ? plain.total : steps.total;
 }
 
 /* The output kernels, called through pointers read as volatile so that
@@ -168,6 +242,8 @@ typedef struct attn__call {
   const float* v;
   float* out;                   /* the forward writes it; the backward reads it, or NULL */
   float* lse;                   /* (batch, heads, n_q), or NULL */
+  attn_kv kv;                   /* a compact cache's K and V (k and v NULL), or dtype ATTN_KV_FLOAT32 */
+  attn_strides kss, vss;        /* of its int8 scales, (batch, kv_heads, n_k) */
 } attn__call;
 
 /* The checks of a shape and options that attn_sdpa and attn_sdpa_backward
@@ -215,15 +291,16 @@ static attn_status attn__prepare(const attn_shape* shape, const attn_options* op
   return ATTN_OK;
 }
 
-/* Whether every tensor's span and the (batch, heads, n_q, n_k) count of a
- * prepared call fit size_t (ATTN_ERR_OVERFLOW when not). */
-static int attn__fits(const attn__call* c) {
+/* Whether every tensor's span of a prepared call fits size_t, and with
+ * step matrices their (batch, heads, n_q, n_k) count (ATTN_ERR_OVERFLOW
+ * when not). Nothing else of a call is (n_q, n_k). */
+static int attn__fits(const attn__call* c, int with_steps) {
   size_t count;
   return attn__extent_fits(c->qs, c->batch, c->heads, c->n_q, c->d_k) &&
          attn__extent_fits(c->ks, c->batch, c->kv_heads, c->n_k, c->d_k) &&
          attn__extent_fits(c->vs, c->batch, c->kv_heads, c->n_k, c->d_v) &&
          attn__extent_fits(c->os, c->batch, c->heads, c->n_q, c->d_v) &&
-         attn__count(c->batch, c->heads, c->n_q, c->n_k, &count);
+         (!with_steps || attn__count(c->batch, c->heads, c->n_q, c->n_k, &count));
 }
 
 /* Offsets of head h of batch entry b in a tensor and in a broadcast mask or bias. */
@@ -247,7 +324,9 @@ static attn__head attn__head_view(const attn__call* c, size_t b, size_t h) {
   int64_t after = window && op->window_right >= 0 ? op->window_right : ATTN__UNBOUNDED;
   if ((op->flags & ATTN_CAUSAL) != 0 && after > 0) after = 0;
   attn__head view = {
-      .q = c->q + attn__at(c->qs, b, h), .k = c->k + attn__at(c->ks, b, g), .v = c->v + attn__at(c->vs, b, g),
+      .q = c->q + attn__at(c->qs, b, h),
+      .k = c->k != NULL ? c->k + attn__at(c->ks, b, g) : NULL,
+      .v = c->v != NULL ? c->v + attn__at(c->vs, b, g) : NULL,
       .out = c->out != NULL ? c->out + attn__at(c->os, b, h) : NULL,
       .lse = c->lse != NULL ? c->lse + (b * c->heads + h) * c->n_q : NULL,
       .q_stride = c->qs.row_stride, .k_stride = c->ks.row_stride, .v_stride = c->vs.row_stride,
@@ -266,13 +345,35 @@ static attn__head attn__head_view(const attn__call* c, size_t b, size_t h) {
     view.bias = op->bias + attn__bcast_at(&op->bias_layout, b, h);
     view.bias_stride = op->bias_layout.row_stride;
   }
+  const attn_kv* kv = &c->kv;
+  if (kv->dtype != ATTN_KV_FLOAT32) {
+    const size_t bytes = attn__kv_bytes(kv->dtype);
+    view.k_rows = (attn__kv_rows){
+        .dtype = kv->dtype, .data = (const unsigned char*)kv->k + attn__at(c->ks, b, g) * bytes,
+        .stride = c->ks.row_stride, .scale_stride = c->kss.row_stride,
+        .scales = kv->k_scales != NULL ? kv->k_scales + attn__at(c->kss, b, g) : NULL,
+    };
+    view.v_rows = (attn__kv_rows){
+        .dtype = kv->dtype, .data = (const unsigned char*)kv->v + attn__at(c->vs, b, g) * bytes,
+        .stride = c->vs.row_stride, .scale_stride = c->vss.row_stride,
+        .scales = kv->v_scales != NULL ? kv->v_scales + attn__at(c->vss, b, g) : NULL,
+    };
+  }
   return view;
 }
 
 size_t attn_sdpa_scratch_size_with(const attn_shape* shape, const attn_options* options) {
   const size_t base = attn_sdpa_scratch_size(shape);
   size_t rope;
-  if (base == 0 || options == NULL || !attn__rope_floats(shape, options, 0, &rope)) return 0;
+  if (base == 0 || options == NULL || !attn__rope_floats(shape, options, 0, 0, &rope)) return 0;
+  return base + rope > SIZE_MAX / sizeof(float) ? 0 : base + rope;
+}
+
+size_t attn_sdpa_call_scratch_size_with(const attn_shape* shape, const attn_options* options, int32_t kv_dtype,
+                                        int32_t with_steps) {
+  const size_t base = attn_sdpa_call_scratch_size(shape, kv_dtype, with_steps);
+  size_t rope;
+  if (base == 0 || options == NULL || !attn__rope_floats(shape, options, 0, kv_dtype != ATTN_KV_FLOAT32, &rope)) return 0;
   return base + rope > SIZE_MAX / sizeof(float) ? 0 : base + rope;
 }
 
@@ -295,10 +396,20 @@ attn_status attn_rope(float* x, int32_t heads, size_t head_stride, int32_t n, si
   return ATTN_OK;
 }
 
-attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
-                      float* out, const attn_options* options, const attn_steps* steps,
-                      float* scratch, size_t scratch_floats) {
-  if (shape == NULL || options == NULL || q == NULL || k == NULL || v == NULL || out == NULL) {
+/* A view that reads its kv head's K and V as float32 rows k (n_k, d_k)
+ * and v (n_k, d_v), contiguous: a compact cache's on the fused and step
+ * paths, converted once per kv head. */
+static attn__head attn__float_rows(attn__head view, const float* k, const float* v) {
+  view.k = k, view.k_stride = view.d_k, view.k_rows.dtype = ATTN_KV_FLOAT32;
+  view.v = v, view.v_stride = view.d_v, view.v_rows.dtype = ATTN_KV_FLOAT32;
+  return view;
+}
+
+/* attn_sdpa and attn_sdpa_kv: kv holds K and V, float32 or compact. */
+static attn_status attn__sdpa(const attn_shape* shape, const float* q, const attn_kv* kv, float* out,
+                              const attn_options* options, const attn_steps* steps, float* scratch,
+                              size_t scratch_floats) {
+  if (shape == NULL || options == NULL || q == NULL || kv == NULL || kv->k == NULL || kv->v == NULL || out == NULL) {
     return ATTN_ERR_NULL;
   }
   attn__call c;
@@ -310,62 +421,88 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
       (st.logits != NULL && !with_steps)) {
     return ATTN_ERR_STEPS;
   }
-  if (!attn__fits(&c)) return ATTN_ERR_OVERFLOW;
+  const int32_t dtype = kv->dtype;
+  if (attn__kv_bytes(dtype) == 0) return ATTN_ERR_DTYPE;
+  if (dtype == ATTN_KV_INT8 && (kv->k_scales == NULL || kv->v_scales == NULL)) return ATTN_ERR_NULL;
+  c.kv = *kv;
+  c.kss = attn__strides(kv->k_scale, c.kv_heads, c.n_k, 1);
+  c.vss = attn__strides(kv->v_scale, c.kv_heads, c.n_k, 1);
+  if (!attn__fits(&c, with_steps) ||
+      (dtype == ATTN_KV_INT8 && (!attn__extent_fits(c.kss, c.batch, c.kv_heads, c.n_k, 1) ||
+                                 !attn__extent_fits(c.vss, c.batch, c.kv_heads, c.n_k, 1)))) {
+    return ATTN_ERR_OVERFLOW;
+  }
   attn__scratch at;
+  const int compact = dtype != ATTN_KV_FLOAT32;
+  /* A compact cache's keys were turned as they were written (a KV cache's
+   * append): only the queries turn here. */
+  if (compact && options->rope_dims != 0 && (options->rope_flags & ATTN_ROPE_QUERIES) == 0) return ATTN_ERR_ROPE;
   size_t rope_floats;
-  if (!attn__scratch_layout(shape, &at) || !attn__rope_floats(shape, options, 0, &rope_floats)) return ATTN_ERR_OVERFLOW;
+  if (!attn__scratch_layout(shape, dtype, with_steps, &at) || !attn__rope_floats(shape, options, 0, compact, &rope_floats)) {
+    return ATTN_ERR_OVERFLOW;
+  }
   if (scratch == NULL || scratch_floats < at.total || scratch_floats - at.total < rope_floats) return ATTN_ERR_SCRATCH;
-  c.q = q, c.k = k, c.v = v, c.out = out, c.lse = st.lse;
+  c.q = q, c.out = out, c.lse = st.lse;
+  c.k = compact ? NULL : kv->k, c.v = compact ? NULL : kv->v;
   attn__rope_call rc;
-  attn__rope_start(&c.op, c.n_q, c.n_k, c.d_k, c.group, 0, scratch + at.total, &rc);
+  attn__rope_start(&c.op, c.n_q, c.n_k, c.d_k, c.group, 0, compact, scratch + at.total, &rc);
 
   const size_t nq = c.n_q, nk = c.n_k, dk = c.d_k, dv = c.d_v, group = c.group;
   float* k_panels = scratch + at.k_panels;          /* fused: (n_k_pad / 8, d_k, 8) */
   float* v_col_panels = scratch + at.v_col_panels;  /* fused: (d_v_pad / 8, n_k, 8) */
   float* tile = scratch + at.tile;                  /* fused: attn__flash_tile_floats(d_k, d_v) */
-  float* k_t = scratch + at.k_panels;               /* steps: (d_k, n_k_pad) */
-  float* pair_logits = scratch + at.k_panels;       /* decode of one or two rows */
-  float* group_logits = scratch + at.group_logits;  /* decode of a group's heads */
-  const int decode = !with_steps && attn__use_decode(nq, nk, dk);
+  float* k_t = scratch + at.k_t;                    /* steps: (d_k, n_k_pad) */
+  float* k_rows = scratch + at.k_rows;              /* compact, fused and steps: (n_k, d_k) */
+  float* v_rows = scratch + at.v_rows;              /* compact, fused and steps: (n_k, d_v) */
+  float* logits = scratch + at.logits;              /* decode: a row of logits per row */
+  float* kv_tile = compact ? scratch + at.kv_tile : NULL;  /* decode, compact: a block of K or V */
 
   for (size_t b = 0; b < c.batch; b++) {
     attn__rope_batch(&c.op, c.n_q, &rc, b);
     for (size_t g = 0; g < c.kv_heads; g++) {
       attn__head first = attn__head_view(&c, b, g * group);  /* the group's first head */
       attn__rope_keys(&rc, c.n_k, &first);
-      if (!with_steps && !decode && first.n_k > 0) {
-        ATTN__KERNEL(pack_rows)(first.k, first.k_stride, first.n_k, dk, k_panels);
-        ATTN__KERNEL(pack_cols)(first.v, first.v_stride, first.n_k, dv, v_col_panels);
-      }
-      if (decode && nq == 1 && group > 1) {
-        /* Grouped-query decoding: with one query row per head, the decode
-         * kernel takes the group's heads as its rows and reads this K and V
-         * from memory once for all of them. */
+      if (at.path == ATTN__PATH_DECODE && (compact || (nq == 1 && group > 1))) {
+        /* The decode kernel takes several heads of the group as its rows
+         * and reads this K and V from memory once for all of them: the one
+         * query row of each head (grouped-query decoding), or a compact
+         * cache's n_q rows of as many heads as fit. */
         attn__head views[ATTN__DECODE_HEADS];
-        for (size_t h0 = g * group; h0 < (g + 1) * group; h0 += ATTN__DECODE_HEADS) {
-          const size_t n = (g + 1) * group - h0 < ATTN__DECODE_HEADS ? (g + 1) * group - h0 : ATTN__DECODE_HEADS;
+        const size_t per_call = compact ? attn__compact_heads(nq, group) : ATTN__DECODE_HEADS;
+        for (size_t h0 = g * group; h0 < (g + 1) * group; h0 += per_call) {
+          const size_t n = (g + 1) * group - h0 < per_call ? (g + 1) * group - h0 : per_call;
           for (size_t r = 0; r < n; r++) {
             views[r] = attn__head_view(&c, b, h0 + r);
-            attn__rope_view(&rc, &views[r], r);
+            attn__rope_view(&rc, &views[r], r * nq);
           }
-          const attn__decode_args args = {.heads = views, .n_heads = n, .logits = n > 2 ? group_logits : pair_logits};
+          const attn__decode_args args = {.heads = views, .n_heads = n, .logits = logits, .tile = kv_tile};
           attn__decode_kernel(&args);
         }
         continue;
+      }
+      if (compact && first.n_k > 0) {
+        ATTN__KERNEL(kv_load)(&first.k_rows, 0, first.n_k, dk, k_rows, dk);
+        ATTN__KERNEL(kv_load)(&first.v_rows, 0, first.n_k, dv, v_rows, dv);
+      }
+      if (compact) first = attn__float_rows(first, k_rows, v_rows);
+      if (at.path == ATTN__PATH_FUSED && first.n_k > 0) {
+        ATTN__KERNEL(pack_rows)(first.k, first.k_stride, first.n_k, dk, k_panels);
+        ATTN__KERNEL(pack_cols)(first.v, first.v_stride, first.n_k, dv, v_col_panels);
       }
       /* The query heads that share this kv head reuse the packed K and V. */
       for (size_t h = g * group; h < (g + 1) * group; h++) {
         attn__head view = h == g * group ? first : attn__head_view(&c, b, h);
         attn__rope_view(&rc, &view, 0);
-        if (with_steps) {
+        if (compact) view = attn__float_rows(view, k_rows, v_rows);
+        if (at.path == ATTN__PATH_STEPS) {
           const size_t off = (b * c.heads + h) * nq * nk;  /* (n_q, n_k) step matrices */
           const attn__steps_args args = {
               .head = view, .n_cols = nk, .k_t = k_t, .scores = st.scores + off, .scaled = st.scaled + off,
               .logits = st.logits != NULL ? st.logits + off : NULL, .weights = st.weights + off,
           };
           ATTN__KERNEL(steps)(&args);
-        } else if (decode) {
-          const attn__decode_args args = {.heads = &view, .n_heads = 1, .logits = pair_logits};
+        } else if (at.path == ATTN__PATH_DECODE) {
+          const attn__decode_args args = {.heads = &view, .n_heads = 1, .logits = logits};
           attn__decode_kernel(&args);
         } else {
           const attn__flash_args args = {
@@ -378,6 +515,19 @@ attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, c
     }
   }
   return ATTN_OK;
+}
+
+attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
+                      float* out, const attn_options* options, const attn_steps* steps,
+                      float* scratch, size_t scratch_floats) {
+  const attn_kv kv = {.dtype = ATTN_KV_FLOAT32, .k = k, .v = v};
+  return attn__sdpa(shape, q, &kv, out, options, steps, scratch, scratch_floats);
+}
+
+attn_status attn_sdpa_kv(const attn_shape* shape, const float* q, const attn_kv* kv, float* out,
+                         const attn_options* options, const attn_steps* steps, float* scratch,
+                         size_t scratch_floats) {
+  return attn__sdpa(shape, q, kv, out, options, steps, scratch, scratch_floats);
 }
 
 attn_status attn_matmul(const float* a, const float* b, float* c, int32_t m, int32_t k,
@@ -428,7 +578,7 @@ size_t attn_sdpa_backward_scratch_size(const attn_shape* shape) {
 size_t attn_sdpa_backward_scratch_size_with(const attn_shape* shape, const attn_options* options) {
   const size_t base = attn_sdpa_backward_scratch_size(shape);
   size_t rope;
-  if (base == 0 || options == NULL || !attn__rope_floats(shape, options, 1, &rope)) return 0;
+  if (base == 0 || options == NULL || !attn__rope_floats(shape, options, 1, 0, &rope)) return 0;
   return base + rope > SIZE_MAX / sizeof(float) ? 0 : base + rope;
 }
 
@@ -477,7 +627,7 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
   attn__call c;
   const attn_status bad = attn__prepare(shape, options, &c);
   if (bad != ATTN_OK) return bad;
-  if (!attn__fits(&c)) return ATTN_ERR_OVERFLOW;
+  if (!attn__fits(&c, 0)) return ATTN_ERR_OVERFLOW;
   const size_t need = attn_sdpa_backward_scratch_size_with(shape, options);
   if (need == 0) return ATTN_ERR_OVERFLOW;
   if (scratch == NULL || scratch_floats < need) return ATTN_ERR_SCRATCH;
@@ -496,7 +646,7 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
   float* dbias = op.bias != NULL ? gr.dbias : NULL;
   float* dsinks = op.sinks != NULL ? gr.dsinks : NULL;
   attn__rope_call rc;
-  attn__rope_start(&c.op, c.n_q, c.n_k, c.d_k, c.group, 1, scratch + attn_sdpa_backward_scratch_size(shape), &rc);
+  attn__rope_start(&c.op, c.n_q, c.n_k, c.d_k, c.group, 1, 0, scratch + attn_sdpa_backward_scratch_size(shape), &rc);
   if (dsinks != NULL) {
     for (size_t h = 0; h < c.heads; h++) dsinks[h] = 0.0f;
   }

@@ -168,7 +168,13 @@
  * MEMORY
  *
  *   No function allocates. The caller provides the scratch buffer sized by
- *   attn_sdpa_scratch_size(); buffers must not overlap except where stated.
+ *   attn_sdpa_call_scratch_size() (or the larger attn_sdpa_scratch_size());
+ *   buffers must not overlap except where stated. A call's memory is its
+ *   tensors, its step matrices when it asks for them, and its scratch,
+ *   which is O((n_k + rows) (d_k + d_v)) and never (n_q, n_k): only the
+ *   step path's (batch, heads, n_q, n_k) count must fit, elsewhere the
+ *   sizes are bounded by what the buffers need (ATTN_ERR_OVERFLOW when an
+ *   extent does not fit size_t).
  *   Struct fields are 4 bytes each in wasm32 (pointers and size_t
  *   included), in the order declared, so JavaScript fills them by offset.
  */
@@ -200,6 +206,7 @@ typedef enum attn_status {
                              or unknown rope_flags */
   ATTN_ERR_SINKS = 14,    /* a sink is NaN or infinite */
   ATTN_ERR_ALIBI = 15,    /* an ALiBi slope is NaN or infinite */
+  ATTN_ERR_DTYPE = 16,    /* a KV cache's dtype is not an attn_kv_dtype */
 } attn_status;
 
 /* Flags for attn_options.flags. */
@@ -290,15 +297,18 @@ int32_t attn_simd_enabled(void);
 /* The default scale 1 / sqrt(d_k), rounded to float32. 0 when d_k < 1. */
 float attn_default_scale(int32_t d_k);
 
-/* Floats of scratch that attn_sdpa needs for this shape (sizes only; strides
- * do not matter): the packed K and V of one kv head, a few small tiles and a
- * row of n_k logits per query head of a kv head (grouped-query decoding).
- * Returns 0 when the sizes are invalid or the count overflows. */
+/* Floats of scratch that is enough for every call of attn_sdpa with this
+ * shape (sizes only; strides do not matter): the packed K and V of one kv
+ * head, a few small tiles and a row of n_k logits per query head of a kv
+ * head (grouped-query decoding). attn_sdpa_call_scratch_size gives what one
+ * call needs, often less. Returns 0 when the sizes are invalid or the count
+ * overflows. */
 size_t attn_sdpa_scratch_size(const attn_shape* shape);
 
 /* The same for a call with these options: more with RoPE (POSITIONS AND
- * SINKS). 0 when the sizes or the RoPE options are invalid or the count
- * overflows. attn_sdpa checks its scratch against this. */
+ * SINKS), enough for every float32 call. 0 when the sizes or the RoPE
+ * options are invalid or the count overflows. attn_sdpa checks its scratch
+ * against attn_sdpa_call_scratch_size_with, never more than this. */
 size_t attn_sdpa_scratch_size_with(const attn_shape* shape, const attn_options* options);
 
 /* Turns, in place, the leading dims of rows of x as RoPE does (POSITIONS
@@ -317,6 +327,122 @@ attn_status attn_rope(float* x, int32_t heads, size_t head_stride, int32_t n, si
 attn_status attn_sdpa(const attn_shape* shape, const float* q, const float* k, const float* v,
                       float* out, const attn_options* options, const attn_steps* steps,
                       float* scratch, size_t scratch_floats);
+
+/* Floats of scratch that this very call of attn_sdpa or attn_sdpa_kv
+ * needs: kv_dtype its K and V's attn_kv_dtype (ATTN_KV_FLOAT32 for
+ * attn_sdpa), with_steps nonzero when it gives step buffers. Each path
+ * reserves only what it uses (MEMORY above): a decode call (fewer than 4
+ * query rows, tiny problems, and a compact cache's calls of up to
+ * ATTN_KV_DECODE_ROWS rows) a row of n_k logits per row it holds at once
+ * and, for a compact cache, one block of K or V as float32; the fused
+ * kernel K and V of one kv head packed; the step path K^T of one kv head;
+ * a compact cache on the fused or step path adds its kv head's K and V as
+ * float32. Never more than attn_sdpa_scratch_size() for float32. 0 when
+ * the sizes or the dtype are invalid or the count overflows. */
+size_t attn_sdpa_call_scratch_size(const attn_shape* shape, int32_t kv_dtype, int32_t with_steps);
+
+/* The same for a call with these options: more with RoPE, after the rest
+ * (POSITIONS AND SINKS). With a compact cache RoPE turns only the queries
+ * (the keys were turned as they were written), so rope_flags must hold
+ * ATTN_ROPE_QUERIES (else the call returns ATTN_ERR_ROPE). attn_sdpa and
+ * attn_sdpa_kv check their scratch against this. 0 as above, or when the
+ * RoPE options are invalid. */
+size_t attn_sdpa_call_scratch_size_with(const attn_shape* shape, const attn_options* options, int32_t kv_dtype,
+                                        int32_t with_steps);
+
+/* COMPACT KV CACHES
+ *
+ * attn_sdpa_kv is attn_sdpa with K and V stored as float16 or int8 (a KV
+ * cache that holds 2 or about 3.8 times the tokens in the same memory),
+ * read where they are. On the decode path (up to ATTN_KV_DECODE_ROWS query
+ * rows) the decode kernel takes every query row of a kv head at once and
+ * goes through the keys in blocks of 64: a float16 block of K, then of V,
+ * is loaded as float32 into its scratch once for all rows and computed on
+ * exactly as float32 K and V (the same bits as attn_sdpa over the values
+ * attn_kv_read gives); an int8 K is read in place by integer dot products,
+ * each query row rounded to 16 bits first (sq = max |q| / 32767, so each
+ * value of q moves by at most max |q| / 65534), and an int8 V is loaded
+ * as float32 by blocks. The SIMD128 and scalar builds give the same bits.
+ * Calls of more rows convert one kv head's K and V to float32 scratch and
+ * run the fused or step path on them (the same floats as attn_kv_read).
+ *
+ * float16: IEEE binary16, rounded to nearest even on store. Relative error
+ *   at most 2^-11 (4.9e-4) per value in [6.1e-5, 65504]; smaller values
+ *   have an absolute error of at most 2^-25; past 65504 a value becomes
+ *   Infinity (then NaN in the output), as in every float16 cache.
+ * int8: symmetric, one float32 scale per (token, kv head) row of d values,
+ *   s = max |x| / 127, x stored as round(x / s) in [-127, 127], read as
+ *   round(x / s) * s: absolute error at most s / 2 = max|x| / 254 per
+ *   value, relative to the row's largest value. Per row because a token's
+ *   row is complete when it is appended: it is quantized once, append and
+ *   truncate cost O(1) per token, and the row never changes afterwards; the
+ *   scale costs 4 bytes per row (with d = 64, int8 is 68 bytes a row against
+ *   float32's 256, 0.266x). Finer groups (32 values) halve the error next to
+ *   an outlier but cost 0.28x; per channel (KIVI) needs tokens in groups
+ *   before they can be quantized. An outlier of size A in a row costs the
+ *   row's other values A / 254 each: the model-like fixture
+ *   (tests/fixtures/kvcache.json) has them.
+ *
+ * Error of the output against the float32 cache: with key errors e_jc =
+ * |k'_jc - k_jc|, the logits of a query row move by at most
+ *   delta = scale * max_j sum_c (|q_c| e_jc + r |k'_jc|)
+ * over the keys it sees, r = max |q| / 65534 for int8 on the decode path
+ * (q rounded to 16 bits) and 0 otherwise; softcap never magnifies it. So
+ * every weight moves by a factor within exp(+-2 delta), and each output
+ * element by at most
+ *   (exp(2 delta) - 1) * max_j |v_j| + max_jc |v'_jc - v_jc|
+ * plus float32 rounding. For int8, e_jc <= s_j / 2; for float16, e_jc <=
+ * 2^-11 |k_jc| (+ 2^-25). tests/kvcache-dtype.test.js checks this bound
+ * on every row of tests/fixtures/kvcache.json. Measured there, as the
+ * largest output error over the largest output: float16 4.7e-4 (random
+ * normal), 3.0e-3 (model-like: outlier key channels of 12-20x, a sink
+ * token, an outlier value token); int8 9.3e-3 and 0.17, the latter from
+ * the outliers: a key row's outlier channel sets its scale, and the other
+ * channels lose precision with it.
+ *
+ * A row holding NaN or Infinity reads back as NaN throughout in int8 (its
+ * scale is NaN), value by value in float16. */
+typedef enum attn_kv_dtype {
+  ATTN_KV_FLOAT32 = 0,  /* float */
+  ATTN_KV_FLOAT16 = 1,  /* uint16_t: IEEE binary16 bits */
+  ATTN_KV_INT8 = 2,     /* int8_t, with a float scale per (token, kv head) row */
+} attn_kv_dtype;
+
+/* Query rows up to which attn_sdpa_kv keeps a compact cache on the decode
+ * path (speculative decoding verifies this many draft tokens at once). */
+#define ATTN_KV_DECODE_ROWS 16
+
+/* K and V of attn_sdpa_kv: k and v in shape->k's and shape->v's strides,
+ * counted in elements of the dtype; for int8 the scales of K's and V's rows,
+ * element (b, h, j) at b * batch_stride + h * head_stride + j * row_stride
+ * of k_scales (k_scale strides) or v_scales (v_scale strides), in floats;
+ * all three 0 is contiguous (batch, kv_heads, n_k). */
+typedef struct attn_kv {
+  int32_t dtype;            /* attn_kv_dtype */
+  const void* k;            /* (batch, kv_heads, n_k, d_k) */
+  const void* v;            /* (batch, kv_heads, n_k, d_v) */
+  const float* k_scales;    /* int8: (batch, kv_heads, n_k); else ignored */
+  const float* v_scales;
+  attn_strides k_scale;
+  attn_strides v_scale;
+} attn_kv;
+
+/* attn_sdpa over a compact (or float32) K and V; everything else as
+ * attn_sdpa. ATTN_ERR_DTYPE for an unknown dtype, ATTN_ERR_NULL for int8
+ * without scales. */
+attn_status attn_sdpa_kv(const attn_shape* shape, const float* q, const attn_kv* kv, float* out,
+                         const attn_options* options, const attn_steps* steps, float* scratch,
+                         size_t scratch_floats);
+
+/* Stores rows x (rows, d) contiguous into rows consecutive rows of a
+ * compact cache at dst (float16 or int8, rows d elements apart), with int8
+ * scales at scales[0 .. rows) (COMPACT KV CACHES above). */
+attn_status attn_kv_write(int32_t dtype, const float* x, int32_t rows, int32_t d, void* dst, float* scales);
+
+/* The float32 values of rows (rows, d) of a compact cache at src (and
+ * scales, for int8) into dst (rows, d): what attn_sdpa_kv computes with. */
+attn_status attn_kv_read(int32_t dtype, const void* src, const float* scales, int32_t rows, int32_t d,
+                         float* dst);
 
 /* c (m, n) = a (m, k) b (k, n), all row-major and contiguous. c must not
  * overlap a or b. */

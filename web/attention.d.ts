@@ -193,6 +193,16 @@ export interface KVCacheOptions {
   capacity: number;
   /** 'bhsd' (default) or 'bshd', for append(), keys(), values(), attend()'s q and output. */
   layout?: 'bhsd' | 'bshd' | null;
+  /**
+   * How the keys and values are held: 'float32' (default, exact), 'float16'
+   * (half the memory; each value rounded to nearest even, relative error
+   * 2^-11, Infinity past 65504) or 'int8' (0.266x of float32 at d = 64:
+   * one float32 scale per token and kv head, error max|row| / 254 per
+   * value). append() takes float32 and converts; attend() reads them in
+   * place; keys() and values() give them back as float32. The output's
+   * error against a float32 cache is bounded in c/attention.h.
+   */
+  dtype?: 'float32' | 'float16' | 'int8' | null;
 }
 
 export interface AttendOptions extends PositionOptions {
@@ -220,13 +230,17 @@ export declare class KVCache {
   readonly dv: number;
   readonly capacity: number;
   readonly layout: 'bhsd' | 'bshd';
+  readonly dtype: 'float32' | 'float16' | 'int8';
+  /** Bytes of wasm memory held for the keys and values (int8 scales included). */
+  readonly bytes: number;
   /** Tokens held. */
   readonly length: number;
   /** k (batch, kvHeads, t, dk), v (batch, kvHeads, t, dv) (or bshd), t >= 1. RangeError past capacity; then nothing changes. */
+  /** With rope, the keys turn at their positions (length ..) before they are stored (as float32, then compacted for float16 or int8); attend takes the same rope and turns only the queries. */
   append(k: Float32Array, v: Float32Array, options?: { rope?: boolean | RopeOptions | null }): void;
-  /** Copy of the held keys (batch, kvHeads, length, dk) in the cache's layout. */
+  /** Copy of the held keys (batch, kvHeads, length, dk) in the cache's layout, as float32 (what attend computes with). */
   keys(): Float32Array;
-  /** Copy of the held values (batch, kvHeads, length, dv) in the cache's layout. */
+  /** Copy of the held values (batch, kvHeads, length, dv) in the cache's layout, as float32. */
   values(): Float32Array;
   /**
    * sdpa of q over the held keys; queryOffset defaults to length - nq, or
@@ -239,6 +253,11 @@ export declare class KVCache {
   attend(q: Float32Array, options: AttendOptions): Float32Array | SdpaResult;
   /** Length back to 0. */
   clear(): void;
+  /**
+   * Keeps the first `length` tokens (an integer in [0, this.length]) in
+   * constant time: the draft tokens speculative decoding rejects.
+   */
+  truncate(length: number): void;
   /** Frees the memory; later calls throw. */
   dispose(): void;
 }

@@ -15,7 +15,12 @@
  * with ALiBi's bias added after the bias, and a sink joined to m and l at
  * the end (attn__sink_join).
  * The rows are a head's query rows, or the one query row of each head of
- * a group (grouped-query decoding): attn__decode_head.
+ * a group (grouped-query decoding), or with a compact cache the query rows
+ * of several heads: attn__decode_head. A compact cache's K and V are read
+ * as the float32 values kv-rows gives (attn__kv_value), the same floats
+ * the SIMD twin loads block by block; an int8 K's logits are integer dot
+ * products with q rounded to 16 bits (attn__q16_row, attn__i8_logit), as
+ * in the SIMD twin.
  * The sums run in the SIMD twin's order, so both give the same bits:
  *   q . k_j: four partial sums over p mod 4 (p < d_k rounded down to 4),
  *            combined as (s0 + s2) + (s1 + s3), then the tail p in order;
@@ -38,8 +43,24 @@ static float attn__dot(const float* a, const float* b, size_t n) {
   return dot;
 }
 
+/* Row j of the head's keys: in place, or a compact cache's row as float32
+ * in buf (d_k). */
+static const float* attn__key_row(const attn__head* h, size_t j, float* buf) {
+  if (h->k_rows.dtype == ATTN__KV_F32) return h->k + j * h->k_stride;
+  attn__f32_kv_load_scalar(&h->k_rows, j, 1, h->d_k, buf, h->d_k);
+  return buf;
+}
+
+/* Value c of the span's key j (rows v_stride apart from v), in place or
+ * from a compact cache. */
+static float attn__value(const attn__head* h, attn__span span, const float* v, size_t j, size_t c) {
+  if (h->v_rows.dtype == ATTN__KV_F32) return v[j * h->v_stride + c];
+  return attn__kv_value(&h->v_rows, span.lo + j, c);
+}
+
 void attn__f32_decode_scalar(const attn__decode_args* args) {
   assert(args != NULL && args->logits != NULL);
+  assert(args->heads[0].k_rows.dtype == ATTN__KV_F32 || args->tile != NULL);
   float* z = args->logits;  /* (span) logits, then exp */
   for (size_t r = 0; r < attn__decode_rows(args); r++) {
     size_t i;
@@ -48,9 +69,14 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
     const float* q_row = h->q + i * h->q_stride;  /* (d_k) */
     float* out_row = h->out + i * h->out_stride;  /* (d_v) */
     const attn__span span = attn__key_span(h, i);
+    /* An int8 K takes its logits in integers (attn__i8_logits_ok). */
+    const int integer_logits = attn__i8_logits_ok(h);
+    int16_t* qi = (int16_t*)args->tile;  /* (d_k) q rounded to 16 bits */
+    const float qs = integer_logits ? attn__q16_row(q_row, d_k, qi) * h->scale : 0.0f;
     float m = -INFINITY;
     for (size_t j = span.lo; j < span.hi; j++) {
-      float zj = attn__dot(q_row, h->k + j * h->k_stride, d_k) * h->scale;
+      float zj = integer_logits ? attn__i8_logit(&h->k_rows, j, qi, d_k, qs)
+                                : attn__dot(q_row, attn__key_row(h, j, args->tile), d_k) * h->scale;
       if (h->softcap > 0.0f) zj = attn__softcapf(zj, h->softcap);
       if (h->bias != NULL) zj = zj + h->bias[i * h->bias_stride + j];
       if (h->alibi != 0.0f) zj = zj + attn__alibi_bias(h, i, j);
@@ -59,7 +85,7 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
       m = attn__max_nan(m, zj);
     }
     const size_t n = span.hi - span.lo;
-    const float* v = h->v + span.lo * h->v_stride;  /* (n, d_v) the span's values */
+    const float* v = h->v != NULL ? h->v + span.lo * h->v_stride : NULL;  /* (n, d_v) the span's values */
     if (m == -INFINITY) {  /* no allowed key */
       float l0 = 0.0f;
       attn__sink_join(h->sink, &m, &l0);
@@ -76,7 +102,7 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
     const float alpha = attn__sink_join(h->sink, &m, &l);
     for (size_t c = 0; c < d_v; c++) {
       float acc = 0.0f;
-      for (size_t j = 0; j < n; j++) acc = acc + z[j] * v[j * h->v_stride + c];
+      for (size_t j = 0; j < n; j++) acc = acc + z[j] * attn__value(h, span, v, j, c);
       out_row[c] = alpha == 1.0f ? acc / l : acc * alpha / l;
     }
     if (h->lse != NULL) h->lse[i] = attn__lse(m, l);

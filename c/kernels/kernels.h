@@ -74,6 +74,108 @@ void attn__f32_pack_rows_wasmsimd(const float* x, size_t x_stride, size_t n, siz
 void attn__f32_pack_cols_scalar(const float* v, size_t v_stride, size_t n_k, size_t d_v, float* panels);
 void attn__f32_pack_cols_wasmsimd(const float* v, size_t v_stride, size_t n_k, size_t d_v, float* panels);
 
+/* The element types of a cache's K and V (attention.h, attn_kv_dtype). */
+#define ATTN__KV_F32 0
+#define ATTN__KV_F16 1
+#define ATTN__KV_I8 2
+
+/* K or V of one kv head in a compact cache: row j's d elements (float16
+ * bits, or int8) start at element j * stride of data; an int8 row's value
+ * c is (float)data[j * stride + c] * scales[j * scale_stride]. */
+typedef struct attn__kv_rows {
+  int32_t dtype;        /* ATTN__KV_F16 or ATTN__KV_I8; ATTN__KV_F32: the head's k or v hold it */
+  const void* data;
+  size_t stride;
+  const float* scales;  /* int8 only */
+  size_t scale_stride;
+} attn__kv_rows;
+
+/* The float32 value of float16 bits h, exactly: the 15 bits below the sign
+ * shifted into a float32's exponent and mantissa are the value times
+ * 2^-112 (subnormal halves land on float32 subnormals, which wasm keeps),
+ * so one multiply by 2^112 rebiases; exponent 31 (Infinity, NaN) maps to
+ * 255. The SIMD loads (kv-rows-wasmsimd.c) do the same on four lanes. */
+static inline float attn__f16_value(uint16_t h) {
+  union { uint32_t u; float f; } x = {.u = (uint32_t)(h & 0x7fff) << 13};
+  if ((h & 0x7c00) == 0x7c00) {
+    x.u |= 0x7f800000u;
+  } else {
+    x.f = x.f * 0x1p112f;
+  }
+  x.u |= (uint32_t)(h & 0x8000) << 16;
+  return x.f;
+}
+
+/* The float16 bits nearest to x, ties to even (web/core/float16.js's
+ * halfBits): past 65504 Infinity, below 2^-25 a signed zero, NaN stays NaN. */
+static inline uint16_t attn__f16_bits(float x) {
+  const union { float f; uint32_t u; } in = {.f = x};
+  const uint32_t b = in.u, sign = (b >> 16) & 0x8000u, exp = (b >> 23) & 0xffu;
+  uint32_t mant = b & 0x7fffffu;
+  if (exp == 0xffu) return (uint16_t)(sign | 0x7c00u | (mant != 0 ? 0x200u | (mant >> 13) : 0u));
+  const int32_t e = (int32_t)exp - 112;  /* rebias 127 -> 15 */
+  if (e >= 0x1f) return (uint16_t)(sign | 0x7c00u);
+  if (e <= 0) {  /* a subnormal half, or zero */
+    if (e < -10) return (uint16_t)sign;
+    mant |= 0x800000u;
+    const uint32_t shift = (uint32_t)(14 - e), half = mant >> shift;
+    const uint32_t rest = mant & ((1u << shift) - 1u), mid = 1u << (shift - 1u);
+    return (uint16_t)(sign | (half + (rest > mid || (rest == mid && (half & 1u) != 0))));
+  }
+  const uint32_t half = ((uint32_t)e << 10) | (mant >> 13), rest = mant & 0x1fffu;
+  /* A carry out of the mantissa moves to the next binade (or Infinity): still right. */
+  return (uint16_t)(sign | (half + (rest > 0x1000u || (rest == 0x1000u && (half & 1u) != 0))));
+}
+
+/* Value c of row j of a compact K or V (one element; the scalar kernels'
+ * reads, the same float the SIMD loads give). */
+static inline float attn__kv_value(const attn__kv_rows* r, size_t j, size_t c) {
+  if (r->dtype == ATTN__KV_F16) return attn__f16_value(((const uint16_t*)r->data)[j * r->stride + c]);
+  return (float)((const int8_t*)r->data)[j * r->stride + c] * r->scales[j * r->scale_stride];
+}
+
+/* A query row q (d) rounded to 16 bits for the integer logits of an int8
+ * K: sq = max |q| / 32767, qi = round-to-even(q / sq) in [-32767, 32767];
+ * returns sq (0 for a zero row, NaN for a row with NaN or Infinity, whose
+ * logits are then NaN as on the float path). Each value moves by at most
+ * sq / 2 = max |q| / 65534, next to int8 K's max |k| / 254. */
+static inline float attn__q16_row(const float* q, size_t d, int16_t* qi) {
+  float amax = 0.0f;
+  for (size_t c = 0; c < d; c++) amax = attn__max_nan(amax, fabsf(q[c]));
+  const float sq = amax / 32767.0f;
+  const int usable = sq > 0.0f && isfinite(sq);
+  for (size_t c = 0; c < d; c++) {
+    const float x = usable ? nearbyintf(q[c] / sq) : 0.0f;
+    qi[c] = (int16_t)(x > 32767.0f ? 32767.0f : x < -32767.0f ? -32767.0f : x);
+  }
+  return isfinite(amax) ? sq : NAN;
+}
+
+/* Key j's logit from an int8 K row and a row qi of attn__q16_row with
+ * qs = sq * scale: ((float)(k8_j . qi) * qs) * s_j, the dot exact in
+ * integers. */
+static inline float attn__i8_logit(const attn__kv_rows* k, size_t j, const int16_t* qi, size_t d, float qs) {
+  const int8_t* row = (const int8_t*)k->data + j * k->stride;
+  int32_t dot = 0;
+  for (size_t c = 0; c < d; c++) dot += (int32_t)row[c] * qi[c];
+  return ((float)dot * qs) * k->scales[j * k->scale_stride];
+}
+
+/* Rows of a compact K or V to and from float32, one kernel family
+ * (kv-rows-*.c), the same floats and bits in both twins:
+ * kv_load: rows [j0, j0 + n) of src, d elements each, into dst (n, d)
+ *   with rows dst_stride apart;
+ * kv_store: x (n, d) contiguous into n consecutive rows of the cache's
+ *   dtype at dst (row stride d), int8 rows getting their scale in
+ *   scales[0 .. n): float16 rounds each value to nearest even; int8 takes
+ *   s = max_c |x_c| / 127 and stores round-to-even(x_c / s) (in [-127, 127]);
+ *   a row of zeros gets s = 0, a row with NaN or Infinity s = NaN (it reads
+ *   back as NaN). */
+void attn__f32_kv_load_scalar(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride);
+void attn__f32_kv_load_wasmsimd(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride);
+void attn__f32_kv_store_scalar(int32_t dtype, const float* x, size_t n, size_t d, void* dst, float* scales);
+void attn__f32_kv_store_wasmsimd(int32_t dtype, const float* x, size_t n, size_t d, void* dst, float* scales);
+
 /* One (batch, query head) of a call, as every kernel sees it: the head's
  * n_q query rows, its kv head's keys and values, and which keys each row
  * may see. attention.c builds it in one place (attn__head_view) for the
@@ -102,7 +204,16 @@ typedef struct attn__head {
   int64_t keys_before;   /* the query at position p sees keys p - keys_before .. */
   int64_t keys_after;    /* .. p + keys_after: the window and the causal frontier;
                             ATTN__UNBOUNDED on a side without a bound */
+  attn__kv_rows k_rows;  /* a compact cache's K and V (k and v are then NULL); dtype */
+  attn__kv_rows v_rows;  /* ATTN__KV_F32 (0) when k and v hold them */
 } attn__head;
+
+/* Whether the decode kernel takes a head's logits from its int8 K in
+ * integers (attn__q16_row): int8, d_k a multiple of 8 (whole vectors) and
+ * at most 512 (d_k products of at most 127 * 32767 stay below 2^31). */
+static inline int attn__i8_logits_ok(const attn__head* h) {
+  return h->k_rows.dtype == ATTN__KV_I8 && h->d_k % 8 == 0 && h->d_k <= 512;
+}
 
 /* Farther than any key from any query position (both are below 2^32). */
 #define ATTN__UNBOUNDED (INT64_C(1) << 40)
@@ -240,17 +351,24 @@ typedef struct attn__flash_args {
  * share this K and V, which are then read once for all of them. */
 typedef struct attn__decode_args {
   const attn__head* heads;  /* (n_heads) views of one batch entry and kv head */
-  size_t n_heads;           /* 1, or more with n_q == 1 */
+  size_t n_heads;           /* 1, or more with n_q == 1 (or any n_q from a compact cache) */
   float* logits;            /* attn__decode_scratch_floats(rows, n_k) floats */
+  float* tile;              /* a compact cache: max(ATTN__DECODE_KB x max(d_k, d_v),
+                               rows x (d_k / 2 + 1)) floats for one block of its K or V as
+                               float32, or an int8 K's rows of q in 16 bits and their scales */
 } attn__decode_args;
 
-/* The decode kernel's rows, and row r's head and query row within it. */
-static inline size_t attn__decode_rows(const attn__decode_args* a) {
-  return a->n_heads > 1 ? a->n_heads : a->heads[0].n_q;
-}
+/* Keys per block of the decode kernel when several rows share K and V: a
+ * block of K or V (64 keys of up to a few hundred floats) stays in L1 while
+ * every row reads it, so K and V come from memory once for all rows. */
+#define ATTN__DECODE_KB 64
+
+/* The decode kernel's rows, n_q per head, and row r's head and query row
+ * within it. */
+static inline size_t attn__decode_rows(const attn__decode_args* a) { return a->n_heads * a->heads[0].n_q; }
 static inline const attn__head* attn__decode_head(const attn__decode_args* a, size_t r, size_t* i) {
-  *i = a->n_heads > 1 ? 0 : r;
-  return a->n_heads > 1 ? &a->heads[r] : &a->heads[0];
+  *i = r % a->heads[0].n_q;
+  return &a->heads[r / a->heads[0].n_q];
 }
 
 /* Scratch of the decode kernel: a row of logits for each of its rows (at

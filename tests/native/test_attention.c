@@ -267,7 +267,7 @@ static void test_errors(void) {
   check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &nan_scale, NULL, scratch, n) == ATTN_ERR_SCALE, "NaN scale");
   const attn_options bad_flags = {.scale = 1.0f, .flags = 6};
   check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &bad_flags, NULL, scratch, n) == ATTN_ERR_FLAGS, "bad flags");
-  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &op, NULL, scratch, n - 1) == ATTN_ERR_SCRATCH, "small scratch");
+  check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &op, NULL, scratch, attn_sdpa_call_scratch_size(&sh, ATTN_KV_FLOAT32, 0) - 1) == ATTN_ERR_SCRATCH, "small scratch");
   const attn_steps partial = {.scores = buf};
   check(attn_sdpa(&sh, buf, buf, buf, buf + 32, &op, &partial, scratch, n) == ATTN_ERR_STEPS, "partial steps");
   const attn_shape huge = {.batch = 65536, .heads = 65536, .kv_heads = 65536, .n_q = 65536, .n_k = 65536,
@@ -472,6 +472,47 @@ static void test_backward(void) {
   free(scratch);
 }
 
+/* A float16 cache with RoPE: only the queries turn (its keys were turned as
+ * written), in exactly attn_sdpa_call_scratch_size_with floats (the decode
+ * kernel takes 4 heads of 4 rows at once: q_rot holds 16 rows), the same
+ * values as attn_sdpa over the float32 values it holds; keys to turn are
+ * ATTN_ERR_ROPE. Then the path past ATTN_KV_DECODE_ROWS. */
+static void test_compact_rope(void) {
+  for (int32_t n_q = 4; n_q <= 20; n_q += 16) {
+    const attn_shape sh = {.batch = 1, .heads = 8, .kv_heads = 2, .n_q = n_q, .n_k = 20, .d_k = 8, .d_v = 8};
+    const size_t nq = (size_t)n_q, nk = 20, d = 8;
+    float* q = malloc(8 * nq * d * sizeof(float));
+    float* kv = malloc(2 * 2 * nk * d * sizeof(float));
+    float* kv_f = malloc(2 * 2 * nk * d * sizeof(float));
+    uint16_t* kv16 = malloc(2 * 2 * nk * d * sizeof(uint16_t));
+    float* out = malloc(8 * nq * d * sizeof(float));
+    float* ref = malloc(8 * nq * d * sizeof(float));
+    uint32_t seed = 7;
+    for (size_t i = 0; i < 8 * nq * d; i++) q[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    for (size_t i = 0; i < 4 * nk * d; i++) kv[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    check(attn_kv_write(ATTN_KV_FLOAT16, kv, (int32_t)(4 * nk), (int32_t)d, kv16, NULL) == ATTN_OK, "compact rope: write");
+    check(attn_kv_read(ATTN_KV_FLOAT16, kv16, NULL, (int32_t)(4 * nk), (int32_t)d, kv_f) == ATTN_OK, "compact rope: read");
+    const attn_kv c = {.dtype = ATTN_KV_FLOAT16, .k = kv16, .v = kv16 + 2 * nk * d};
+    attn_options op = {.scale = 0.35f, .rope_theta = 10000.0f, .rope_dims = 8, .rope_flags = ATTN_ROPE_QUERIES};
+    const size_t n = attn_sdpa_call_scratch_size_with(&sh, &op, ATTN_KV_FLOAT16, 0);
+    check(n > attn_sdpa_call_scratch_size(&sh, ATTN_KV_FLOAT16, 0), "compact rope: scratch grows with rope");
+    float* scratch = malloc(n * sizeof(float));
+    check(attn_sdpa_kv(&sh, q, &c, out, &op, NULL, scratch, n - 1) == ATTN_ERR_SCRATCH, "compact rope: scratch - 1");
+    check(attn_sdpa_kv(&sh, q, &c, out, &op, NULL, scratch, n) == ATTN_OK, "compact rope: ok");
+    const size_t n32 = attn_sdpa_scratch_size_with(&sh, &op);
+    float* scratch32 = malloc(n32 * sizeof(float));
+    check(attn_sdpa(&sh, q, kv_f, kv_f + 2 * nk * d, ref, &op, NULL, scratch32, n32) == ATTN_OK, "compact rope: float32");
+    float worst = 0.0f;
+    for (size_t i = 0; i < 8 * nq * d; i++) worst = fmaxf(worst, fabsf(out[i] - ref[i]));
+    check(worst < 1e-5f, "compact rope: as attn_sdpa over its values");
+    op.rope_flags = 0;
+    check(attn_sdpa_kv(&sh, q, &c, out, &op, NULL, scratch, n) == ATTN_ERR_ROPE, "compact rope: keys to turn");
+    free(scratch32), free(scratch), free(ref), free(out), free(kv16), free(kv_f), free(kv), free(q);
+  }
+  check(ATTN_ERR_DTYPE == 16 && strcmp(attn_status_string(ATTN_ERR_DTYPE), "a KV cache's dtype must be float32, float16 or int8") == 0,
+        "dtype status after rope's 13-15");
+}
+
 int main(void) {
   test_backward();
   test_masked_row_with_infinite_values();
@@ -480,6 +521,7 @@ int main(void) {
   test_rope_math();
   test_option_errors();
   test_errors();
+  test_compact_rope();
   test_softmax_edges();
   test_nan_row();
   const int sizes[] = {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64, 65, 129};

@@ -143,7 +143,7 @@ export class Attention {
   /**
    * A key/value cache in wasm memory: append keys and values token by token,
    * attend over them in place (no copy of K and V per call).
-   * @param {{ batch?: number, kvHeads?: number, dk: number, dv?: number, capacity: number, layout?: 'bhsd' | 'bshd' }} options
+   * @param {{ batch?: number, kvHeads?: number, dk: number, dv?: number, capacity: number, layout?: 'bhsd' | 'bshd', dtype?: 'float32' | 'float16' | 'int8' }} options
    * @returns {KVCache}
    */
   kvCache(options) {
@@ -155,7 +155,7 @@ export class Attention {
     const dv = checkCount(options.dv, 'kvCache: dv', dk);
     const capacity = checkCount(options.capacity, 'kvCache: capacity');
     const layout = checkLayout(options.layout, 'kvCache: layout');
-    return new KVCache(this.#wasm, { batch, kvHeads, dk, dv, capacity, layout });
+    return new KVCache(this.#wasm, { batch, kvHeads, dk, dv, capacity, layout, dtype: options.dtype });
   }
 
   /** a (m, k) times b (k, n), float32. */

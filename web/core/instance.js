@@ -50,7 +50,7 @@ export class Instance {
   #arena = 0; // pointer into wasm memory
   #arenaBytes = 0;
   #addresses = new Array(10).fill(0);
-  #scratchKey = [0, 0, 0, 0, 0, 0, 0]; // nq, nk, dk, dv, heads, kvHeads of the last call, and its scratch size
+  #scratchKey = [0, 0, 0, 0, 0, 0, 0, 0, 0]; // nq, nk, dk, dv, heads, kvHeads, K/V dtype, steps of the last call, and its scratch size
   #f32 = new Float32Array(0);
   #i32 = new Int32Array(0);
   #u8 = new Uint8Array(0);
@@ -104,8 +104,10 @@ export class Instance {
 
   // Lays out `sizes` (bytes, each rounded up to 16) in the arena and returns
   // their addresses (a reused array). Throws RangeError when wasm32 cannot
-  // hold them. Afterwards #f32/#u8 view the current memory.
+  // hold them, naming `what` (a string, or a function giving one: what
+  // needs the memory). Afterwards #f32/#u8 view the current memory.
   #reserve(sizes, what) {
+    if (typeof what === 'function') what = what();
     const ex = this.live();
     const at = this.#addresses;
     let total = 0;
@@ -179,29 +181,62 @@ export class Instance {
     return new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0)));
   }
 
+  /**
+   * Stores rows of a flat Float32Array into a compact cache (attn_kv_write):
+   * runs of [first float of src, rows, byte address of the first row, byte
+   * address of its int8 scale], each rows x d values.
+   */
+  kvWrite(dtype, src, d, runs, prepare) {
+    const ex = this.live();
+    const [at] = this.#reserve([src.length * 4], 'kvCache.append');
+    try {
+      this.#f32.set(src, at >>> 2);
+      if (prepare) prepare(at); // e.g. RoPE turns the staged keys in place
+      for (const [from, rows, dst, scales] of runs) this.#check(ex.attn_kv_write(dtype, at + from * 4, rows, d, dst, scales), 'kvCache.append');
+    } finally {
+      this.#release();
+    }
+  }
+
+  /** The float32 values of a compact cache's rows (attn_kv_read) into out; runs as kvWrite's, out in place of src. */
+  kvRead(dtype, out, d, runs) {
+    const ex = this.live();
+    const [at] = this.#reserve([out.length * 4], 'kvCache.keys/values');
+    try {
+      for (const [to, rows, src, scales] of runs) this.#check(ex.attn_kv_read(dtype, src, scales, rows, d, at + to * 4), 'kvCache.keys/values');
+      out.set(this.#f32.subarray(at >>> 2, (at >>> 2) + out.length));
+    } finally {
+      this.#release();
+    }
+  }
+
   // The one way into attn_sdpa, shared by attention, sdpa, multiHeadAttention
   // and the KV caches; `c` (made by newCall) is checked already. Written for
   // small calls: one arena check, the three structs of attention.h written
   // by offset, one copy in per input and one copy out. c.kAt / c.vAt, when
   // set, are byte addresses of K and V already in wasm memory (a cache), read
-  // in place with c.kStrides / c.vStrides.
+  // in place with c.kStrides / c.vStrides; c.kvDtype (attn_kv_dtype) says
+  // their type, and an int8 cache's c.kScalesAt / c.vScalesAt / c.scaleStrides
+  // its scales: a compact cache goes through attn_sdpa_kv.
   sdpa(c) {
     const ex = this.live();
     const { batch, heads, kvHeads, nq, nk, dk, dv } = c;
     const inPlace = c.kAt !== undefined;
+    const dtype = inPlace ? c.kvDtype ?? 0 : 0;
     const qLen = batch * heads * nq * dk, kLen = inPlace ? 0 : batch * kvHeads * nk * dk;
     const vLen = inPlace ? 0 : batch * kvHeads * nk * dv;
     const oLen = batch * heads * nq * dv, bLen = c.bias ? c.bias.data.length : 0, mLen = c.mask ? c.mask.data.length : 0;
     const sLen = c.steps ? batch * heads * nq * nk : 0, lLen = c.stats ? batch * heads * nq : 0;
     const iLen = perCallLength(c);
     // Float offsets from the arena start, each region 16-byte aligned: the
-    // structs (shape 76 bytes, options 92, steps 20), int32 per-batch
-    // arrays and float per-head ones, the tensors, scratch; the mask (bytes) last.
-    const SHAPE = 0, OPTS = 20, STEPS = 44, I32 = 52;
+    // structs (shape 76 bytes, options 92, steps 20, attn_kv 44), int32
+    // per-batch arrays and float per-head ones, the tensors, scratch; the mask (bytes) last.
+    const SHAPE = 0, OPTS = 20, STEPS = 44, KV = 52, I32 = 64;
     const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
     const bO = oO + align(oLen), sO = bO + align(bLen), zO = sO + align(sLen), gO = zO + align(sLen);
     const wO = gO + align(sLen), lO = wO + align(sLen), xO = lO + align(lLen);
-    if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this call');
+    const need = (scratch) => callNeeds(c, { q: qLen, k: kLen, v: vLen, out: oLen, bias: bLen, mask: mLen / 4, steps: 4 * sLen, lse: lLen, scratch });
+    if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], () => need(0));
     // Growth detaches the old buffer, and a detached view has length 0: far
     // cheaper to check than the memory.buffer getter on every small call.
     else if (this.#f32.length === 0) this.views();
@@ -209,17 +244,19 @@ export class Instance {
     this.#writeShape(at + SHAPE, c);
     // The scratch size depends on the sizes only (not on strides or
     // options): asked of the C side once per new set of sizes.
-    const sk = this.#scratchKey;
-    if (sk[0] !== nq || sk[1] !== nk || sk[2] !== dk || sk[3] !== dv || sk[4] !== heads || sk[5] !== kvHeads) {
-      sk[6] = ex.attn_sdpa_scratch_size(base + SHAPE * 4) >>> 0;
-      sk[0] = nq; sk[1] = nk; sk[2] = dk; sk[3] = dv; sk[4] = heads; sk[5] = kvHeads;
+    const sk = this.#scratchKey, steps = c.steps ? 1 : 0;
+    if (sk[0] !== nq || sk[1] !== nk || sk[2] !== dk || sk[3] !== dv || sk[4] !== heads || sk[5] !== kvHeads || sk[6] !== dtype || sk[7] !== steps) {
+      // What this very call needs; modules built before that existed know one size for all calls.
+      sk[8] = (ex.attn_sdpa_call_scratch_size ? ex.attn_sdpa_call_scratch_size(base + SHAPE * 4, dtype, steps) : ex.attn_sdpa_scratch_size(base + SHAPE * 4)) >>> 0;
+      sk[0] = nq; sk[1] = nk; sk[2] = dk; sk[3] = dv; sk[4] = heads; sk[5] = kvHeads; sk[6] = dtype; sk[7] = steps;
     }
-    const scratch = c.rope ? this.#scratchWith(at, base, c, OPTS, I32, false) : sk[6];
+    // With RoPE the scratch depends on the options too (its tables and turned rows after the rest).
+    const scratch = c.rope ? this.#scratchWith(at, base, c, OPTS, I32, false, dtype, steps) : sk[8];
     if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
     const mO = xO + scratch;
     const bytes = mO * 4 + mLen;
     if (bytes > this.#arenaBytes) {
-      this.#reserve([bytes], 'this call');
+      this.#reserve([bytes], () => need(scratch));
       base = this.#arena;
       at = base >>> 2;
       this.#writeShape(at + SHAPE, c);
@@ -245,10 +282,21 @@ export class Instance {
       }
       if (c.bias) copyIn(f32, c.bias.data, at + bO);
       if (c.mask) this.#u8.set(c.mask.data, base + mO * 4);
-      const status = ex.attn_sdpa(
-        base + SHAPE * 4, base + qO * 4, inPlace ? c.kAt : base + kO * 4, inPlace ? c.vAt : base + vO * 4, base + oO * 4,
-        base + OPTS * 4, base + STEPS * 4, base + xO * 4, scratch,
-      );
+      let status;
+      if (dtype === 0) {
+        status = ex.attn_sdpa(
+          base + SHAPE * 4, base + qO * 4, inPlace ? c.kAt : base + kO * 4, inPlace ? c.vAt : base + vO * 4, base + oO * 4,
+          base + OPTS * 4, base + STEPS * 4, base + xO * 4, scratch,
+        );
+      } else {
+        // attn_kv: dtype, k, v, k_scales, v_scales, then the scales' strides twice.
+        const o = at + KV;
+        i32[o] = dtype; i32[o + 1] = c.kAt; i32[o + 2] = c.vAt;
+        i32[o + 3] = c.kScalesAt ?? 0; i32[o + 4] = c.vScalesAt ?? 0;
+        writeStrides(i32, o + 5, c.scaleStrides ?? [0, 0, 0]);
+        writeStrides(i32, o + 8, c.scaleStrides ?? [0, 0, 0]);
+        status = ex.attn_sdpa_kv(base + SHAPE * 4, base + qO * 4, base + KV * 4, base + oO * 4, base + OPTS * 4, base + STEPS * 4, base + xO * 4, scratch);
+      }
       if (status !== 0) this.#check(status, 'attention');
       const output = c.out ?? new Float32Array(oLen);
       copyOut(f32, at + oO, output, oLen); // attn_sdpa does not allocate: the view is current
@@ -272,11 +320,13 @@ export class Instance {
   // With RoPE the scratch depends on the options too: they are written
   // here first (the call writes them again with its addresses) and the C
   // side sizes it. The shape is at `base`.
-  #scratchWith(at, base, c, OPTS, I32, backward) {
+  #scratchWith(at, base, c, OPTS, I32, backward, dtype = 0, steps = 0) {
     writeOptions(this.#f32, this.#i32, at + OPTS, c, 0, 0, base + I32 * 4);
     const ex = this.#exports;
-    const size = backward ? ex.attn_sdpa_backward_scratch_size_with : ex.attn_sdpa_scratch_size_with;
-    return size(base, base + OPTS * 4) >>> 0;
+    if (backward) return ex.attn_sdpa_backward_scratch_size_with(base, base + OPTS * 4) >>> 0;
+    // What this very call needs (as sk[8], plus RoPE's part); older modules know one size for all calls.
+    if (ex.attn_sdpa_call_scratch_size_with) return ex.attn_sdpa_call_scratch_size_with(base, base + OPTS * 4, dtype, steps) >>> 0;
+    return ex.attn_sdpa_scratch_size_with(base, base + OPTS * 4) >>> 0;
   }
 
   // attn_shape at float index `o`: sizes, then strides of q, k, v, out for
@@ -450,6 +500,24 @@ function writeOptions(f32, i32, o, c, maskAt, biasAt, intsAt) {
 // lengths, per-head sinks and ALiBi slopes.
 function perCallLength(c) {
   return (c.queryOffsets ? c.batch : 0) + (c.kvLengths ? c.batch : 0) + (c.sinks ? c.heads : 0) + (c.alibi ? c.heads : 0);
+}
+
+// What a call needs, for the RangeError when wasm32 cannot hold it: the
+// total and its largest part, named with its shape. `floats` gives each
+// part's count of floats (the mask's in bytes / 4).
+function callNeeds(c, floats) {
+  const { batch, heads, kvHeads, nq, nk, dk, dv } = c;
+  const shapes = {
+    q: `q (batch, heads, nq, dk) = (${batch}, ${heads}, ${nq}, ${dk})`,
+    k: `k (batch, kvHeads, nk, dk) = (${batch}, ${kvHeads}, ${nk}, ${dk})`,
+    v: `v (batch, kvHeads, nk, dv) = (${batch}, ${kvHeads}, ${nk}, ${dv})`,
+    out: `the output (batch, heads, nq, dv) = (${batch}, ${heads}, ${nq}, ${dv})`,
+    bias: 'bias', mask: 'mask',
+    steps: `steps: scores, scaled, logits and weights, each (batch, heads, nq, nk) = (${batch}, ${heads}, ${nq}, ${nk})`,
+    lse: 'stats (lse)', scratch: 'scratch',
+  };
+  const [name, most] = Object.entries(floats).reduce((a, b) => (b[1] > a[1] ? b : a));
+  return `this call (${formatBytes(most * 4)} = ${most * 4} bytes of it for ${shapes[name]})`;
 }
 
 export function formatBytes(bytes) {

@@ -1,38 +1,54 @@
 // kvcache.js - a key/value cache in wasm memory: keys and values appended
-// token by token and read in place by attend (no copy of K and V per call).
+// token by token and read in place by attend (no copy of K and V per call),
+// held as float32, float16 or int8 (c/attention.h, COMPACT KV CACHES).
 
 import { MAX_ARENA_BYTES, formatBytes } from './instance.js';
 import { describe } from './matrix.js';
 import { checkBool, checkCount, checkKeys, checkLengths, checkOut, checkRope, layoutShapes, newCall, readFlatMasks, readShared } from './options.js';
 import { ropeKeys } from './rope.js';
 
+// attn_kv_dtype of c/attention.h, and bytes per element.
+const DTYPES = Object.freeze({ float32: 0, float16: 1, int8: 2 });
+const ELEMENT_BYTES = Object.freeze({ float32: 4, float16: 2, int8: 1 });
+
 /**
  * Keys and values of a generation in wasm memory, (batch, kvHeads, capacity,
- * d) for layout 'bhsd' or (batch, capacity, kvHeads, d) for 'bshd'. Made by
- * Attention#kvCache; attend() reads them in place.
+ * d) for layout 'bhsd' or (batch, capacity, kvHeads, d) for 'bshd', as
+ * float32, float16 or int8 (with a float32 scale per token and kv head, in
+ * the same layout without d). Made by Attention#kvCache; attend() reads
+ * them in place.
  */
 export class KVCache {
   #wasm;
   #kAt; // byte addresses of the K and V buffers
   #vAt;
+  #kScalesAt = 0; // int8: byte addresses of the scales of K's and V's rows
+  #vScalesAt = 0;
   #length = 0;
   #disposed = false;
 
   /** @internal use Attention#kvCache() */
-  constructor(wasm, { batch, kvHeads, dk, dv, capacity, layout }) {
-    const kBytes = batch * kvHeads * capacity * dk * 4, vBytes = batch * kvHeads * capacity * dv * 4;
-    if (kBytes + vBytes > MAX_ARENA_BYTES) {
-      throw new RangeError(`kvCache: a capacity of ${capacity} needs ${formatBytes(kBytes + vBytes)} of wasm memory; wasm32 holds at most 4 GiB`);
-    }
-    const kAt = wasm.malloc(kBytes);
-    const vAt = kAt === 0 ? 0 : wasm.malloc(vBytes);
-    if (vAt === 0) {
-      if (kAt !== 0) wasm.free(kAt);
-      throw new RangeError(`kvCache: a capacity of ${capacity} needs ${formatBytes(kBytes + vBytes)} of wasm memory, and the memory could not grow that far`);
+  constructor(wasm, { batch, kvHeads, dk, dv, capacity, layout, dtype = 'float32' }) {
+    if (!Object.hasOwn(DTYPES, dtype)) throw new TypeError(`kvCache: dtype must be 'float32', 'float16' or 'int8', got ${describe(dtype)}`);
+    const rows = batch * kvHeads * capacity, e = ELEMENT_BYTES[dtype];
+    const sizes = [rows * dk * e, rows * dv * e];
+    if (dtype === 'int8') sizes.push(rows * 4, rows * 4);
+    const bytes = sizes.reduce((a, b) => a + b, 0);
+    const need = `kvCache: a capacity of ${capacity} needs ${formatBytes(bytes)} of wasm memory (${bytes} bytes: batch ${batch} x ${kvHeads} kv heads of dk = ${dk} and dv = ${dv} as ${dtype})`;
+    if (bytes > MAX_ARENA_BYTES) throw new RangeError(`${need}; wasm32 holds at most 4 GiB`);
+    const at = [];
+    for (const size of sizes) {
+      const ptr = wasm.malloc(size);
+      if (ptr === 0) {
+        for (const p of at) wasm.free(p);
+        throw new RangeError(`${need}, and the memory could not grow that far`);
+      }
+      at.push(ptr);
     }
     this.#wasm = wasm;
-    this.#kAt = kAt;
-    this.#vAt = vAt;
+    [this.#kAt, this.#vAt, this.#kScalesAt = 0, this.#vScalesAt = 0] = at;
+    /** @readonly element type of the held keys and values */ this.dtype = dtype;
+    /** @readonly bytes of wasm memory the cache holds (scales included) */ this.bytes = bytes;
     /** @readonly */ this.batch = batch;
     /** @readonly */ this.kvHeads = kvHeads;
     /** @readonly */ this.dk = dk;
@@ -57,6 +73,12 @@ export class KVCache {
     return this.layout === 'bshd' ? [capacity * kvHeads * d, d, kvHeads * d] : [kvHeads * capacity * d, capacity * d, d];
   }
 
+  // Strides (batch, head, row) of t tokens laid out as append's k and v.
+  #flatStrides(d, t) {
+    const { kvHeads } = this;
+    return this.layout === 'bshd' ? [t * kvHeads * d, d, kvHeads * d] : [kvHeads * t * d, t * d, d];
+  }
+
   /**
    * Appends t >= 1 tokens: k flat (batch, kvHeads, t, dk) and v (batch,
    * kvHeads, t, dv), or (batch, t, kvHeads, d) for layout 'bshd'. Past the
@@ -78,13 +100,41 @@ export class KVCache {
     if (this.#length + t > capacity) {
       throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${this.#length}); the cache is unchanged`);
     }
-    const f32 = this.#wasm.f32();
-    this.#copy(f32, k, this.#kAt >>> 2, dk, t, true);
-    this.#copy(f32, v, this.#vAt >>> 2, dv, t, true);
-    if (rope) ropeKeys(this.#wasm, this.#kAt, this.#strides(dk), this, t, this.#length, rope);
+    if (this.dtype === 'float32') {
+      const f32 = this.#wasm.f32();
+      this.#copy(f32, k, this.#kAt >>> 2, dk, t, true);
+      this.#copy(f32, v, this.#vAt >>> 2, dv, t, true);
+      if (rope) ropeKeys(this.#wasm, this.#kAt, this.#strides(dk), this, t, this.#length, rope);
+    } else {
+      // A compact cache's keys turn first, as float32 where kvWrite stages
+      // them in wasm memory (laid out as k), then are written compact.
+      const turn = rope ? (at) => ropeKeys(this.#wasm, at, this.#flatStrides(dk, t), this, t, this.#length, rope, 0) : undefined;
+      this.#wasm.kvWrite(DTYPES[this.dtype], k, dk, this.#runs(dk, t, this.#kAt, this.#kScalesAt, this.#length), turn);
+      this.#wasm.kvWrite(DTYPES[this.dtype], v, dv, this.#runs(dv, t, this.#vAt, this.#vScalesAt, this.#length));
+    }
     this.#length += t;
   }
 
+  // The runs of consecutive rows (of d values) that t tokens from position
+  // `from` on occupy, in a flat (batch, kvHeads, t, d) or (batch, t,
+  // kvHeads, d) array and in a compact buffer at byte address `at` (scales
+  // at `scalesAt`): [first float of the flat array, rows, byte address of
+  // the first row, byte address of its scale].
+  #runs(d, t, at, scalesAt, from) {
+    const { batch, kvHeads, capacity } = this, e = ELEMENT_BYTES[this.dtype], runs = [];
+    if (this.layout === 'bshd') {
+      for (let b = 0; b < batch; b++) {
+        const row = (b * capacity + from) * kvHeads; // (t, kvHeads) rows of entry b are consecutive
+        runs.push([b * t * kvHeads * d, t * kvHeads, at + row * d * e, scalesAt + row * 4]);
+      }
+    } else {
+      for (let bh = 0; bh < batch * kvHeads; bh++) {
+        const row = bh * capacity + from;
+        runs.push([bh * t * d, t, at + row * d * e, scalesAt + row * 4]);
+      }
+    }
+    return runs;
+  }
   // Copies t tokens between a flat user array and the buffer at float index
   // `at`, from token position #length on (into) or the held tokens (out).
   #copy(f32, flat, at, d, t, into) {
@@ -106,19 +156,27 @@ export class KVCache {
     }
   }
 
-  /** A copy of the held keys, (batch, kvHeads, length, dk) in the cache's layout (ONNX present_key). */
+  /**
+   * A copy of the held keys as float32, (batch, kvHeads, length, dk) in the
+   * cache's layout (ONNX present_key): for float16 and int8 the values
+   * attend computes with.
+   */
   keys() {
     this.#live('keys');
-    const out = new Float32Array(this.batch * this.kvHeads * this.#length * this.dk);
-    this.#copy(this.#wasm.f32(), out, this.#kAt >>> 2, this.dk, this.#length, false);
-    return out;
+    return this.#read(this.dk, this.#kAt, this.#kScalesAt);
   }
 
-  /** A copy of the held values, (batch, kvHeads, length, dv) in the cache's layout (ONNX present_value). */
+  /** A copy of the held values as float32, (batch, kvHeads, length, dv) in the cache's layout (ONNX present_value). */
   values() {
     this.#live('values');
-    const out = new Float32Array(this.batch * this.kvHeads * this.#length * this.dv);
-    this.#copy(this.#wasm.f32(), out, this.#vAt >>> 2, this.dv, this.#length, false);
+    return this.#read(this.dv, this.#vAt, this.#vScalesAt);
+  }
+
+  #read(d, at, scalesAt) {
+    const out = new Float32Array(this.batch * this.kvHeads * this.#length * d);
+    if (this.#length === 0) return out;
+    if (this.dtype === 'float32') this.#copy(this.#wasm.f32(), out, at >>> 2, d, this.#length, false);
+    else this.#wasm.kvRead(DTYPES[this.dtype], out, d, this.#runs(d, this.#length, at, scalesAt, 0));
     return out;
   }
 
@@ -146,6 +204,8 @@ export class KVCache {
     c.q = q; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads; c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv;
     c.layout = this.layout;
     c.kAt = this.#kAt; c.vAt = this.#vAt; c.kStrides = this.#strides(dk); c.vStrides = this.#strides(dv);
+    c.kvDtype = DTYPES[this.dtype];
+    if (this.dtype === 'int8') { c.kScalesAt = this.#kScalesAt; c.vScalesAt = this.#vScalesAt; c.scaleStrides = this.#strides(1); }
     c.out = checkOut(options.out, c, fn);
     readFlatMasks(c, options, fn);
     readShared(c, options, fn, batch);
@@ -168,12 +228,24 @@ export class KVCache {
     this.#length = 0;
   }
 
+  /**
+   * Keeps the first `length` tokens and forgets the rest, in constant time
+   * (nothing is copied or cleared): speculative decoding's rejected draft
+   * tokens. length is an integer in [0, this.length].
+   */
+  truncate(length) {
+    this.#live('truncate');
+    if (!Number.isInteger(length) || length < 0 || length > this.#length) {
+      throw new RangeError(`kvCache.truncate: length must be an integer in [0, ${this.#length}] (the tokens held), got ${describe(length)}`);
+    }
+    this.#length = length;
+  }
+
   /** Returns the cache's memory to the instance; later calls throw. */
   dispose() {
     if (this.#disposed) return;
     this.#disposed = true;
-    this.#wasm.free(this.#kAt);
-    this.#wasm.free(this.#vAt);
+    for (const at of [this.#kAt, this.#vAt, this.#kScalesAt, this.#vScalesAt]) if (at !== 0) this.#wasm.free(at);
     this.#length = 0;
   }
 }

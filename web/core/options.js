@@ -52,7 +52,7 @@ export const CALL_OPTIONS = Object.freeze({
   sdpaBackward: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'lse']),
   multiHeadAttention: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS, 'steps']),
   multiHeadAttentionBackward: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS]),
-  kvCache: Object.freeze(['batch', 'kvHeads', 'dk', 'dv', 'capacity', 'layout']),
+  kvCache: Object.freeze(['batch', 'kvHeads', 'dk', 'dv', 'capacity', 'layout', 'dtype']),
   attend: Object.freeze(['heads', 'nq', ...SHARED_OPTIONS, 'kvLengths', 'steps', 'stats', 'out']),
   append: Object.freeze(['rope']),
   load: Object.freeze(['simd', 'deterministic', 'wasm']),
