@@ -188,7 +188,8 @@ export class StepsView {
       }
       if (show('weights')) parts.push(el('div', { class: 'matrices heads' }, ...headTables('weights')));
       this.#softmax?.stop();
-      this.#softmax = show('weights') && view.controls !== 'none' ? new SoftmaxPlay(() => this.#softmaxSource(), () => this.repaint()) : null;
+      // Weights computed elsewhere come without their logits: nothing to play.
+      this.#softmax = show('weights') && view.controls !== 'none' && !this.#context().example.external ? new SoftmaxPlay(() => this.#softmaxSource(), () => this.repaint()) : null;
       sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts), ...(this.#softmax ? [this.#softmax.element] : [])], { lead: true }));
     }
     if (show('output')) sections.push(this.#section('output', [el('div', { class: 'matrices heads' }, ...headTables('output'))]));
@@ -375,6 +376,7 @@ export class StepsView {
     const entry = this.#tables.get('weights-0');
     if (!entry) return null;
     const { example, blocked } = this.#context();
+    if (example.external) return null;
     const m = matrixOf(example, 'scaled-0');
     const logits = { rows: m.rows, cols: m.cols, data: Float64Array.from(m.data, (z, k) => (blocked(Math.floor(k / m.cols), k % m.cols) ? -Infinity : z)) };
     return { entry, logits, tokens: example.tokens };
