@@ -82,7 +82,7 @@ settings('window, softcap and query-offset: parsed from the attribute, checked b
   assert.is(read({}).softcap, 0);
   assert.throws(() => read({ window: '2 x' }), /^window expects "left right"/);
   assert.throws(() => read({ window: '-2' }), /^window\[0\] must be an integer from -1/);
-  assert.throws(() => read({ softcap: '-1' }), /^softcap must be a finite number >= 0/);
+  assert.throws(() => read({ softcap: '-1' }), /^softcap must be 0 \(none\) or a number > 0/);
   assert.throws(() => read({ 'query-offset': '1.5' }), /^query-offset expects a whole number/);
 });
 
