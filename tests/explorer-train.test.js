@@ -191,7 +191,7 @@ test('new sizes restart training on the new weights', async ({ env }) => {
   await frame(page);
   await page.locator(`${E} .train button:text("Step")`).click();
   await frame(page);
-  const cols = await page.$$eval(`${E} .train-grids figure:nth-child(3) tr:first-child th`, (ths) => ths.length - 1);
+  const cols = await page.$$eval(`${E} .train-grids figure:nth-child(4) tr:first-child th`, (ths) => ths.length - 1);
   assert.is(cols, 4);
   assert.is(await page.evaluate((sel) => document.querySelector(sel).state.WQ.cols, E), 4);
   assert.equal(problems, []);
@@ -201,10 +201,10 @@ test('hovering a dW_Q cell writes it as its sum over tokens; removing train remo
   const { page, problems } = await open(env);
   await page.locator(`${E} .train select[aria-label="target"]`).selectOption('first-token');
   await frame(page);
-  await page.locator(`${E} .train-grids figure:nth-child(3) td[data-i="1"][data-j="2"]`).hover();
+  await page.locator(`${E} .train-grids figure:nth-child(4) td[data-i="1"][data-j="2"]`).hover();
   const text = await page.locator(`${E} .train-derivation`).textContent();
   assert.match(text, /^dW_Q\[1, 2\] = Σ over tokens of X\[token, 1\] · dQ\[token, 2\] = .* = -?\d+\.\d{4}$/);
-  const shown = await page.locator(`${E} .train-grids figure:nth-child(3) td[data-i="1"][data-j="2"]`).textContent();
+  const shown = await page.locator(`${E} .train-grids figure:nth-child(4) td[data-i="1"][data-j="2"]`).textContent();
   assert.is(Number(text.split(' = ').pop()).toFixed(3), Number(shown).toFixed(3));
   await page.evaluate((sel) => document.querySelector(sel).removeAttribute('train'), E);
   await frame(page);
@@ -335,7 +335,7 @@ test('dW heatmaps colour a gradient that prints as 0.000 as zero; the loss plot 
     el.inputs = { ...el.inputs, X: { rows: X.rows, cols: X.cols, data: X.data.map((x) => x * 1e-5) } };
   });
   await frame(page);
-  const cells = await page.$$eval(`${E} .train-grids figure:nth-child(3) td[data-i]`, (tds) => tds.map((td) => [td.textContent, td.className]));
+  const cells = await page.$$eval(`${E} .train-grids figure:nth-child(4) td[data-i]`, (tds) => tds.map((td) => [td.textContent, td.className]));
   const zero = cells.filter(([text]) => Number(text) === 0);
   assert.ok(zero.length > 0, 'some gradient prints as zero');
   // Level 48 of 96 is the diverging palette's middle: zero.

@@ -19,7 +19,8 @@ const GAP = 8; // px between the table and the popover, and kept to the explorer
  * table, or above it when under it would end below the window. Beside or
  * over and under the table, it covers none of the cell's row or column.
  * A table too big for any of these (taller than the window) gets the
- * popover under the cell's row, on the side of its column with more room.
+ * popover above the cell's row (else under it), on the side of its column
+ * with more room.
  */
 export function placePopover(cell, table, root, width, height, windowHeight) {
   const bottom = windowHeight - GAP - root.top; // the window's bottom, relative to root
@@ -30,8 +31,11 @@ export function placePopover(cell, table, root, width, height, windowHeight) {
   const left = Math.max(GAP, Math.min(table.left - root.left, root.width - width - GAP));
   if (table.bottom - root.top + GAP + height <= bottom) return { left, top: table.bottom - root.top + GAP };
   if (table.top - root.top - GAP - height >= top) return { left, top: table.top - root.top - GAP - height };
+  // A table bigger than the window: beside the cell's column (on its roomier
+  // side) and above or under its row, so the quadrant it covers holds neither.
   const rightRoom = root.right - cell.right, leftRoom = cell.left - root.left;
   const side = rightRoom >= leftRoom ? Math.min(cell.right - root.left + GAP, root.width - width - GAP) : Math.max(GAP, cell.left - root.left - GAP - width);
+  if (cell.top - root.top - GAP - height >= top) return { left: side, top: cell.top - root.top - GAP - height };
   return { left: side, top: Math.min(cell.bottom - root.top + GAP, bottom - height) };
 }
 

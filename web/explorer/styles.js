@@ -189,6 +189,7 @@ td:focus-visible, th .token:focus-visible { outline: 3px solid var(--attn-focus)
 tr.selected td[data-i] { box-shadow: inset 0 -3px 0 var(--attn-select); }
 /* "Play softmax": the row being played is marked. */
 .softmax-play { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: baseline; margin-top: 8px; }
+.root[data-appearance="figure"] .softmax-play { margin-top: 4px; font-size: 0.85em; }
 .softmax-status { font-family: var(--attn-mono); font-size: 0.85em; }
 tr.playing th { color: var(--attn-select); font-weight: 700; }
 tr.playing td[data-i] { box-shadow: inset 0 2px 0 var(--attn-select), inset 0 -2px 0 var(--attn-select); }

@@ -53,7 +53,7 @@ export const TRAIN_STYLES = `
 /* In a figure the article names the part; the grids sit closer. */
 .root[data-appearance="figure"] .train { border-top: none; margin-top: 0.5rem; padding-top: 0; }
 .root[data-appearance="figure"] .train h3 { display: none; }
-.root[data-appearance="figure"] .train td { width: 2.3rem; height: 1.25rem; }
+.root[data-appearance="figure"] .train td { width: 2.3rem; height: 1.15rem; }
 .train-derivation { font-size: 0.8rem; min-height: 1.2em; overflow-wrap: anywhere; margin-bottom: 0; }
 .train-derivation-figure { max-width: 420px; font-family: var(--attn-mono, monospace); font-size: 0.8rem; }
 .train [hidden] { display: none; }
