@@ -21,6 +21,12 @@
 #include "f32-tanh-wasmsimd.h"
 #include "kernels.h"
 
+/* The helpers that both decode paths call (float32 and compact K and V)
+ * stay one function each: inlined into both, they doubled the kernel's
+ * code (about 14 KB of each SIMD module), at no measured speed. */
+#define ATTN__SHARED __attribute__((noinline))
+
+
 /* Lane t of the result: (a_t[0] + a_t[2]) + (a_t[1] + a_t[3]). */
 static inline v128_t attn__hsum4(v128_t a0, v128_t a1, v128_t a2, v128_t a3) {
   const v128_t x01 = wasm_f32x4_add(wasm_i32x4_shuffle(a0, a1, 0, 4, 1, 5), wasm_i32x4_shuffle(a0, a1, 2, 6, 3, 7));
@@ -30,7 +36,7 @@ static inline v128_t attn__hsum4(v128_t a0, v128_t a1, v128_t a2, v128_t a3) {
 
 /* z[j] = (q . k_j) * scale for keys j0 <= j < j1, one row; key rows are
  * k_stride apart. */
-static void attn__logits_wasmsimd(const float* q, const float* k, size_t k_stride, size_t j0, size_t j1,
+ATTN__SHARED static void attn__logits_wasmsimd(const float* q, const float* k, size_t k_stride, size_t j0, size_t j1,
                                   size_t d_k, float scale, float* z) {
   const size_t d_k4 = d_k / 4 * 4;
   const v128_t vscale = wasm_f32x4_splat(scale);
@@ -68,7 +74,7 @@ static void attn__logits_wasmsimd(const float* q, const float* k, size_t k_strid
 }
 
 /* The same for two rows a and b and keys j < n, sharing the loads of K. */
-static void attn__logits2_wasmsimd(const float* qa, const float* qb, const float* k, size_t k_stride, size_t n,
+ATTN__SHARED static void attn__logits2_wasmsimd(const float* qa, const float* qb, const float* k, size_t k_stride, size_t n,
                                    size_t d_k, float scale, float* za, float* zb) {
   const size_t d_k4 = d_k / 4 * 4;
   const v128_t vscale = wasm_f32x4_splat(scale);
@@ -113,7 +119,7 @@ static void attn__logits2_wasmsimd(const float* qa, const float* qb, const float
 /* Row i's logits z (n, its key span from span.lo) become weights: softcap,
  * bias, mask, -Infinity padding to a multiple of 4, exp(z - max) in place.
  * Returns the sum of the weights, 0 when no key is allowed; *m gets the max. */
-static float attn__weights_wasmsimd(const attn__head* h, size_t i, attn__span span, float* z, float* m) {
+ATTN__SHARED static float attn__weights_wasmsimd(const attn__head* h, size_t i, attn__span span, float* z, float* m) {
   const size_t n = span.hi - span.lo, padded = attn__round_up(n, 4);
   if (h->softcap > 0.0f) attn__softcap_wasmsimd(z, padded, h->softcap);
   for (size_t j = n; j < padded; j++) z[j] = -INFINITY;
@@ -135,7 +141,7 @@ static float attn__weights_wasmsimd(const attn__head* h, size_t i, attn__span sp
 /* acc (d_v) += sum_j p_j v_j over keys j < n, in key order per column; v
  * rows v_stride apart. acc is read and written back as is, so a sum taken
  * block by block has the same bits as in one pass. */
-static void attn__pv_acc_wasmsimd(const float* p, size_t n, const float* v, size_t v_stride, size_t d_v, float* acc) {
+ATTN__SHARED static void attn__pv_acc_wasmsimd(const float* p, size_t n, const float* v, size_t v_stride, size_t d_v, float* acc) {
   size_t c = 0;
   for (; c + 32 <= d_v; c += 32) {
     v128_t vacc0 = wasm_v128_load(acc + c), vacc1 = wasm_v128_load(acc + c + 4);
@@ -179,7 +185,7 @@ static void attn__pv_acc_wasmsimd(const float* p, size_t n, const float* v, size
 }
 
 /* The same for two rows a and b over the same keys, sharing the loads of V. */
-static void attn__pv_acc2_wasmsimd(const float* pa, const float* pb, size_t n, const float* v, size_t v_stride,
+ATTN__SHARED static void attn__pv_acc2_wasmsimd(const float* pa, const float* pb, size_t n, const float* v, size_t v_stride,
                                    size_t d_v, float* acc_a, float* acc_b) {
   size_t c = 0;
   for (; c + 16 <= d_v; c += 16) {
@@ -297,10 +303,16 @@ static void attn__decode_group_wasmsimd(const attn__decode_args* args) {
 
 static void attn__decode_compact_wasmsimd(const attn__decode_args* args);
 
+/* The compact caches' decode is called through a pointer read as volatile,
+ * for the reason attention.c calls the kernels so (kernels.h): inlined into
+ * this kernel, whose only caller it has, it made one function of both, and
+ * the float32 decode ran 15-20% slower. */
+static void (*volatile attn__decode_compact)(const attn__decode_args*) = attn__decode_compact_wasmsimd;
+
 void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
   assert(args != NULL && args->logits != NULL);
   if (args->heads[0].k_rows.dtype != ATTN__KV_F32) {
-    attn__decode_compact_wasmsimd(args);
+    attn__decode_compact(args);
     return;
   }
   if (args->n_heads > 2) {
