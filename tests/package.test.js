@@ -19,7 +19,9 @@ const expected = handbookTables();
 // Three wasm modules, the C sources (so users can rebuild), the explorer and the model with its
 // trained parameters (about 100 KB) fit in this; the budget catches stray files (fixtures,
 // outputs, docs images), not growth of the code itself.
-const MAX_UNPACKED = 1024 * 1024;
+// The budget notices growth: it rose with the model view, the story API, the
+// compact caches and the positions (RoPE, sinks, ALiBi) landing together.
+const MAX_UNPACKED = 1.25 * 1024 * 1024;
 
 function sh(cmd, args, options = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...options });
@@ -40,7 +42,7 @@ test.before(async (ctx) => {
   assert.is(install.status, 0, install.stderr);
 });
 
-test('the tarball holds what users need and nothing else, under 1 MiB unpacked', ({ pack }) => {
+test('the tarball holds what users need and nothing else, under 1.25 MiB unpacked', ({ pack }) => {
   const files = pack.files.map((f) => f.path);
   assert.ok(pack.unpackedSize <= MAX_UNPACKED, `${pack.unpackedSize} bytes unpacked`);
   for (const need of ['web/attention.js', 'web/attention.d.ts', 'web/explorer.js', 'web/explorer.d.ts', 'web/model.js', 'web/model.d.ts', 'web/model/induction.json', 'web/cli.js', 'dist/attention-relaxed.wasm', 'dist/attention-simd.wasm', 'dist/attention-scalar.wasm', 'README.md', 'LICENSE']) {
