@@ -16,11 +16,9 @@ const work = `${root}tests/output/package`;
 const consumer = `${work}/consumer`;
 const bin = (name) => `${root}node_modules/.bin/${name}`;
 const expected = handbookTables();
-// Three wasm modules, the C sources (so users can rebuild), the explorer and the model with its
-// trained parameters (about 100 KB) fit in this; the budget catches stray files (fixtures,
+// Three wasm modules, the C sources (so users can rebuild), the explorer (with the model view and
+// the story API) and the model with its trained parameters (about 100 KB) fit in this; the budget catches stray files (fixtures,
 // outputs, docs images), not growth of the code itself.
-// The budget notices growth: it rose with the model view, the story API, the
-// compact caches and the positions (RoPE, sinks, ALiBi) landing together.
 const MAX_UNPACKED = 1.25 * 1024 * 1024;
 
 function sh(cmd, args, options = {}) {
