@@ -4,7 +4,7 @@
 
 import { MAX_ARENA_BYTES, formatBytes } from './instance.js';
 import { describe } from './matrix.js';
-import { checkBool, checkCount, checkKeys, checkLengths, checkOut, checkRope, layoutShapes, newCall, readFlatMasks, readShared } from './options.js';
+import { attendCall, checkBool, checkCount, checkKeys, checkLengths, checkOut, checkRope, layoutShapes, newCall, readFlatMasks, readShared } from './options.js';
 import { ropeKeys } from './rope.js';
 
 // attn_kv_dtype of c/attention.h, and bytes per element.
@@ -189,36 +189,11 @@ export class KVCache {
    */
   attend(q, options = {}) {
     this.#live('attend');
-    const fn = 'kvCache.attend';
-    checkKeys(options, 'attend', fn);
-    const { batch, kvHeads, dk, dv } = this;
-    const nk = this.#length;
-    if (nk === 0) throw new RangeError(`${fn}: the cache is empty; append keys and values first`);
-    const heads = checkCount(options.heads, `${fn}: heads`, kvHeads);
-    if (heads % kvHeads !== 0) throw new RangeError(`${fn}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
-    const qs = layoutShapes(this.layout).q;
-    if (!(q instanceof Float32Array)) throw new TypeError(`${fn}: q must be a Float32Array ${qs}, got ${describe(q)}`);
-    const nq = options.nq == null ? q.length / (batch * heads * dk) : checkCount(options.nq, `${fn}: nq`);
-    if (!Number.isInteger(nq) || nq < 1 || q.length !== batch * heads * nq * dk) throw new RangeError(`${fn}: q has ${q.length} values, expected a positive multiple of batch * heads * dk = ${batch * heads * dk} for ${qs}${options.nq == null ? '' : ` with nq = ${nq}`}`);
-    const c = newCall();
-    c.q = q; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads; c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv;
-    c.layout = this.layout;
-    c.kAt = this.#kAt; c.vAt = this.#vAt; c.kStrides = this.#strides(dk); c.vStrides = this.#strides(dv);
+    const c = attendCall(q, options, this, this.#length);
+    c.kAt = this.#kAt; c.vAt = this.#vAt; c.kStrides = this.#strides(c.dk); c.vStrides = this.#strides(c.dv);
     c.kvDtype = DTYPES[this.dtype];
     if (this.dtype === 'int8') { c.kScalesAt = this.#kScalesAt; c.vScalesAt = this.#vScalesAt; c.scaleStrides = this.#strides(1); }
-    c.out = checkOut(options.out, c, fn);
-    readFlatMasks(c, options, fn);
-    readShared(c, options, fn, batch);
     c.ropeQueries = c.rope !== null; // the keys were turned at append
-    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, `${fn}: kvLengths`, batch, nk);
-    // The queries are the newest tokens: of the cache, or of each batch
-    // entry's own keys when kvLengths says how many it holds.
-    if (options.queryOffset == null) {
-      if (c.kvLengths) c.queryOffsets = Int32Array.from(c.kvLengths, (n) => n - nq);
-      else c.queryOffset = nk - nq;
-    }
-    c.steps = checkBool(options.steps, `${fn}: steps`);
-    c.stats = checkBool(options.stats, `${fn}: stats`);
     return this.#wasm.sdpa(c);
   }
 

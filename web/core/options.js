@@ -466,3 +466,35 @@ export function projections(x, options, name) {
   const WO = options.wo == null ? null : toMatrix(options.wo, `${name}: wo`, heads * dv);
   return { X, C, heads, kvHeads, WQ, WK, WV, WO, dk, dv };
 }
+
+/**
+ * A KV cache's attend call, checked (the single-instance cache and the
+ * pool's): `cache` gives batch, kvHeads, dk, dv and layout, nk is the tokens
+ * held. The queries default to the newest tokens: of the cache, or of each
+ * batch entry's own keys when kvLengths says how many it holds.
+ */
+export function attendCall(q, options, cache, nk, fn = 'kvCache.attend') {
+  checkKeys(options, 'attend', fn);
+  const { batch, kvHeads, dk, dv } = cache;
+  if (nk === 0) throw new RangeError(`${fn}: the cache is empty; append keys and values first`);
+  const heads = checkCount(options.heads, `${fn}: heads`, kvHeads);
+  if (heads % kvHeads !== 0) throw new RangeError(`${fn}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
+  const qs = layoutShapes(cache.layout).q;
+  if (!(q instanceof Float32Array)) throw new TypeError(`${fn}: q must be a Float32Array ${qs}, got ${describe(q)}`);
+  const nq = options.nq == null ? q.length / (batch * heads * dk) : checkCount(options.nq, `${fn}: nq`);
+  if (!Number.isInteger(nq) || nq < 1 || q.length !== batch * heads * nq * dk) throw new RangeError(`${fn}: q has ${q.length} values, expected a positive multiple of batch * heads * dk = ${batch * heads * dk} for ${qs}${options.nq == null ? '' : ` with nq = ${nq}`}`);
+  const c = newCall();
+  c.q = q; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads; c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv;
+  c.layout = cache.layout;
+  c.out = checkOut(options.out, c, fn);
+  readFlatMasks(c, options, fn);
+  readShared(c, options, fn, batch);
+  c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, `${fn}: kvLengths`, batch, nk);
+  if (options.queryOffset == null) {
+    if (c.kvLengths) c.queryOffsets = Int32Array.from(c.kvLengths, (n) => n - nq);
+    else c.queryOffset = nk - nq;
+  }
+  c.steps = checkBool(options.steps, `${fn}: steps`);
+  c.stats = checkBool(options.stats, `${fn}: stats`);
+  return c;
+}

@@ -33,6 +33,7 @@ import { describe } from '../core/matrix.js';
 import {
   WINDOW_MAX, checkBool, checkCount, checkKeys, checkLayout, checkLengths, checkOut, layoutShapes, newCall, readFlatMasks, readShared,
 } from '../core/options.js';
+import { attendCall } from '../core/options.js';
 import { Shard, SoftmaxMerge, placeTokens, sliceTokens } from './kvshard.js';
 
 /** Positions per segment, and the length up to which a cache stays on the calling thread. */
@@ -289,30 +290,8 @@ export class PoolKVCache {
    */
   async attend(q, options = {}) {
     this.#live('attend');
-    const fn = 'kvCache.attend';
-    checkKeys(options, 'attend', fn);
-    const { batch, kvHeads, dk, dv } = this;
-    const nk = this.#length;
-    if (nk === 0) throw new RangeError(`${fn}: the cache is empty; append keys and values first`);
-    const heads = checkCount(options.heads, `${fn}: heads`, kvHeads);
-    if (heads % kvHeads !== 0) throw new RangeError(`${fn}: heads (${heads}) must be a multiple of kvHeads (${kvHeads})`);
-    const qs = layoutShapes(this.layout).q;
-    if (!(q instanceof Float32Array)) throw new TypeError(`${fn}: q must be a Float32Array ${qs}, got ${describe(q)}`);
-    const nq = options.nq == null ? q.length / (batch * heads * dk) : checkCount(options.nq, `${fn}: nq`);
-    if (!Number.isInteger(nq) || nq < 1 || q.length !== batch * heads * nq * dk) throw new RangeError(`${fn}: q has ${q.length} values, expected a positive multiple of batch * heads * dk = ${batch * heads * dk} for ${qs}${options.nq == null ? '' : ` with nq = ${nq}`}`);
-    const c = newCall();
-    c.q = q; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads; c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv;
-    c.layout = this.layout;
-    c.out = checkOut(options.out, c, fn);
-    readFlatMasks(c, options, fn);
-    readShared(c, options, fn, batch);
-    c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, `${fn}: kvLengths`, batch, nk);
-    if (options.queryOffset == null) {
-      if (c.kvLengths) c.queryOffsets = Int32Array.from(c.kvLengths, (n) => n - nq);
-      else c.queryOffset = nk - nq;
-    }
-    c.steps = checkBool(options.steps, `${fn}: steps`);
-    c.stats = checkBool(options.stats, `${fn}: stats`);
+    const c = attendCall(q, options, this, this.#length);
+    const { batch, heads, nq, nk, dv } = c;
 
     const calls = this.#holders.map(() => []);
     for (const [s, start, n] of this.#segments()) {
