@@ -4,7 +4,7 @@
 
 import { MAX_ARENA_BYTES, formatBytes } from './instance.js';
 import { describe } from './matrix.js';
-import { attendCall, checkBool, checkCount, checkKeys, checkLengths, checkOut, checkRope, layoutShapes, newCall, readFlatMasks, readShared } from './options.js';
+import { attendCall, checkKeys, checkRope } from './options.js';
 import { ropeKeys } from './rope.js';
 
 // attn_kv_dtype of c/attention.h, and bytes per element.
