@@ -30,10 +30,7 @@
 
 import { MAX_ARENA_BYTES, formatBytes } from '../core/instance.js';
 import { describe } from '../core/matrix.js';
-import {
-  WINDOW_MAX, checkBool, checkCount, checkKeys, checkLayout, checkLengths, checkOut, layoutShapes, newCall, readFlatMasks, readShared,
-} from '../core/options.js';
-import { attendCall } from '../core/options.js';
+import { WINDOW_MAX, attendCall, checkCount, checkKeys, checkLayout } from '../core/options.js';
 import { Shard, SoftmaxMerge, placeTokens, sliceTokens } from './kvshard.js';
 
 /** Positions per segment, and the length up to which a cache stays on the calling thread. */
