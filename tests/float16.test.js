@@ -60,4 +60,37 @@ test('float16 errors name the argument', ({ attn }) => {
   assert.throws(() => attn.sdpa(h, h, h, o), (e) => e instanceof TypeError && /sdpa: q must be a Float32Array, got a Uint16Array; for float16 bits pass dtype: 'float16'/.test(e.message));
 });
 
+test('attention with dtype float16: { rows, cols, data } of float16 bits, the output in float16, steps in float32', ({ attn }) => {
+  const rng = new NumpyRandom(5);
+  const half = (rows, cols) => ({ rows, cols, data: float32ToFloat16(Float32Array.from(rng.randn(rows * cols)), new Uint16Array(0)) });
+  const wide = (m) => ({ rows: m.rows, cols: m.cols, data: float16ToFloat32(m.data) });
+  const q = half(3, 4), k = half(5, 4), v = half(5, 2), bias = half(3, 5);
+  const got = attn.attention(q, k, v, { bias, causal: true, dtype: 'float16', steps: true });
+  const want = attn.attention(wide(q), wide(k), wide(v), { bias: wide(bias), causal: true, steps: true });
+  assert.equal([got.output.rows, got.output.cols], [3, 2]);
+  assert.instance(got.output.data, Uint16Array);
+  assert.equal(Array.from(got.output.data), Array.from(float32ToFloat16(want.output.data, new Uint16Array(0))));
+  assert.instance(got.weights.data, Float32Array);
+  assert.equal(Array.from(got.weights.data), Array.from(want.weights.data));
+  const Native = globalThis.Float16Array;
+  if (Native !== undefined) {
+    const native = (m) => ({ rows: m.rows, cols: m.cols, data: new Native(float16ToFloat32(m.data)) });
+    const r = attn.attention(native(q), native(k), native(v), { bias: native(bias), causal: true });
+    assert.instance(r.output.data, Native);
+    assert.equal(Array.from(r.output.data), Array.from(float16ToFloat32(got.output.data)));
+  }
+});
+
+test('attention float16 errors name the argument; a Uint16Array without dtype is refused', ({ attn }) => {
+  const h = { rows: 1, cols: 1, data: new Uint16Array([0x3c00]) };
+  const f = { rows: 1, cols: 1, data: new Float32Array([1]) };
+  assert.throws(() => attn.attention(h, f, h, { dtype: 'float16' }), (e) => e instanceof TypeError && /attention: k must be float16 like q/.test(e.message));
+  assert.throws(() => attn.attention(h, h, h, { dtype: 'float16', bias: f }), /attention: bias must be float16 like q/);
+  assert.throws(() => attn.attention([[1]], [[1]], [[1]], { dtype: 'float16' }), (e) => e instanceof TypeError && /attention: with dtype 'float16', q must be \{ rows, cols, data \}/.test(e.message));
+  assert.throws(() => attn.attention(h, h, h, { dtype: 'half' }), (e) => e instanceof RangeError && /attention: dtype must be 'float32' or 'float16'/.test(e.message));
+  assert.throws(() => attn.attention(h, h, h), (e) => e instanceof TypeError && /attention: q.data is a Uint16Array; for float16 bits pass dtype: 'float16'/.test(e.message));
+  // Shapes are still checked, after the widening.
+  assert.throws(() => attn.attention(h, { rows: 1, cols: 2, data: new Uint16Array(2) }, h, { dtype: 'float16' }), (e) => e instanceof RangeError && /attention: k must have shape/.test(e.message));
+});
+
 test.run();

@@ -20,6 +20,18 @@ export type MatrixLike =
   | { rows: number; cols: number; data: Float32Array | Float64Array | ArrayLike<number> }
   | number[][];
 
+/** A float16 matrix for attention({ dtype: 'float16' }): its values as float16 bits. */
+export interface HalfMatrix {
+  rows: number;
+  cols: number;
+  data: Uint16Array;
+}
+
+/** attention()'s result for float16 matrices: the output in float16 bits, steps in float32. */
+export interface HalfAttentionResult extends Omit<AttentionResult, 'output'> {
+  output: HalfMatrix;
+}
+
 /** A keep-mask (nq, nk): true / nonzero = may attend. */
 export type MaskLike = boolean[][] | number[][] | { rows: number; cols: number; data: Uint8Array };
 
@@ -115,6 +127,8 @@ export interface AttentionOptions extends PositionOptions {
   scale?: number | null;
   /** Also return scores, scaled, logits and weights. */
   steps?: boolean | null;
+  /** 'float16': q, k, v and bias hold float16 bits in Uint16Arrays (see the float16 overload). */
+  dtype?: 'float32' | 'float16' | null;
 }
 
 export interface AttentionResult {
@@ -293,7 +307,7 @@ export interface MultiHeadResult {
 }
 
 /** attentionBackward's options: attention()'s without steps. */
-export type AttentionBackwardOptions = Omit<AttentionOptions, 'steps'>;
+export type AttentionBackwardOptions = Omit<AttentionOptions, 'steps' | 'dtype'>;
 
 /** Gradients of one head, as Matrix objects. */
 export interface AttentionGradients {
@@ -363,6 +377,13 @@ export declare class Attention {
   readonly isa: Isa;
   /** The instance's memory. */
   readonly memory: WebAssembly.Memory;
+  /**
+   * softmax(q k^T * scale + bias) v for one head: q (nq, dk), k (nk, dk), v (nk, dv). This
+   * overload: float16 matrices, data a Uint16Array of float16 bits with dtype: 'float16' (or a
+   * Float16Array where the engine has one). Computed in float32; the output is rounded to float16
+   * (nearest, ties to even) in q's array type; steps stay float32.
+   */
+  attention(q: HalfMatrix, k: HalfMatrix, v: HalfMatrix, options: Omit<AttentionOptions, 'bias'> & { dtype: 'float16'; bias?: HalfMatrix | null }): HalfAttentionResult;
   /** softmax(q k^T * scale + bias) v for one head: q (nq, dk), k (nk, dk), v (nk, dv). */
   attention(q: MatrixLike, k: MatrixLike, v: MatrixLike, options?: AttentionOptions): AttentionResult;
   /** Flat PyTorch layout: q (batch, heads, nq, dk), k and v (batch, kvHeads, nk, d). Returns (batch, heads, nq, dv). */

@@ -53,6 +53,8 @@ export class Attention {
    */
   attention(q, k, v, options = {}) {
     this.#wasm.live();
+    const half = halfMatrices(q, k, v, options);
+    if (half !== null) return this.#attentionHalf(half, options);
     const c = matrixCall(q, k, v, options, 'attention');
     c.steps = checkBool(options.steps, 'attention: steps');
     const { nq, nk, dv } = c;
@@ -62,6 +64,15 @@ export class Attention {
       output: new Matrix(nq, dv, r.output), scores: new Matrix(nq, nk, r.scores), scaled: new Matrix(nq, nk, r.scaled),
       logits: new Matrix(nq, nk, r.logits), weights: new Matrix(nq, nk, r.weights),
     };
+  }
+
+  // attention over float16 matrices, as sdpa over float16 tensors: the
+  // values widened to float32, computed in float32, the output rounded to
+  // float16 in q's array type; steps stay float32.
+  #attentionHalf({ q, k, v, bias, like }, options) {
+    const r = this.attention(q, k, v, { ...options, dtype: undefined, bias });
+    const { rows, cols, data } = r.output;
+    return { ...r, output: { rows, cols, data: float32ToFloat16(data, like) } };
   }
 
   /**
@@ -253,6 +264,37 @@ export class Attention {
 }
 
 // A one-head call over matrices (attention, attentionBackward), checked.
+// attention()'s float16 operands: null when the call is float32 (no dtype
+// and no Float16Array data); else q, k, v and bias as float32 matrices, and
+// q's data to give the output its type. float16 operands are
+// { rows, cols, data } with data a Float16Array, or a Uint16Array of float16
+// bits with dtype: 'float16'.
+function halfMatrices(q, k, v, options) {
+  if (options === null || typeof options !== 'object') return null; // matrixCall says what is wrong
+  const dtype = checkDtype(options.dtype, 'attention: dtype');
+  const qData = q?.data;
+  if (!isFloat16(qData, dtype)) {
+    if (dtype === 'float16') {
+      throw new TypeError(`attention: with dtype 'float16', q must be { rows, cols, data } with data a Uint16Array of float16 bits or a Float16Array, got ${describe(q)}`);
+    }
+    if (qData instanceof Uint16Array) {
+      throw new TypeError('attention: q.data is a Uint16Array; for float16 bits pass dtype: \'float16\' (float32ToFloat16 converts), else use a Float32Array');
+    }
+    return null;
+  }
+  const widen = (x, what) => {
+    if (x === null || typeof x !== 'object' || !isFloat16(x.data, dtype)) {
+      throw new TypeError(`attention: ${what} must be float16 like q ({ rows, cols, data } with data a ${qData.constructor.name}), got ${describe(x?.data ?? x)}`);
+    }
+    return { rows: x.rows, cols: x.cols, data: float16ToFloat32(x.data) };
+  };
+  return {
+    q: widen(q, 'q'), k: widen(k, 'k'), v: widen(v, 'v'),
+    bias: options.bias == null ? options.bias : widen(options.bias, 'bias'),
+    like: qData,
+  };
+}
+
 function matrixCall(q, k, v, options, name) {
   checkKeys(options, name);
   const Q = toMatrix(q, `${name}: q`);

@@ -46,7 +46,7 @@ const PROJECTIONS = ['wq', 'wk', 'wv', 'wo', 'heads', 'kvHeads', 'context'];
 
 /** The options each call of the API accepts; any other key is a TypeError naming them. */
 export const CALL_OPTIONS = Object.freeze({
-  attention: Object.freeze([...SHARED_OPTIONS, 'steps']),
+  attention: Object.freeze([...SHARED_OPTIONS, 'steps', 'dtype']),
   attentionBackward: SHARED_OPTIONS,
   sdpa: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'steps', 'stats', 'out', 'dtype']),
   sdpaBackward: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'lse']),

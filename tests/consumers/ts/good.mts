@@ -50,3 +50,7 @@ const pooledEither: Float32Array | SdpaResult = await pool.sdpa(new Float32Array
 const pooledMha: Matrix = (await pool.multiHeadAttention([[1, 2]], { wq: [[1], [0]], wk: [[1], [0]], wv: [[0], [1]], heads: 1 })).output;
 console.log(pooled.length, pooledStats.lse?.length, pooledSteps.weights?.length, pooledEither, pooledMha.rows, pool.stats.parts);
 pool.dispose();
+// float16 matrices through attention().
+const h = { rows: 1, cols: 2, data: new Uint16Array([0x3c00, 0]) };
+const halfOut: Uint16Array = attn.attention(h, h, h, { dtype: 'float16', causal: true }).output.data;
+console.log(halfOut.length);
