@@ -136,8 +136,27 @@ static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_hea
     }
     o.bias = bias;
   }
+  /* Positions and sinks: RoPE (any even dims up to d_k, either pairing),
+   * a sink per head, ALiBi slopes; finite values in the options so the
+   * call is valid (invalid ones are the unit tests' business). */
+  const uint8_t g = take(r);
+  float sinks[9], slopes[9];
+  if ((g & 1) && d_k >= 2) {
+    o.rope_dims = 2 * (1 + take(r) % (d_k / 2));
+    o.rope_theta = g & 2 ? 10000.0f : 1.0f + (float)take(r);
+    o.rope_flags = g & 4 ? ATTN_ROPE_INTERLEAVED : 0;
+  }
+  if (g & 8) {
+    for (int32_t h = 0; h < heads; h++) sinks[h] = ((float)take(r) - 128.0f) / 16.0f;
+    o.sinks = sinks;
+  }
+  if (g & 16) {
+    for (int32_t h = 0; h < heads; h++) slopes[h] = (float)take(r) / 64.0f;
+    o.alibi = slopes;
+  }
   const size_t rows = (size_t)batch * heads * n_q, out_n = rows * d_v, steps_n = rows * n_k;
-  const size_t scratch_n = attn_sdpa_scratch_size(&sh);
+  const size_t scratch_n = attn_sdpa_scratch_size_with(&sh, &o);
+  if (scratch_n == 0) FAIL("options: no scratch size for valid options");
   float* scratch = malloc(scratch_n * sizeof *scratch);
   float* out = malloc(out_n * sizeof *out);
   float* out2 = malloc(out_n * sizeof *out2);
@@ -162,7 +181,17 @@ static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_hea
                       i * (sh.out.row_stride ? sh.out.row_stride : (size_t)d_v);
     int any = 0;
     for (int32_t j = 0; j < n_k; j++) any |= !(isinf(logits[row * n_k + j]) && logits[row * n_k + j] < 0);
-    if (!any && (lse[row] != -INFINITY || lse2[row] != -INFINITY)) FAIL("options: row %zu has no key but lse %g %g", row, lse[row], lse2[row]);
+    /* A row with no allowed key: lse is -Infinity, or the sink with one. */
+    const float empty = o.sinks ? o.sinks[h] : -INFINITY;
+    if (!any && (lse[row] != empty || lse2[row] != empty)) FAIL("options: row %zu has no key but lse %g %g", row, lse[row], lse2[row]);
+    if (moderate) {
+      double sum = 0;
+      for (int32_t j = 0; j < n_k; j++) sum += weights[row * n_k + j];
+      /* Weights sum to 1, or less when a sink takes its share; 0 with no key. */
+      if (!any ? sum != 0.0 : o.sinks ? !(sum <= 1.0 + 1e-4 && sum >= 0.0) : !(fabs(sum - 1.0) < 1e-4)) {
+        FAIL("options: weights row %zu sum to %g", row, sum);
+      }
+    }
     for (int32_t c = 0; c < d_v; c++) {
       const float a = out[at + c], bb = out2[at + c];
       if (!any && (a != 0.0f || bb != 0.0f)) FAIL("options: fully masked row %zu: %g %g", row, a, bb);
@@ -172,6 +201,27 @@ static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_hea
     if (moderate && any && !(fabsf(lse[row] - lse2[row]) <= 1e-4f * fmaxf(1.0f, fabsf(lse2[row])))) {
       FAIL("options: lse fused %g vs steps %g, row %zu", lse[row], lse2[row], row);
     }
+  }
+  /* With RoPE: keys turned beforehand by attn_rope and ATTN_ROPE_QUERIES
+   * (what a KV cache does) give the same bits as turning both in the call. */
+  if (o.rope_dims > 0 && sh.k.head_stride == 0) {
+    const size_t k_n = (size_t)batch * kv_heads * n_k * d_k;
+    float* turned = malloc(k_n * sizeof *turned);
+    float* table = malloc((size_t)n_k * o.rope_dims * sizeof *table);
+    memcpy(turned, k, k_n * sizeof *turned);
+    const attn_status sr = attn_rope(turned, batch * kv_heads, (size_t)n_k * d_k, n_k, (size_t)d_k, d_k, 0, o.rope_theta,
+                                     o.rope_dims, o.rope_flags, table, (size_t)n_k * o.rope_dims);
+    if (sr != ATTN_OK) FAIL("attn_rope status %d", sr);
+    attn_options oq = o;
+    oq.rope_flags |= ATTN_ROPE_QUERIES;
+    const attn_status s3 = attn_sdpa(&sh, q, turned, v, out2, &oq, NULL, scratch, scratch_n);
+    if (s3 != ATTN_OK) FAIL("options: queries-only RoPE status %d", s3);
+    for (size_t i = 0; i < out_n; i++) {
+      if (memcmp(&out[i], &out2[i], sizeof(float)) != 0 && !(isnan(out[i]) && isnan(out2[i]))) {
+        FAIL("options: RoPE in the call %g, keys turned before %g, at %zu", out[i], out2[i], i);
+      }
+    }
+    free(turned), free(table);
   }
   free(mask), free(bias), free(scratch), free(out), free(out2), free(lse), free(lse2);
   free(scores), free(scaled), free(logits), free(weights);
@@ -314,8 +364,18 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (!isfinite(g1[i]) || !isfinite(g2[i])) FAIL("backward: non-finite gradient %zu: %g %g", i, g1[i], g2[i]);
           gmax = fmaxf(gmax, fabsf(g1[i]));
         }
+        /* dq and dk are sums of P (dout . v - D) terms: when those cancel
+         * (equal values everywhere), what is left is rounding of D, whose
+         * size follows the terms, not the gradient. So the bound is
+         * relative to the larger of the two. */
+        float qk = 0.0f, dmax = 0.0f, vabs = 0.0f;
+        for (size_t i = 0; i < nq_all * d_k; i++) qk = fmaxf(qk, fabsf(q[i]));
+        for (size_t i = 0; i < nk_all * d_k; i++) qk = fmaxf(qk, fabsf(k[i]));
+        for (size_t i = 0; i < nk_all * d_v; i++) vabs = fmaxf(vabs, fabsf(v[i]));
+        for (size_t i = 0; i < out_n; i++) dmax = fmaxf(dmax, fabsf(dout[i]));
+        const float terms = fabsf(scale) * (float)d_v * dmax * vabs * qk;
         for (size_t i = 0; i < g_n; i++) {
-          if (fabsf(g1[i] - g2[i]) > 1e-3f * gmax) FAIL("backward: with output %g, without %g at %zu", g1[i], g2[i], i);
+          if (fabsf(g1[i] - g2[i]) > 1e-3f * gmax + 1e-4f * terms) FAIL("backward: with output %g, without %g at %zu", g1[i], g2[i], i);
         }
       }
     }
