@@ -15,6 +15,7 @@ runWithRelaxedSimd(import.meta.url);
 
 const cases = generated(readJSON('./fixtures/positions.json').cases, 13, 'positions.json');
 const ropeCases = generated(cases.filter((c) => c.rope && c.rotatedK), 7, 'positions.json cases with rotatedK');
+const singleHeadRope = generated(ropeCases.filter((c) => c.batch === 1 && c.kvHeads === 1), 4, 'rotatedK cases of one kv head');
 
 // Gradients against float64 analytic ones, relative to the largest: as
 // tests/backward.test.js states for the same kernels.
@@ -118,8 +119,54 @@ for (const build of BUILDS) {
       cache.dispose();
     });
   }
+  for (const c of singleHeadRope) {
+    s(`${c.name}: attn.rope turns the keys as ONNX RotaryEmbedding's reference does`, ({ attn }) => {
+      const { k } = inputsOf(c);
+      const keys = attn.rope({ rows: c.nk, cols: c.dk, data: k }, c.rope === true ? {} : c.rope).data;
+      for (let row = 0; row < c.nk; row++) {
+        assertClose(keys.subarray(row * c.dk, (row + 1) * c.dk), c.rotatedK.slice(row * c.dk, (row + 1) * c.dk), { rtol: RTOL_ONNX_ROPE, what: `${build} ${c.name} key row ${row}` });
+      }
+    });
+  }
   s.run();
 }
+
+const turn = suite('attn.rope: the rows the kernels attend with');
+turn.before(async (ctx) => {
+  ctx.builds = {};
+  for (const build of BUILDS) ctx.builds[build] = await loadBuild(build);
+});
+
+turn('attention over attn.rope(q, { position }) and attn.rope(k) equals attention with rope and queryOffset, bit for bit', ({ builds }) => {
+  const rng = new NumpyRandom(31);
+  const m = (rows, cols) => ({ rows, cols, data: Float32Array.from(rng.randn(rows * cols)) });
+  const q = m(3, 6), k = m(7, 6), v = m(7, 2);
+  for (const [build, attn] of Object.entries(builds)) {
+    for (const rope of [{}, { theta: 500, dims: 4 }, { interleaved: true, dims: 2 }]) {
+      for (const offset of [0, 4, -2]) {
+        const want = attn.attention(q, k, v, { rope, queryOffset: offset, causal: true }).output.data;
+        const got = attn.attention(attn.rope(q, { ...rope, position: offset }), attn.rope(k, rope), v, { queryOffset: offset, causal: true }).output.data;
+        assert.equal(Array.from(got), Array.from(want), `${build} ${JSON.stringify(rope)} offset ${offset}`);
+      }
+    }
+  }
+});
+
+turn('attn.rope checks its arguments and leaves x alone', ({ builds }) => {
+  const attn = builds.simd128;
+  const x = { rows: 2, cols: 4, data: new Float32Array([1, 2, 3, 4, 5, 6, 7, 8]) };
+  const before = Array.from(x.data);
+  assert.is(attn.rope(x, { position: 3 }).rows, 2);
+  assert.equal(Array.from(x.data), before);
+  assert.equal(Array.from(attn.rope(x, { position: 0, dims: 2 }).data.subarray(2, 4)), [3, 4]); // row 0 at position 0: unturned
+  assert.throws(() => attn.rope(x, { dims: 3 }), (e) => e instanceof RangeError && /rope.dims must be an even integer from 2 to dk = 4/.test(e.message));
+  assert.throws(() => attn.rope(x, { position: 0.5 }), (e) => e instanceof RangeError && /rope: position must be an integer/.test(e.message));
+  assert.throws(() => attn.rope(x, { position: 2 ** 31 - 1 }), (e) => e instanceof RangeError && /row 1's position must fit int32/.test(e.message));
+  assert.throws(() => attn.rope(x, { offset: 1 }), (e) => e instanceof TypeError && /rope: unknown option "offset"/.test(e.message));
+  assert.throws(() => attn.rope({ rows: 1, cols: 1, data: new Float32Array(1) }), (e) => e instanceof RangeError && /rope.dims must be an even integer from 2 to dk = 1/.test(e.message));
+});
+
+turn.run();
 
 const consistency = suite('RoPE in a cache and across builds');
 consistency.before(async (ctx) => {

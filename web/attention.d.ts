@@ -420,6 +420,11 @@ export declare class Attention {
   matmul(a: MatrixLike, b: MatrixLike): Matrix;
   /** Row-wise softmax; -Infinity weighs 0; an all -Infinity row gives 0. */
   softmax(x: MatrixLike): Matrix;
+  /**
+   * A copy of x (n, d) with row i turned by RoPE at position `position + i` (default 0): the same
+   * bits the `rope` option attends with (q at i + queryOffset, keys at j).
+   */
+  rope(x: MatrixLike, options?: RopeOptions & { position?: number }): Matrix;
   /** Frees the instance; later calls throw. */
   dispose(): void;
 }

@@ -8,8 +8,8 @@ import { KVCache } from './kvcache.js';
 import { Instance } from './instance.js';
 import { Matrix, describe, toMatrix } from './matrix.js';
 import {
-  checkBool, checkCount, checkDtype, checkFlat, checkKeys, checkLayout, checkLengths, checkOutputLike, newCall, projections,
-  readFlatMasks, readMatrixMasks, readSdpaShape, readShared, sdpaCall,
+  WINDOW_MAX, checkBool, checkCount, checkDtype, checkFlat, checkKeys, checkLayout, checkLengths, checkOutputLike, checkRope, newCall,
+  projections, readFlatMasks, readMatrixMasks, readSdpaShape, readShared, sdpaCall,
 } from './options.js';
 
 /** The attention API over one wasm instance. Make one with loadAttention(). */
@@ -181,6 +181,31 @@ export class Attention {
   softmax(x) {
     this.#wasm.live();
     return this.#wasm.softmax(toMatrix(x, 'softmax: x'));
+  }
+
+  /**
+   * x (n, d) with its rows turned by RoPE as the kernels turn q and k: row i
+   * at position `position` + i (default 0). A new Matrix; the same bits
+   * the attention calls use, for showing or checking the turned rows.
+   */
+  rope(x, options = {}) {
+    this.#wasm.live();
+    const X = toMatrix(x, 'rope: x');
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new TypeError(`rope: options must be { theta?, dims?, interleaved?, position? }, got ${describe(options)}`);
+    }
+    for (const key in options) {
+      if (key !== 'theta' && key !== 'dims' && key !== 'interleaved' && key !== 'position') {
+        throw new TypeError(`rope: unknown option ${JSON.stringify(key)} (known: theta, dims, interleaved, position)`);
+      }
+    }
+    const { position = 0, ...settings } = options;
+    if (typeof position !== 'number') throw new TypeError(`rope: position must be an integer, got ${describe(position)}`);
+    const last = WINDOW_MAX - (X.rows - 1);
+    if (!Number.isInteger(position) || position < -WINDOW_MAX || position > last) {
+      throw new RangeError(`rope: position must be an integer from ${-WINDOW_MAX} to ${last} (row ${X.rows - 1}'s position must fit int32), got ${position}`);
+    }
+    return this.#wasm.rope(X, position, checkRope(settings, 'rope', X.cols));
   }
 
   /**

@@ -364,6 +364,21 @@ export class Instance {
     }
   }
 
+  /** A copy of a checked Matrix with its rows turned by RoPE (a checked rope), row i at position + i. */
+  rope(X, position, rope) {
+    const ex = this.live();
+    const count = X.rows * X.cols, table = X.rows * rope.dims;
+    const [xP, tP] = this.#reserve([count * 4, table * 4], 'rope');
+    try {
+      this.#f32.set(X.data, xP >>> 2);
+      const status = ex.attn_rope(xP, 1, 0, X.rows, X.cols, X.cols, position, rope.theta, rope.dims, rope.interleaved ? 1 : 0, tP, table);
+      this.#check(status, 'rope');
+      return new Matrix(X.rows, X.cols, this.#f32.slice(xP >>> 2, (xP >>> 2) + count));
+    } finally {
+      this.#release();
+    }
+  }
+
   /** Row-wise softmax of a checked Matrix. */
   softmax(X) {
     const ex = this.live();
