@@ -18,6 +18,10 @@ const CURVE = { width: 320, height: 150, left: 40, right: 10, top: 10, bottom: 2
 export const MODEL_STYLES = `
 .model-part { margin-top: 8px; }
 .root[data-model] .toolbar .field.heads, .root[data-model] .toolbar .field.check { display: none; }
+/* A trained head's scale is the model's (fixedScaleText says why): no slider; weights from outside have none at all. */
+.root[data-model] .toolbar .field.scale input[type="range"], .root[data-model] .toolbar .scale-reset { display: none; }
+.root[data-model] .toolbar .scale-text::after { content: " · fixed by the model"; color: var(--attn-muted); }
+.root[data-model="external"] .toolbar .field.scale { display: none; }
 .model-part h3 { font-size: 1em; margin: 12px 0 4px; }
 .model-body { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
 .model-heads { flex: 1 1 18em; max-width: 30em; min-width: 0; }
@@ -41,6 +45,7 @@ button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .guess-table .guesses span.top { color: var(--attn-fg); font-weight: 600; }
 .guess-table tr.right .next { color: #1a7f37; }
 .guess-table tr.wrong .next { color: var(--attn-muted); }
+.guess-table tr.repeat-start > * { border-top: 2px solid var(--attn-accent); }
 .model-status { margin: 6px 0; font-variant-numeric: tabular-nums; }
 .loss-curve { display: block; width: 100%; max-width: 30em; height: auto; }
 .loss-curve.empty { display: none; }
@@ -65,6 +70,10 @@ export class ModelView {
   #shape = '';
   #announced = '';
   #predictions = el('div', { class: 'predictions' });
+  #guesses = null; // { note, body, box } of the guesses table, built once
+  #count = 0; // words shown
+  #repeatFrom = -1; // where the repeat starts (the sentence's length when Repeat was pressed); -1: no repeat
+  #scrollToRepeat = false; // the next render brings the repeat's first row into view
   // Training is a control: compact embeds (controls="minimal" or "none") leave it out.
   #train = el('div', { class: 'model-train full-only' });
   #trainParts = null;
@@ -87,13 +96,15 @@ export class ModelView {
   /**
    * @param {{ kind: 'model' | 'external', tokens: string[], attention: import('../core/matrix.js').Matrix[][],
    *   labels: { text: string, detail: string }[][], pick: { layer: number, head: number }, source?: string, steps?: number,
+   *   scale?: { value: number, dk: number },
    *   predictions?: { word: string, probability: number }[][], truncated?: number, context?: number,
    *   training?: { step: number, losses: number[], accuracy: number | null, playing: boolean, seed: number } | null }} s
    */
   render(s) {
     this.element.hidden = false;
     const layers = s.attention.length, heads = s.attention[0].length;
-    this.#text.textContent = modelViewText({ kind: s.kind, layers, heads, source: s.source, steps: s.training ? s.training.step : s.steps });
+    this.#text.textContent = modelViewText({ kind: s.kind, layers, heads, source: s.source, steps: s.training ? s.training.step : s.steps }) +
+      (s.scale ? ` ${fixedScaleText(s.scale)}` : '');
     const shape = `${layers}x${heads}`;
     if (shape !== this.#shape) this.#buildGrid(layers, heads);
     for (let l = 0; l < layers; l++) {
@@ -103,6 +114,8 @@ export class ModelView {
         drawPattern(cell.canvas, s.attention[l][h]);
         cell.label.textContent = s.labels[l][h].text;
         cell.button.setAttribute('aria-selected', String(chosen));
+        // A roving tab stop: Tab into the grid lands on the chosen head, arrows move from there.
+        cell.button.tabIndex = chosen ? 0 : -1;
         cell.button.setAttribute('aria-label', `${headName(l, h)}: ${s.labels[l][h].detail}`);
         cell.button.classList.toggle('chosen', chosen);
       }
@@ -127,7 +140,7 @@ export class ModelView {
       for (let h = 0; h < heads; h++) {
         const canvas = el('canvas', { width: 1, height: 1, 'aria-hidden': 'true' });
         const label = el('span', { class: 'kind' });
-        const button = el('button', { type: 'button', class: 'thumb', role: 'gridcell', tabindex: l === 0 && h === 0 ? 0 : -1, 'data-layer': l, 'data-head': h,
+        const button = el('button', { type: 'button', class: 'thumb', role: 'gridcell', tabindex: -1, 'data-layer': l, 'data-head': h,
           onclick: () => this.#intents.select(l, h) },
         el('span', { class: 'which', text: `H${h + 1}` }), canvas, label);
         cells.push({ button, canvas, label });
@@ -161,27 +174,57 @@ export class ModelView {
   #renderPredictions(s) {
     if (s.kind !== 'model') {
       this.#predictions.replaceChildren();
+      this.#guesses = null;
       return;
     }
+    this.#guesses ??= this.#buildPredictions();
+    const g = this.#guesses;
     const t = s.tokens;
+    this.#count = t.length;
+    // Repeat remembered where the sentence ended; the mark stays while the tokens are that sentence twice.
+    const from = this.#repeatFrom;
+    const repeated = from > 0 && t.length > from && t.slice(from).every((w, k) => w === t[k]);
+    if (!repeated) this.#repeatFrom = -1;
     const rows = s.predictions.map((top, i) => {
       const next = t[i + 1];
       const right = next !== undefined && top[0].word === next;
-      return el('tr', { class: next === undefined ? '' : right ? 'right' : 'wrong' },
+      const mark = repeated && i === from ? ' repeat-start' : '';
+      return el('tr', { class: (next === undefined ? '' : right ? 'right' : 'wrong') + mark },
         el('th', { scope: 'row', text: t[i] }),
         el('td', { class: 'guesses' }, ...top.map((p, k) => el('span', { class: k === 0 ? 'top' : '', text: `${p.word} ${fixed(p.probability, 2)}` }))),
         el('td', { class: 'next', text: next === undefined ? '?' : `${next} ${right ? '✓' : '✗'}`, 'aria-label': next === undefined ? 'not yet written' : `${next}, ${right ? 'guessed right' : 'guessed wrong'}` }));
     });
     const right = s.predictions.filter((top, i) => t[i + 1] !== undefined && top[0].word === t[i + 1]).length;
     const note = s.truncated > 0 ? ` The model reads at most ${s.context} words; the last ${s.truncated} are left out.` : '';
+    const where = repeated ? ' The repeat starts at the marked row.' : '';
+    g.note.textContent = `The top 3 for the word after each word; ${right} of ${t.length - 1} right. Before a repeat it is anyone's guess; on the repeat, induction copies what came next last time.${where}${note}`;
+    // The box and its scroll position stay across updates (training repaints it often); only the rows change.
+    g.body.replaceChildren(...rows);
+    if (repeated && this.#scrollToRepeat) {
+      this.#scrollToRepeat = false;
+      // The guesses the learner pressed Repeat to see are the repeat's, below
+      // the misses before it: the box scrolls so the sentence's last word tops
+      // it, the mark under it and the repeat's guesses after.
+      const box = g.box;
+      box.scrollTop += rows[from - 1].getBoundingClientRect().top - box.getBoundingClientRect().top;
+    }
+  }
+
+  #buildPredictions() {
+    const note = el('p', { class: 'explanation' });
+    const head = el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'word' }), el('th', { scope: 'col', text: 'top 3 guesses' }), el('th', { scope: 'col', text: 'next' })));
+    const body = el('tbody');
+    const box = el('div', { class: 'scroll-y' }, el('table', { class: 'guess-table', 'aria-label': 'next-word guesses' }, head, body));
     this.#predictions.replaceChildren(
       el('div', { class: 'row' },
         el('h3', { text: 'Next-word guesses' }),
-        el('button', { type: 'button', class: 'repeat', text: 'Repeat', title: 'Append the sentence to itself', onclick: () => this.#intents.repeat() })),
-      el('p', { class: 'explanation', text: `The top 3 for the word after each word; ${right} of ${t.length - 1} right. Before a repeat it is anyone's guess; on the repeat, induction copies what came next last time.${note}` }),
-      el('div', { class: 'scroll-y' }, el('table', { class: 'guess-table', 'aria-label': 'next-word guesses' },
-        el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'word' }), el('th', { scope: 'col', text: 'top 3 guesses' }), el('th', { scope: 'col', text: 'next' }))),
-        el('tbody', {}, ...rows))));
+        el('button', { type: 'button', class: 'repeat', text: 'Repeat', title: 'Append the sentence to itself', onclick: () => {
+          this.#repeatFrom = this.#count;
+          this.#scrollToRepeat = true;
+          this.#intents.repeat();
+        } })),
+      note, box);
+    return { note, body, box };
   }
 
   #renderTraining(s) {
@@ -227,6 +270,11 @@ export class ModelView {
       status, curve);
     return { play, step, stop, status, curve };
   }
+}
+
+// Why a trained model's head has no scale slider, in the model view's text.
+function fixedScaleText({ value, dk }) {
+  return `Every head's scale is 1/√${dk} = ${fixed(value, 3)}, fixed: the model learned its weights at that scale, and its guesses are computed with it, so another scale would show a head the model does not have.`;
 }
 
 // One pixel per weight, scaled up by CSS: black ink whose alpha is the
