@@ -11,7 +11,7 @@
 import { el } from './dom.js';
 import { cellAt, moveTabStop, nextCell } from './grid.js';
 import { LinesView } from './lines.js';
-import { SoftmaxPlay } from './softmax-play.js';
+import { SoftmaxPlay, playSources } from './softmax-play.js';
 import { buildTable, cellLabel, highlight, paintTable } from './tables.js';
 import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, sectionTitle } from './text.js';
 import { DIGITS } from './format.js';
@@ -371,15 +371,10 @@ export class StepsView {
     this.#dragTimer = setTimeout(() => this.dragEnd(), DRAG_PAUSE_MS);
   }
 
-  // What "Play softmax" plays on: head 1's weights table and its logits, −∞ where a pair may not attend.
+  // What "Play softmax" plays on: the head picked (data-head), else every head shown.
   #softmaxSource() {
-    const entry = this.#tables.get('weights-0');
-    if (!entry) return null;
     const { example, blocked } = this.#context();
-    if (example.external) return null;
-    const m = matrixOf(example, 'scaled-0');
-    const logits = { rows: m.rows, cols: m.cols, data: Float64Array.from(m.data, (z, k) => (blocked(Math.floor(k / m.cols), k % m.cols) ? -Infinity : z)) };
-    return { entry, logits, tokens: example.tokens };
+    return playSources(this.#tables, example, blocked, Number(this.#node.dataset.head ?? -1));
   }
 
   // Tables painted in part (a drag) repaint what is now in view.
