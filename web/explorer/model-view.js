@@ -20,7 +20,9 @@ export const MODEL_STYLES = `
 .root[data-model] .toolbar .field.heads, .root[data-model] .toolbar .field.check { display: none; }
 /* A trained head's scale is the model's (fixedScaleText says why): no slider; weights from outside have none at all. */
 .root[data-model] .toolbar .field.scale input[type="range"], .root[data-model] .toolbar .scale-reset { display: none; }
-.root[data-model] .toolbar .scale-text::after { content: " · fixed by the model"; color: var(--attn-muted); }
+/* With no slider to keep still, the readout takes the width its words need. */
+.root[data-model] .toolbar .scale-text { width: auto; white-space: normal; }
+.root[data-model] .toolbar .scale-text::after { content: " · fixed by the model"; color: var(--attn-muted); font-family: var(--attn-font); }
 .root[data-model="external"] .toolbar .field.scale { display: none; }
 .model-part h3 { font-size: 1em; margin: 12px 0 4px; }
 .model-body { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
@@ -30,7 +32,10 @@ export const MODEL_STYLES = `
 .model-grid { display: grid; gap: 6px; }
 .model-row { display: grid; grid-template-columns: 2em repeat(var(--heads), minmax(0, 1fr)); gap: 6px; align-items: start; }
 .model-row .layer { align-self: center; color: var(--attn-muted); font-weight: 600; }
-button.thumb { display: flex; flex-direction: column; align-items: stretch; gap: 2px; padding: 4px; min-width: 0; border-radius: 6px; text-align: left; }
+/* The thumbnails are ink on whatever is behind them: the text colour (drawPattern) on no background of their own. */
+button.thumb { background: transparent; color: var(--attn-fg); display: flex; flex-direction: column; align-items: stretch; gap: 2px; padding: 4px; min-width: 0; border-radius: 6px; text-align: left; }
+/* A figure's buttons here are the page's ink on the page, as its text is. */
+.root[data-appearance="figure"] .model-part button { background: transparent; color: inherit; }
 button.thumb canvas { width: 100%; aspect-ratio: 1; image-rendering: pixelated; border: 1px solid var(--attn-border); }
 button.thumb .which { font-size: 0.8em; color: var(--attn-muted); }
 button.thumb .kind { font-size: 0.78em; line-height: 1.2; overflow-wrap: anywhere; }
@@ -55,8 +60,6 @@ button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .model-train [hidden] { display: none; }
 @media (prefers-color-scheme: dark) {
   .guess-table tr.right .next { color: #3fb950; }
-  /* Black ink turned white: the thumbnails follow the scheme without a repaint. */
-  button.thumb canvas { filter: invert(1); }
 }
 `;
 
@@ -77,6 +80,7 @@ export class ModelView {
   // Training is a control: compact embeds (controls="minimal" or "none") leave it out.
   #train = el('div', { class: 'model-train full-only' });
   #trainParts = null;
+  #last = null; // what render drew last
 
   /**
    * @param {{ select: (layer: number, head: number) => void, repeat: () => void, train: (seed: number) => void,
@@ -87,6 +91,10 @@ export class ModelView {
     this.element.append(el('h2', { text: 'Every head' }), this.#text,
       el('div', { class: 'model-body' }, el('div', { class: 'model-heads' }, this.#grid, this.#live), this.#predictions), this.#train);
     this.#grid.addEventListener('keydown', (e) => this.#onKey(e));
+    // The ink is the text colour, which the reader's scheme changes: draw again in the new one.
+    globalThis.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', () => {
+      if (this.#last && !this.element.hidden) this.render(this.#last);
+    });
   }
 
   hide() {
@@ -101,17 +109,19 @@ export class ModelView {
    *   training?: { step: number, losses: number[], accuracy: number | null, playing: boolean, seed: number } | null }} s
    */
   render(s) {
+    this.#last = s;
     this.element.hidden = false;
     const layers = s.attention.length, heads = s.attention[0].length;
     this.#text.textContent = modelViewText({ kind: s.kind, layers, heads, source: s.source, steps: s.training ? s.training.step : s.steps }) +
       (s.scale ? ` ${fixedScaleText(s.scale)}` : '');
     const shape = `${layers}x${heads}`;
     if (shape !== this.#shape) this.#buildGrid(layers, heads);
+    const ink = inkOf(this.#grid);
     for (let l = 0; l < layers; l++) {
       for (let h = 0; h < heads; h++) {
         const cell = this.#cells[l][h];
         const chosen = l === s.pick.layer && h === s.pick.head;
-        drawPattern(cell.canvas, s.attention[l][h]);
+        drawPattern(cell.canvas, s.attention[l][h], ink);
         cell.label.textContent = s.labels[l][h].text;
         cell.button.setAttribute('aria-selected', String(chosen));
         // A roving tab stop: Tab into the grid lands on the chosen head, arrows move from there.
@@ -277,9 +287,16 @@ function fixedScaleText({ value, dk }) {
   return `Every head's scale is 1/√${dk} = ${fixed(value, 3)}, fixed: the model learned its weights at that scale, and its guesses are computed with it, so another scale would show a head the model does not have.`;
 }
 
-// One pixel per weight, scaled up by CSS: black ink whose alpha is the
-// weight, on the transparent canvas over the button's background.
-function drawPattern(canvas, m) {
+// The text colour as [r, g, b]: a figure takes the page's, so light and
+// dark pages, and the element's own schemes, each get legible ink.
+function inkOf(node) {
+  const rgb = /rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(globalThis.getComputedStyle?.(node).color ?? '');
+  return rgb ? [Number(rgb[1]), Number(rgb[2]), Number(rgb[3])] : [0, 0, 0];
+}
+
+// One pixel per weight, scaled up by CSS: ink whose alpha is the weight,
+// on the transparent canvas over what is behind the button.
+function drawPattern(canvas, m, ink) {
   const n = m.rows;
   if (canvas.width !== n) {
     canvas.width = n;
@@ -289,6 +306,7 @@ function drawPattern(canvas, m) {
   if (!ctx) return;
   const image = ctx.createImageData(n, n);
   for (let k = 0; k < n * n; k++) {
+    image.data.set(ink, 4 * k);
     image.data[4 * k + 3] = Math.round(255 * Math.min(1, Math.max(0, m.data[k])));
   }
   ctx.putImageData(image, 0, 0);

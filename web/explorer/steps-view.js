@@ -203,13 +203,12 @@ export class StepsView {
     }
     if (show('projections')) {
       sections.push(this.#section('projections', [el('div', { class: 'matrices' },
+        // With RoPE each turned table follows the one it turns.
         table({ id: 'Q', title: 'Q = X W_Q', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
+        ...(c.rope ? [table({ id: 'QR', title: 'q after RoPE', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' })] : []),
         table({ id: 'K', title: 'K = X W_K', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
+        ...(c.rope ? [table({ id: 'KR', title: 'k after RoPE', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' })] : []),
         table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
-        ...(c.rope ? [
-          table({ id: 'QR', title: 'q after RoPE', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
-          table({ id: 'KR', title: 'k after RoPE', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
-        ] : []),
       )]));
     }
     this.#node.classList.toggle('flow', t.length <= FLOW_MAX_TOKENS);
