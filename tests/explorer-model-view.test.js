@@ -47,7 +47,7 @@ test('after Repeat the guesses box shows the repeat: its first rows are in view,
         const q = r.getBoundingClientRect();
         return q.top >= b.top - 1 && q.bottom <= b.bottom + 1;
       }),
-      marked: rows.map((r) => r.classList.contains('repeat-start')),
+      marked: rows.map((r) => r.dataset.repeat === 'start'),
       scrolls: box.scrollHeight > box.clientHeight,
     };
   });

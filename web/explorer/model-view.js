@@ -50,7 +50,7 @@ button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .guess-table .guesses span.top { color: var(--attn-fg); font-weight: 600; }
 .guess-table tr.right .next { color: #1a7f37; }
 .guess-table tr.wrong .next { color: var(--attn-muted); }
-.guess-table tr.repeat-start > * { border-top: 2px solid var(--attn-accent); }
+.guess-table tr[data-repeat="start"] > * { border-top: 2px solid var(--attn-accent); }
 .model-status { margin: 6px 0; font-variant-numeric: tabular-nums; }
 .loss-curve { display: block; width: 100%; max-width: 30em; height: auto; }
 .loss-curve.empty { display: none; }
@@ -198,8 +198,7 @@ export class ModelView {
     const rows = s.predictions.map((top, i) => {
       const next = t[i + 1];
       const right = next !== undefined && top[0].word === next;
-      const mark = repeated && i === from ? ' repeat-start' : '';
-      return el('tr', { class: (next === undefined ? '' : right ? 'right' : 'wrong') + mark },
+      return el('tr', { class: next === undefined ? '' : right ? 'right' : 'wrong', ...(repeated && i === from ? { 'data-repeat': 'start' } : {}) },
         el('th', { scope: 'row', text: t[i] }),
         el('td', { class: 'guesses' }, ...top.map((p, k) => el('span', { class: k === 0 ? 'top' : '', text: `${p.word} ${fixed(p.probability, 2)}` }))),
         el('td', { class: 'next', text: next === undefined ? '?' : `${next} ${right ? '✓' : '✗'}`, 'aria-label': next === undefined ? 'not yet written' : `${next}, ${right ? 'guessed right' : 'guessed wrong'}` }));
