@@ -84,4 +84,20 @@ cli('a row with no allowed key is named in step 3, and the usual slips get a hin
   assert.match(run(['--seed', '-1']).stderr, /--seed expects a whole number \(0 or more\)/);
 });
 
+cli('--rope [theta]: bare it is theta 10000, before another flag too; the header says what turns; step 1 names the turned q and k', () => {
+  const bare = run(['--rope', '--tokens', 'a b c']);
+  assert.is(bare.status, 0, bare.stderr);
+  assert.match(bare.stdout, /^rope: q and k turned by RoPE at their positions before the scores \(theta 10000, the first 2 dimensions in one pair \(0, 1\); d_k = 3 is odd and RoPE turns pairs, so dimension 2 is not turned\), in the kernel$/m);
+  assert.match(bare.stdout, /^Step 1, raw scores QK\^T of q and k after RoPE/m);
+  assert.match(run(['--tokens', 'a b c', '--rope']).stdout, /^rope: .*theta 10000/m);
+  const theta = run(['--rope', '500', '--dk', '4']);
+  assert.match(theta.stdout, /\(theta 500, all 4 dimensions in 2 pairs \(c, c \+ 2\)\)/);
+  // The weights differ from the same call without RoPE.
+  assert.not.equal(theta.stdout.split('Step 3')[1], run(['--dk', '4']).stdout.split('Step 3')[1]);
+  const bad = run(['--rope', 'fast']);
+  assert.is(bad.status, 2);
+  assert.match(bad.stderr, /--rope expects nothing \(theta 10000\) or RoPE's theta/);
+  assert.match(run(['--rope', '--dk', '1']).stderr, /--rope turns pairs of dimensions: it needs dk of 2 or more, got 1/);
+});
+
 cli.run();

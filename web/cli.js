@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { loadAttention } from './attention.js';
 import { HANDBOOK, computeExample, normalizeConfig } from './explorer/computation.js';
 import { SETTINGS, parseSetting } from './explorer/settings.js';
-import { windowText } from './explorer/text.js';
+import { ropeDims, windowText } from './explorer/text.js';
 import { DIGITS, textTable } from './explorer/format.js';
 
 const FLAGS = SETTINGS.filter((s) => s.cli);
@@ -68,12 +68,15 @@ function editDistance(a, b) {
   return row[b.length];
 }
 
+// --rope takes its theta or nothing: bare, it becomes "--rope=" (theta 10000).
+const bareRope = (argv) => argv.map((a, i) => (a === '--rope' && (i + 1 === argv.length || argv[i + 1].startsWith('--')) ? '--rope=' : a));
+
 function parse(argv) {
   let parsed;
   const options = { scalar: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
   for (const s of FLAGS) options[s.attr] = { type: s.kind === 'bool' ? 'boolean' : 'string' };
   try {
-    parsed = parseArgs({ args: joinNegatives(argv, options), strict: true, allowPositionals: false, options });
+    parsed = parseArgs({ args: joinNegatives(bareRope(argv), options), strict: true, allowPositionals: false, options });
   } catch (err) {
     throw new UsageError(`${err.message}${hint(err.message, options)}`);
   }
@@ -124,12 +127,13 @@ async function main(argv) {
     `W_K = randn(${dModel}, ${kvHeads * dk}) * 0.5, W_V = randn(${dModel}, ${kvHeads * dv}) * 0.5`);
   if (config.embeddings === 'word') out.push(`embeddings "word": row i of X is randn(${dModel}) with numpy seed wordSeed(${config.seed}, token i) (the 32-bit FNV-1a hash of "${config.seed} " and the token), the same for a repeated word`);
   if (config.positions) out.push(`positions: sinusoidal position encodings added to X`);
+  if (config.rope) out.push(`rope: q and k turned by RoPE at their positions before the scores (theta ${config.rope.theta}, ${ropeDims(config)}), in the kernel`);
   out.push(`Q = X W_Q, K = X W_K, V = X W_V; float32 in the ${ISA_NAMES[attn.isa] ?? attn.isa} WebAssembly build`);
   const sqrt = Math.sqrt(config.dk);
   const scaleText = config.scaleIsDefault ? `scores / sqrt(${config.dk}) = scores / ${sqrt.toFixed(3)}` : `scores * ${config.scale}`;
   ex.heads.forEach((head, h) => {
     if (config.heads > 1) out.push('', `=== Head ${h + 1} of ${config.heads}${config.kvHeads !== config.heads ? ` (kv head ${head.kvHead + 1})` : ''} ===`);
-    out.push('', `Step 1, raw scores QK^T (${DIGITS.scores} decimals)`, '', indent(textTable(head.scores, t, t, DIGITS.scores)));
+    out.push('', `Step 1, raw scores QK^T${config.rope ? ' of q and k after RoPE' : ''} (${DIGITS.scores} decimals)`, '', indent(textTable(head.scores, t, t, DIGITS.scores)));
     const logits = config.softcap > 0 || config.window || config.queryOffset;
     if (logits) {
       const how = `${config.softcap > 0 ? `${config.softcap} * tanh(scaled / ${config.softcap})` : 'scaled'}, -Inf where not allowed`;

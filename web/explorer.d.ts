@@ -46,6 +46,9 @@ export interface ExplorerState {
   readonly Q: Matrix;
   readonly K: Matrix;
   readonly V: Matrix;
+  /** With rope: Q and K turned by RoPE at their positions (heads side by side as in Q and K), what the scores are dot products of. */
+  readonly QR?: Matrix;
+  readonly KR?: Matrix;
   /** One Matrix with a single head; one per head otherwise. */
   readonly scores: Matrix | Matrix[];
   readonly scaled: Matrix | Matrix[];
@@ -72,6 +75,8 @@ export interface ExplorerChangeDetail {
   /** 0: no softcap. */
   softcap: number;
   queryOffset: number;
+  /** RoPE in use: theta and the dimensions turned (d_k, or d_k - 1 when d_k is odd); null when off. */
+  rope: { theta: number; dims: number; interleaved: false } | null;
   step: ExplorerStep;
   mask: boolean[][] | null;
   edited: boolean;
@@ -143,6 +148,14 @@ export declare class AttentionExplorer extends HTMLElement {
   softcap: number;
   /** Attribute `query-offset`: position of the first query among the keys. */
   queryOffset: number;
+  /**
+   * Attribute `rope`: q and k turned by RoPE (rotate_half pairs, Llama) at their positions before the
+   * scores, computed by the library's `rope` option. `rope` or `rope=""` is theta 10000, `rope="500"`
+   * theta 500, "false" or "0" off. RoPE turns pairs, so with an odd dk the first dk - 1 dimensions turn
+   * and the last stays (partial rotary); dk = 1 is an error. The property reads theta or null (off);
+   * set true, a theta, or false/null.
+   */
+  rope: number | null | boolean;
   /** Attribute `show`: the parts shown, separated by spaces (default all). */
   show: string;
   /** Attribute `controls`. */
@@ -182,7 +195,7 @@ export declare class AttentionExplorer extends HTMLElement {
   /** Lights part of the figure (kept across recomputes); null clears. Throws RangeError for a part, head, row or column that is not there. */
   highlight(spec: ExplorerHighlight | null): void;
   /** Sets several properties at once (one recompute, as for any properties set in one task); resolves once it has run. */
-  set(values: Partial<Pick<AttentionExplorer, 'tokens' | 'seed' | 'dModel' | 'dk' | 'dv' | 'heads' | 'kvHeads' | 'causal' | 'scale' | 'step' | 'embeddings' | 'positions' | 'window' | 'softcap' | 'queryOffset' | 'show' | 'controls' | 'appearance' | 'train' | 'trainTarget' | 'trainOptimizer' | 'trainLr' | 'inputs' | 'mask' | 'masking' | 'explanations'>> | Record<string, unknown>): Promise<void>;
+  set(values: Partial<Pick<AttentionExplorer, 'tokens' | 'seed' | 'dModel' | 'dk' | 'dv' | 'heads' | 'kvHeads' | 'causal' | 'scale' | 'step' | 'embeddings' | 'positions' | 'window' | 'softcap' | 'queryOffset' | 'rope' | 'show' | 'controls' | 'appearance' | 'train' | 'trainTarget' | 'trainOptimizer' | 'trainLr' | 'inputs' | 'mask' | 'masking' | 'explanations'>> | Record<string, unknown>): Promise<void>;
 }
 
 declare global {

@@ -5,7 +5,7 @@
 
 import { Matrix } from '../core/matrix.js';
 import { NumpyRandom } from '../core/numpy-random.js';
-import { WINDOW_MAX, checkOffset, checkScale, checkSoftcap, checkWindow, defaultScale } from '../core/options.js';
+import { ROPE_THETA, WINDOW_MAX, checkOffset, checkRope, checkScale, checkSoftcap, checkWindow, defaultScale } from '../core/options.js';
 
 export const HANDBOOK = Object.freeze({
   tokens: Object.freeze(['the', 'cat', 'sat', 'there']),
@@ -21,6 +21,7 @@ export const HANDBOOK = Object.freeze({
   window: null,
   softcap: 0,
   queryOffset: 0,
+  rope: null,
 });
 
 /** Where the rows of X come from: row i = draw i, or one draw per distinct word. */
@@ -67,11 +68,47 @@ export function normalizeConfig(config = {}) {
   c.window = checkWindow(c.window, 'window');
   c.softcap = checkSoftcap(c.softcap, 'softcap');
   c.queryOffset = checkOffset(c.queryOffset ?? 0, 'query-offset').queryOffset;
+  c.rope = ropeOption(c.rope, c.dk);
   // Decided here once: the explorer's titles and the command line both ask config.scaleIsDefault.
   c.scaleIsDefault = c.scale == null;
   c.scale = checkScale(c.scale, 'scale', c.dk);
   c.tokens = [...c.tokens];
   return c;
+}
+
+/**
+ * The rope setting as the library's option: null (off), or { theta, dims,
+ * interleaved: false } (Llama's rotate_half pairs) from true (theta 10000),
+ * a theta, or such an object. RoPE turns pairs of dimensions, so with an odd
+ * d_k it turns the first d_k - 1 and the last stays as it is (partial
+ * rotary, as the library's `dims`); d_k = 1 has no pair to turn.
+ */
+export function ropeOption(value, dk) {
+  if (value == null || value === false) return null;
+  const theta = value === true ? ROPE_THETA : typeof value === 'object' ? value.theta ?? ROPE_THETA : value;
+  if (dk < 2) throw new RangeError(`rope turns pairs of dimensions: it needs dk of 2 or more, got ${dk}`);
+  return checkRope({ theta, dims: dk - (dk % 2) }, 'rope', dk);
+}
+
+/**
+ * The rows of m (n, d) turned by RoPE at positions offset + i, by the
+ * library: one sdpa call whose queries are the unit vectors e_c (one head
+ * each, at position -offset) and whose keys are the rows (row i at position
+ * i), so score (c, i) = (e_c turned by -offset) · (row i turned by i) =
+ * element c of row i turned by offset + i. At offset 0 the unit vectors do
+ * not turn (cos 0 = 1, sin 0 = 0): these are the very numbers the kernel
+ * turns q and k into before the scores; with a query offset the angle is
+ * the same, each element rounded once more.
+ */
+export function ropeRows(attn, m, rope, offset = 0) {
+  const n = m.rows, d = m.cols;
+  const eye = new Float32Array(d * d);
+  for (let c = 0; c < d; c++) eye[c * d + c] = 1;
+  const r = attn.sdpa(eye, m.data, new Float32Array(n), { batch: 1, heads: d, kvHeads: 1, nq: 1, nk: n, dk: d, dv: 1, rope, queryOffset: -offset, scale: 1, steps: true });
+  // scores (1, d, 1, n): head c's row holds element c of every turned row.
+  const out = new Matrix(n, d);
+  for (let c = 0; c < d; c++) for (let i = 0; i < n; i++) out.data[i * d + c] = r.scores[c * n + i];
+  return out;
 }
 
 /**
@@ -142,8 +179,15 @@ export function headColumns(m, h, d) {
   return out;
 }
 
+// Writes m (rows, d) into head h's columns of out (rows, heads * d).
+function setColumns(out, m, h) {
+  const d = m.cols;
+  for (let i = 0; i < m.rows; i++) out.data.set(m.data.subarray(i * d, (i + 1) * d), i * out.cols + h * d);
+}
+
 /**
- * Runs the example: projections, then the four steps for every head.
+ * Runs the example: projections (turned by RoPE with config.rope), then
+ * the four steps for every head.
  * @param {import('../attention.js').Attention} attn
  * @param {object} config normalized by normalizeConfig
  * @param {{ X?, WQ?, WK?, WV? }} [inputs] replace the random draws
@@ -156,19 +200,31 @@ export function computeExample(attn, config, inputs = {}, mask) {
   const Q = attn.matmul(X, WQ), K = attn.matmul(X, WK), V = attn.matmul(X, WV);
   const n = config.tokens.length;
   const group = config.heads / config.kvHeads;
+  const { dk, rope } = config;
+  // With RoPE, QR and KR hold Q and K turned at their positions (what the
+  // scores are dot products of) and each head's q and k are those.
+  const QR = rope ? new Matrix(n, config.heads * dk) : null;
+  const KR = rope ? new Matrix(n, config.kvHeads * dk) : null;
   const heads = [];
   for (let h = 0; h < config.heads; h++) {
     const g = Math.floor(h / group);
-    const q = headColumns(Q, h, config.dk);
-    const k = headColumns(K, g, config.dk);
+    const q = headColumns(Q, h, dk);
+    const k = headColumns(K, g, dk);
     const v = headColumns(V, g, config.dv);
     const options = { steps: true, causal: config.causal, scale: config.scale };
     if (config.window) options.window = config.window;
     if (config.softcap > 0) options.softcap = config.softcap;
     if (config.queryOffset !== 0) options.queryOffset = config.queryOffset;
+    if (rope) options.rope = rope;
     if (mask) options.mask = { rows: n, cols: n, data: mask };
     const r = attn.attention(q, k, v, options);
-    heads.push({ kvHead: g, q, k, v, scores: r.scores, scaled: r.scaled, logits: r.logits, weights: r.weights, output: r.output });
+    const qr = rope ? ropeRows(attn, q, rope, config.queryOffset) : q;
+    const kr = rope ? ropeRows(attn, k, rope) : k;
+    if (rope) {
+      setColumns(QR, qr, h);
+      setColumns(KR, kr, g);
+    }
+    heads.push({ kvHead: g, q: qr, k: kr, v, scores: r.scores, scaled: r.scaled, logits: r.logits, weights: r.weights, output: r.output });
   }
-  return { tokens: config.tokens, X, WQ, WK, WV, Q, K, V, heads };
+  return { tokens: config.tokens, X, WQ, WK, WV, Q, K, V, ...(rope ? { QR, KR } : {}), heads };
 }

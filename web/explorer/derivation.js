@@ -11,7 +11,7 @@
 //   steps: what happens after the sum, in order: [label, value text];
 //   result: [label, value text], the number in the cell.
 
-import { blockedReason, logitOf } from './text.js';
+import { blockedReason, logitOf, ropeTurn } from './text.js';
 import { fixed } from './format.js';
 
 const MAX_ROWS = 16; // terms drawn as bars; a longer sum shows its largest terms
@@ -23,6 +23,18 @@ const MAX_ROWS = 16; // terms drawn as bars; a longer sum shows its largest term
 export function derive(ctx, id, i, j) {
   const { config: c, example: ex } = ctx;
   const t = c.tokens, n = t.length;
+  if (id === 'QR' || id === 'KR') {
+    // An entry after RoPE: its own entry times cos, its pair's times ∓sin.
+    const r = ropeTurn(c, ex, id, i, j);
+    const name = `${id === 'QR' ? 'q' : 'k'} after RoPE[${t[i]}][${r.col}]`;
+    if (r.partner < 0) return { head: `d${r.col} is not turned (odd d_k)`, rows: [], steps: [[`${r.from}[${t[i]}][${j}]`, fixed(r.x, 4)]], result: [name, fixed(r.value, 4)] };
+    const cos = Math.cos(r.angle), sin = r.first ? -Math.sin(r.angle) : Math.sin(r.angle);
+    const rows = [
+      { label: `d${r.col}`, a: r.x, b: cos, value: r.x * cos, on: true },
+      { label: `d${r.partner}`, a: r.y, b: sin, value: r.y * sin },
+    ];
+    return { head: `turned at position ${r.position}: angle ${fixed(r.angle, 4)} rad`, ops: [r.from, r.first ? 'cos, −sin' : 'cos, sin'], rows, steps: [], result: [name, fixed(r.value, 4)] };
+  }
   if (id === 'Q' || id === 'K' || id === 'V') {
     const W = ex[`W${id}`];
     const rows = Array.from({ length: c.dModel }, (_, p) => ({ label: `x${p}`, a: ex.X.get(i, p), b: W.get(p, j), value: ex.X.get(i, p) * W.get(p, j) }));
@@ -35,7 +47,8 @@ export function derive(ctx, id, i, j) {
   const blocked = blockedReason(c, ctx.mask, n, i, j);
   if (key === 'scores') {
     const rows = Array.from({ length: c.dk }, (_, p) => ({ label: `d${p}`, a: head.q.get(i, p), b: head.k.get(j, p), value: head.q.get(i, p) * head.k.get(j, p) }));
-    return { head: `q_${t[i]} · k_${t[j]}`, ops: [`q_${t[i]}`, `k_${t[j]}`], rows, steps: [], result: ['score', fixed(head.scores.get(i, j), 3)] };
+    const after = c.rope ? ' after RoPE' : '';
+    return { head: `q_${t[i]}${after} · k_${t[j]}${after}`, ops: [`q_${t[i]}`, `k_${t[j]}`], rows, steps: [], result: ['score', fixed(head.scores.get(i, j), 3)] };
   }
   if (key === 'scaled') {
     const score = head.scores.get(i, j);

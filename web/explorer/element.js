@@ -329,7 +329,7 @@ export class AttentionExplorer extends Base {
     this.#example = ex;
     const pick = (key) => (config.heads === 1 ? ex.heads[0][key] : ex.heads.map((h) => h[key]));
     this.#state = Object.freeze({
-      tokens: [...ex.tokens], X: ex.X, WQ: ex.WQ, WK: ex.WK, WV: ex.WV, Q: ex.Q, K: ex.K, V: ex.V,
+      tokens: [...ex.tokens], X: ex.X, WQ: ex.WQ, WK: ex.WK, WV: ex.WV, Q: ex.Q, K: ex.K, V: ex.V, ...(ex.QR ? { QR: ex.QR, KR: ex.KR } : {}),
       scores: pick('scores'), scaled: pick('scaled'), weights: pick('weights'), output: pick('output'),
       ...(ex.heads[0].logits ? { logits: pick('logits') } : {}),
     });

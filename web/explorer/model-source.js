@@ -118,8 +118,8 @@ export class ModelSource {
     return {
       kind: 'model', pick, model, scores, forward: r,
       config: normalizeConfig({
+        // The model decides the scale too: it was trained with 1/sqrt(d_head) (the view says so).
         tokens, seed: config.seed, dModel: model.dModel, dk: model.dHead, dv: model.dHead, heads: 1, kvHeads: 1, causal: true,
-        ...(config.scaleIsDefault ? {} : { scale: config.scale }),
       }),
       view,
       inputs: { X: r.layers[pick.layer].x, WQ: w.wq, WK: w.wk, WV: w.wv },
@@ -132,7 +132,11 @@ export class ModelSource {
   /** Draws the model view for a prepared source (hidden when there is none or `model` is not shown). */
   render(source) {
     // The model decides the sizes, the heads and causal: the toolbar hides those fields.
-    this.#view.element.parentElement?.toggleAttribute('data-model', Boolean(source && !source.error));
+    const root = this.#view.element.parentElement;
+    if (root) {
+      if (source && !source.error) root.dataset.model = source.kind;
+      else delete root.dataset.model;
+    }
     if (!source || source.error || !source.view.show.has('model')) {
       this.#view.hide();
       return;
@@ -148,7 +152,7 @@ export class ModelSource {
     }
     const { model, scores, forward, pick } = source;
     this.#view.render({
-      kind: 'model', tokens: forward.words, attention: forward.attentions, pick, steps: model.steps,
+      kind: 'model', tokens: forward.words, attention: forward.attentions, pick, steps: model.steps, scale: { value: source.config.scale, dk: model.dHead },
       labels: scores.map((row) => row.map((s) => headLabel(s))),
       predictions: model.predict(forward.tokens, 3), truncated: source.truncated, context: model.context,
       training: t?.model ? { step: t.step, losses: t.allLosses, accuracy: t.accuracy, playing: t.playing, seed: t.seed } : null,

@@ -18,6 +18,12 @@ const CURVE = { width: 320, height: 150, left: 40, right: 10, top: 10, bottom: 2
 export const MODEL_STYLES = `
 .model-part { margin-top: 8px; }
 .root[data-model] .toolbar .field.heads, .root[data-model] .toolbar .field.check { display: none; }
+/* A trained head's scale is the model's (fixedScaleText says why): no slider; weights from outside have none at all. */
+.root[data-model] .toolbar .field.scale input[type="range"], .root[data-model] .toolbar .scale-reset { display: none; }
+/* With no slider to keep still, the readout takes the width its words need. */
+.root[data-model] .toolbar .scale-text { width: auto; white-space: normal; }
+.root[data-model] .toolbar .scale-text::after { content: " · fixed by the model"; color: var(--attn-muted); font-family: var(--attn-font); }
+.root[data-model="external"] .toolbar .field.scale { display: none; }
 .model-part h3 { font-size: 1em; margin: 12px 0 4px; }
 .model-body { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
 .model-heads { flex: 1 1 18em; max-width: 30em; min-width: 0; }
@@ -26,7 +32,10 @@ export const MODEL_STYLES = `
 .model-grid { display: grid; gap: 6px; }
 .model-row { display: grid; grid-template-columns: 2em repeat(var(--heads), minmax(0, 1fr)); gap: 6px; align-items: start; }
 .model-row .layer { align-self: center; color: var(--attn-muted); font-weight: 600; }
-button.thumb { display: flex; flex-direction: column; align-items: stretch; gap: 2px; padding: 4px; min-width: 0; border-radius: 6px; text-align: left; }
+/* The thumbnails are ink on whatever is behind them: the text colour (drawPattern) on no background of their own. */
+button.thumb { background: transparent; color: var(--attn-fg); display: flex; flex-direction: column; align-items: stretch; gap: 2px; padding: 4px; min-width: 0; border-radius: 6px; text-align: left; }
+/* A figure's buttons here are the page's ink on the page, as its text is. */
+.root[data-appearance="figure"] .model-part button { background: transparent; color: inherit; }
 button.thumb canvas { width: 100%; aspect-ratio: 1; image-rendering: pixelated; border: 1px solid var(--attn-border); }
 button.thumb .which { font-size: 0.8em; color: var(--attn-muted); }
 button.thumb .kind { font-size: 0.78em; line-height: 1.2; overflow-wrap: anywhere; }
@@ -41,6 +50,7 @@ button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .guess-table .guesses span.top { color: var(--attn-fg); font-weight: 600; }
 .guess-table tr.right .next { color: #1a7f37; }
 .guess-table tr.wrong .next { color: var(--attn-muted); }
+.guess-table tr[data-repeat="start"] > * { border-top: 2px solid var(--attn-accent); }
 .model-status { margin: 6px 0; font-variant-numeric: tabular-nums; }
 .loss-curve { display: block; width: 100%; max-width: 30em; height: auto; }
 .loss-curve.empty { display: none; }
@@ -50,8 +60,6 @@ button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .model-train [hidden] { display: none; }
 @media (prefers-color-scheme: dark) {
   .guess-table tr.right .next { color: #3fb950; }
-  /* Black ink turned white: the thumbnails follow the scheme without a repaint. */
-  button.thumb canvas { filter: invert(1); }
 }
 `;
 
@@ -65,9 +73,14 @@ export class ModelView {
   #shape = '';
   #announced = '';
   #predictions = el('div', { class: 'predictions' });
+  #guesses = null; // { note, body, box } of the guesses table, built once
+  #count = 0; // words shown
+  #repeatFrom = -1; // where the repeat starts (the sentence's length when Repeat was pressed); -1: no repeat
+  #scrollToRepeat = false; // the next render brings the repeat's first row into view
   // Training is a control: compact embeds (controls="minimal" or "none") leave it out.
   #train = el('div', { class: 'model-train full-only' });
   #trainParts = null;
+  #last = null; // what render drew last
 
   /**
    * @param {{ select: (layer: number, head: number) => void, repeat: () => void, train: (seed: number) => void,
@@ -78,6 +91,10 @@ export class ModelView {
     this.element.append(el('h2', { text: 'Every head' }), this.#text,
       el('div', { class: 'model-body' }, el('div', { class: 'model-heads' }, this.#grid, this.#live), this.#predictions), this.#train);
     this.#grid.addEventListener('keydown', (e) => this.#onKey(e));
+    // The ink is the text colour, which the reader's scheme changes: draw again in the new one.
+    globalThis.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', () => {
+      if (this.#last && !this.element.hidden) this.render(this.#last);
+    });
   }
 
   hide() {
@@ -87,22 +104,28 @@ export class ModelView {
   /**
    * @param {{ kind: 'model' | 'external', tokens: string[], attention: import('../core/matrix.js').Matrix[][],
    *   labels: { text: string, detail: string }[][], pick: { layer: number, head: number }, source?: string, steps?: number,
+   *   scale?: { value: number, dk: number },
    *   predictions?: { word: string, probability: number }[][], truncated?: number, context?: number,
    *   training?: { step: number, losses: number[], accuracy: number | null, playing: boolean, seed: number } | null }} s
    */
   render(s) {
+    this.#last = s;
     this.element.hidden = false;
     const layers = s.attention.length, heads = s.attention[0].length;
-    this.#text.textContent = modelViewText({ kind: s.kind, layers, heads, source: s.source, steps: s.training ? s.training.step : s.steps });
+    this.#text.textContent = modelViewText({ kind: s.kind, layers, heads, source: s.source, steps: s.training ? s.training.step : s.steps }) +
+      (s.scale ? ` ${fixedScaleText(s.scale)}` : '');
     const shape = `${layers}x${heads}`;
     if (shape !== this.#shape) this.#buildGrid(layers, heads);
+    const ink = inkOf(this.#grid);
     for (let l = 0; l < layers; l++) {
       for (let h = 0; h < heads; h++) {
         const cell = this.#cells[l][h];
         const chosen = l === s.pick.layer && h === s.pick.head;
-        drawPattern(cell.canvas, s.attention[l][h]);
+        drawPattern(cell.canvas, s.attention[l][h], ink);
         cell.label.textContent = s.labels[l][h].text;
         cell.button.setAttribute('aria-selected', String(chosen));
+        // A roving tab stop: Tab into the grid lands on the chosen head, arrows move from there.
+        cell.button.tabIndex = chosen ? 0 : -1;
         cell.button.setAttribute('aria-label', `${headName(l, h)}: ${s.labels[l][h].detail}`);
         cell.button.classList.toggle('chosen', chosen);
       }
@@ -127,7 +150,7 @@ export class ModelView {
       for (let h = 0; h < heads; h++) {
         const canvas = el('canvas', { width: 1, height: 1, 'aria-hidden': 'true' });
         const label = el('span', { class: 'kind' });
-        const button = el('button', { type: 'button', class: 'thumb', role: 'gridcell', tabindex: l === 0 && h === 0 ? 0 : -1, 'data-layer': l, 'data-head': h,
+        const button = el('button', { type: 'button', class: 'thumb', role: 'gridcell', tabindex: -1, 'data-layer': l, 'data-head': h,
           onclick: () => this.#intents.select(l, h) },
         el('span', { class: 'which', text: `H${h + 1}` }), canvas, label);
         cells.push({ button, canvas, label });
@@ -161,27 +184,56 @@ export class ModelView {
   #renderPredictions(s) {
     if (s.kind !== 'model') {
       this.#predictions.replaceChildren();
+      this.#guesses = null;
       return;
     }
+    this.#guesses ??= this.#buildPredictions();
+    const g = this.#guesses;
     const t = s.tokens;
+    this.#count = t.length;
+    // Repeat remembered where the sentence ended; the mark stays while the tokens are that sentence twice.
+    const from = this.#repeatFrom;
+    const repeated = from > 0 && t.length > from && t.slice(from).every((w, k) => w === t[k]);
+    if (!repeated) this.#repeatFrom = -1;
     const rows = s.predictions.map((top, i) => {
       const next = t[i + 1];
       const right = next !== undefined && top[0].word === next;
-      return el('tr', { class: next === undefined ? '' : right ? 'right' : 'wrong' },
+      return el('tr', { class: next === undefined ? '' : right ? 'right' : 'wrong', ...(repeated && i === from ? { 'data-repeat': 'start' } : {}) },
         el('th', { scope: 'row', text: t[i] }),
         el('td', { class: 'guesses' }, ...top.map((p, k) => el('span', { class: k === 0 ? 'top' : '', text: `${p.word} ${fixed(p.probability, 2)}` }))),
         el('td', { class: 'next', text: next === undefined ? '?' : `${next} ${right ? '✓' : '✗'}`, 'aria-label': next === undefined ? 'not yet written' : `${next}, ${right ? 'guessed right' : 'guessed wrong'}` }));
     });
     const right = s.predictions.filter((top, i) => t[i + 1] !== undefined && top[0].word === t[i + 1]).length;
     const note = s.truncated > 0 ? ` The model reads at most ${s.context} words; the last ${s.truncated} are left out.` : '';
+    const where = repeated ? ' The repeat starts at the marked row.' : '';
+    g.note.textContent = `The top 3 for the word after each word; ${right} of ${t.length - 1} right. Before a repeat it is anyone's guess; on the repeat, induction copies what came next last time.${where}${note}`;
+    // The box and its scroll position stay across updates (training repaints it often); only the rows change.
+    g.body.replaceChildren(...rows);
+    if (repeated && this.#scrollToRepeat) {
+      this.#scrollToRepeat = false;
+      // The guesses the learner pressed Repeat to see are the repeat's, below
+      // the misses before it: the box scrolls so the sentence's last word tops
+      // it, the mark under it and the repeat's guesses after.
+      const box = g.box;
+      box.scrollTop += rows[from - 1].getBoundingClientRect().top - box.getBoundingClientRect().top;
+    }
+  }
+
+  #buildPredictions() {
+    const note = el('p', { class: 'explanation' });
+    const head = el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'word' }), el('th', { scope: 'col', text: 'top 3 guesses' }), el('th', { scope: 'col', text: 'next' })));
+    const body = el('tbody');
+    const box = el('div', { class: 'scroll-y' }, el('table', { class: 'guess-table', 'aria-label': 'next-word guesses' }, head, body));
     this.#predictions.replaceChildren(
       el('div', { class: 'row' },
         el('h3', { text: 'Next-word guesses' }),
-        el('button', { type: 'button', class: 'repeat', text: 'Repeat', title: 'Append the sentence to itself', onclick: () => this.#intents.repeat() })),
-      el('p', { class: 'explanation', text: `The top 3 for the word after each word; ${right} of ${t.length - 1} right. Before a repeat it is anyone's guess; on the repeat, induction copies what came next last time.${note}` }),
-      el('div', { class: 'scroll-y' }, el('table', { class: 'guess-table', 'aria-label': 'next-word guesses' },
-        el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'word' }), el('th', { scope: 'col', text: 'top 3 guesses' }), el('th', { scope: 'col', text: 'next' }))),
-        el('tbody', {}, ...rows))));
+        el('button', { type: 'button', class: 'repeat', text: 'Repeat', title: 'Append the sentence to itself', onclick: () => {
+          this.#repeatFrom = this.#count;
+          this.#scrollToRepeat = true;
+          this.#intents.repeat();
+        } })),
+      note, box);
+    return { note, body, box };
   }
 
   #renderTraining(s) {
@@ -229,9 +281,21 @@ export class ModelView {
   }
 }
 
-// One pixel per weight, scaled up by CSS: black ink whose alpha is the
-// weight, on the transparent canvas over the button's background.
-function drawPattern(canvas, m) {
+// Why a trained model's head has no scale slider, in the model view's text.
+function fixedScaleText({ value, dk }) {
+  return `Every head's scale is 1/√${dk} = ${fixed(value, 3)}, fixed: the model learned its weights at that scale, and its guesses are computed with it, so another scale would show a head the model does not have.`;
+}
+
+// The text colour as [r, g, b]: a figure takes the page's, so light and
+// dark pages, and the element's own schemes, each get legible ink.
+function inkOf(node) {
+  const rgb = /rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(globalThis.getComputedStyle?.(node).color ?? '');
+  return rgb ? [Number(rgb[1]), Number(rgb[2]), Number(rgb[3])] : [0, 0, 0];
+}
+
+// One pixel per weight, scaled up by CSS: ink whose alpha is the weight,
+// on the transparent canvas over what is behind the button.
+function drawPattern(canvas, m, ink) {
   const n = m.rows;
   if (canvas.width !== n) {
     canvas.width = n;
@@ -241,6 +305,7 @@ function drawPattern(canvas, m) {
   if (!ctx) return;
   const image = ctx.createImageData(n, n);
   for (let k = 0; k < n * n; k++) {
+    image.data.set(ink, 4 * k);
     image.data[4 * k + 3] = Math.round(255 * Math.min(1, Math.max(0, m.data[k])));
   }
   ctx.putImageData(image, 0, 0);

@@ -4,15 +4,17 @@
 import { HANDBOOK, defaultScale } from './computation.js';
 import { CONTROLS, PARTS, SETTINGS, STEPS, parseSetting } from './settings.js';
 
-// Numbers read back the value in use (defaults filled in), booleans the
-// attribute's presence, the Train part's settings their attribute's value
-// (null when absent or not valid: the part's default); null or undefined
-// removes the attribute.
+// Numbers read back the value in use (defaults filled in; rope its theta or
+// null), booleans the attribute's presence, the Train part's settings their
+// attribute's value (null when absent or not valid: the part's default);
+// null or undefined removes the attribute.
 const DEFAULTS = {
   tokens: (self) => self.getAttribute('tokens') ?? HANDBOOK.tokens.join(' '),
   dv: (self) => self.config?.dv ?? self.dk,
   kvHeads: (self) => self.config?.kvHeads ?? self.heads,
   scale: (self) => self.config?.scale ?? defaultScale(self.dk),
+  // RoPE's theta in use, or null when off (its attribute may say "" for 10000).
+  rope: (self) => self.config?.rope?.theta ?? null,
 };
 function ownSetting(setting, text) {
   if (text === null) return null;
@@ -40,6 +42,12 @@ export function defineSettingProperties(prototype) {
                 : function () { return ownSetting(s, this.getAttribute(s.attr)); };
     const set = s.kind === 'bool'
       ? function (value) { this.toggleAttribute(s.attr, Boolean(value)); }
+      : s.kind === 'rope'
+        ? function (value) {
+          // true or a theta turns it on, false or null off.
+          if (value === null || value === undefined || value === false) this.removeAttribute(s.attr);
+          else this.setAttribute(s.attr, value === true ? '' : String(value));
+        }
       : function (value) {
         if (value === null || value === undefined || (s.key === 'step' && value === 'all')) this.removeAttribute(s.attr);
         else this.setAttribute(s.attr, Array.isArray(value) ? value.join(' ') : String(value));

@@ -62,6 +62,8 @@ export const SETTINGS = Object.freeze([
     help: 'soft-cap the logits to c * tanh(x / c), as Gemma 2 does (0 or absent: none)' },
   { attr: 'query-offset', key: 'queryOffset', kind: 'signed', compute: true, cli: true, url: true, arg: '<n>',
     help: 'position of the first query among the keys: shifts the causal frontier and the window (default 0)' },
+  { attr: 'rope', key: 'rope', kind: 'rope', compute: true, cli: true, url: true, arg: '[<theta>]',
+    help: 'turn q and k by RoPE at their positions before the scores (theta 10000, or the number given); with an odd dk the last dimension is not turned' },
   { attr: 'step', key: 'step', kind: 'enum', values: ['all', ...STEPS], url: true,
     help: 'step mode: show one step at a time' },
   { attr: 'show', key: 'show', kind: 'list', values: PARTS,
@@ -126,6 +128,20 @@ export function parseNumber(text, name) {
 }
 
 /**
+ * RoPE's theta from the `rope` attribute: present with no value (or "true")
+ * is the usual 10000, a number is theta, "false" or "0" is off (null), as
+ * for the boolean settings. normalizeConfig checks the range.
+ */
+export function parseRope(text, name) {
+  const t = text.trim();
+  if (t === '' || t === 'true') return true;
+  if (t === 'false' || t === '0') return null;
+  const x = Number(t);
+  if (!Number.isFinite(x)) throw new RangeError(`${name} expects nothing (theta 10000) or RoPE's theta, a number of 1 or more; got "${text}"`);
+  return x;
+}
+
+/**
  * The value of one setting from its text; `name` is how errors call it
  * ("seed" for an attribute, "--seed" on the command line). For a boolean,
  * any text but "0" and "false" is true (an attribute that is present is on).
@@ -137,6 +153,7 @@ export function parseSetting(setting, text, name = setting.attr) {
     case 'signed': return parseSigned(text, name);
     case 'window': return parseWindow(text, name);
     case 'number': return parseNumber(text, name);
+    case 'rope': return parseRope(text, name);
     case 'bool': return text !== '0' && text !== 'false';
     case 'text': return text.trim();
     case 'enum':

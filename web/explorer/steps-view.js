@@ -11,9 +11,9 @@
 import { el } from './dom.js';
 import { cellAt, moveTabStop, nextCell } from './grid.js';
 import { LinesView } from './lines.js';
-import { SoftmaxPlay } from './softmax-play.js';
+import { SoftmaxPlay, playSources } from './softmax-play.js';
 import { buildTable, cellLabel, highlight, paintTable } from './tables.js';
-import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, sectionTitle } from './text.js';
+import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, ropeExplanation, sectionTitle } from './text.js';
 import { DIGITS } from './format.js';
 import { isFigure } from './settings.js';
 
@@ -55,7 +55,7 @@ function visibleRegion(entry) {
 
 /** The matrix a table shows: an input or projection by name, else "<step>-<head>". */
 export function matrixOf(example, id) {
-  if (EDITABLE.has(id) || id === 'Q' || id === 'K' || id === 'V') return example[id];
+  if (EDITABLE.has(id) || ['Q', 'K', 'V', 'QR', 'KR'].includes(id)) return example[id];
   const [key, h] = id.split('-');
   const head = example.heads[Number(h)];
   return key === 'scaled' && head.logits ? head.logits : head[key];
@@ -145,7 +145,7 @@ export class StepsView {
   render() {
     const { config: c, view, example: ex } = this.#context();
     if (this.#selected >= c.tokens.length) this.#selected = -1;
-    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, view.step, [...view.show], view.controls, isFigure(view)]);
+    const structure = JSON.stringify([c.tokens, c.dModel, c.dk, c.dv, c.heads, c.kvHeads, c.rope && [c.rope.theta, c.queryOffset], view.step, [...view.show], view.controls, isFigure(view)]);
     if (structure === this.#structure) {
       this.repaint();
       return;
@@ -203,8 +203,11 @@ export class StepsView {
     }
     if (show('projections')) {
       sections.push(this.#section('projections', [el('div', { class: 'matrices' },
+        // With RoPE each turned table follows the one it turns.
         table({ id: 'Q', title: 'Q = X W_Q', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
+        ...(c.rope ? [table({ id: 'QR', title: 'q after RoPE', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' })] : []),
         table({ id: 'K', title: 'K = X W_K', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
+        ...(c.rope ? [table({ id: 'KR', title: 'k after RoPE', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' })] : []),
         table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
       )]));
     }
@@ -223,7 +226,7 @@ export class StepsView {
     const slot = el('slot', { name: `explain-${step}` });
     // Texts set through `explanations` are the page's own; the defaults fit the controls shown.
     const own = explanations[step] !== DEFAULT_EXPLANATIONS[step];
-    slot.textContent = own ? explanations[step] : defaultExplanation(step, view.controls);
+    slot.textContent = own ? explanations[step] : defaultExplanation(step, view.controls) + ropeExplanation(step, config);
     // A figure's words are the author's: no heading or text of its own (the section keeps its name for screen readers).
     const words = isFigure(view) ? [] : [el('h2', { text: title }), el('p', { class: 'explanation' }, slot)];
     return el('section', { class: `step step-${step}${lead ? ' lead' : ''}`, 'data-step': step, 'aria-label': title, part: lead ? 'attention' : `step-${step}` },
@@ -371,15 +374,10 @@ export class StepsView {
     this.#dragTimer = setTimeout(() => this.dragEnd(), DRAG_PAUSE_MS);
   }
 
-  // What "Play softmax" plays on: head 1's weights table and its logits, −∞ where a pair may not attend.
+  // What "Play softmax" plays on: the head picked (data-head), else every head shown.
   #softmaxSource() {
-    const entry = this.#tables.get('weights-0');
-    if (!entry) return null;
     const { example, blocked } = this.#context();
-    if (example.external) return null;
-    const m = matrixOf(example, 'scaled-0');
-    const logits = { rows: m.rows, cols: m.cols, data: Float64Array.from(m.data, (z, k) => (blocked(Math.floor(k / m.cols), k % m.cols) ? -Infinity : z)) };
-    return { entry, logits, tokens: example.tokens };
+    return playSources(this.#tables, example, blocked, Number(this.#node.dataset.head ?? -1));
   }
 
   // Tables painted in part (a drag) repaint what is now in view.

@@ -72,10 +72,32 @@ export function blockedReason(config, mask, n, i, j) {
 
 /** The title of the scaled-scores step, with the scale (and softcap) in use. */
 export function sectionTitle(step, config, scaleIsDefault) {
+  if (step === 'projections' && config.rope) return 'Projections: Q, K, V, then q and k after RoPE';
   if (step !== 'scaled') return STEP_TITLES[step];
   const how = scaleIsDefault ? ` (÷ √${config.dk} = ${Math.sqrt(config.dk).toFixed(3)})` : '';
   if (config.softcap > 0) return `Step 2: logits = ${config.softcap}·tanh(score × ${config.scale.toFixed(3)} / ${config.softcap})`;
   return `Step 2: scaled scores × ${config.scale.toFixed(3)}${how}`;
+}
+
+/** Which dimensions RoPE turns, in words (an odd d_k leaves its last one). */
+export function ropeDims({ dk, rope }) {
+  const pairs = rope.dims === 2 ? 'one pair (0, 1)' : `${rope.dims / 2} pairs (c, c + ${rope.dims / 2})`;
+  if (rope.dims === dk) return `all ${dk} dimensions in ${pairs}`;
+  return `the first ${rope.dims} dimensions in ${pairs}; d_k = ${dk} is odd and RoPE turns pairs, so dimension ${dk - 1} is not turned`;
+}
+
+/**
+ * What RoPE adds to a step's explanation ('' when it is off or the step
+ * does not change): the projections gain q and k after RoPE, the scores
+ * are their dot products.
+ */
+export function ropeExplanation(step, config) {
+  const r = config.rope;
+  if (!r) return '';
+  const where = config.queryOffset ? `q of token i at position i + ${config.queryOffset} (the query offset)` : 'q of token i at position i';
+  if (step === 'projections') return ` RoPE is on: q after RoPE and k after RoPE are q and k with each pair of dimensions turned by an angle that grows with the position, ${where} and k of token j at j (theta ${r.theta}; ${ropeDims(config)}).`;
+  if (step === 'scores') return ' RoPE is on, so these are dot products of q after RoPE with k after RoPE: a score depends on how far apart the two tokens are, not only on what they are.';
+  return '';
 }
 
 /** The window in words: "window 2 back, 2 ahead". */
@@ -158,6 +180,18 @@ export function explain(ctx, id, i, j) {
     else text = `${value}: 0.5 × np.random.randn with seed ${c.seed}, drawn after X in the order W_Q, W_K, W_V.`;
     return { text, sources: [] };
   }
+  if (id === 'QR' || id === 'KR') {
+    const r = ropeTurn(c, ex, id, i, j);
+    const name = `${id === 'QR' ? 'q' : 'k'} after RoPE[${t[i]}][${r.col}]`;
+    const src = [{ id: r.from, rows: [i, i + 1], cols: r.partner < 0 ? [j, j + 1] : [Math.min(j, r.partnerCol), Math.min(j, r.partnerCol) + 1] }];
+    if (r.partner >= 0) src.push({ id: r.from, rows: [i, i + 1], cols: [Math.max(j, r.partnerCol), Math.max(j, r.partnerCol) + 1] });
+    if (r.partner < 0) return { text: `${name} = ${r.from}[${t[i]}][${j}] = ${f4(r.x)}: RoPE turns pairs and d_k = ${c.dk} is odd, so dimension ${r.col} is not turned.`, sources: src };
+    const turn = r.first ? `${paren(r.x)}·cos(${fixed(r.angle, 4)}) − ${paren(r.y)}·sin(${fixed(r.angle, 4)})` : `${paren(r.x)}·cos(${fixed(r.angle, 4)}) + ${paren(r.y)}·sin(${fixed(r.angle, 4)})`;
+    return {
+      text: `${name} = ${turn} = ${f4(r.value)}: dimensions ${Math.min(r.col, r.partner)} and ${Math.max(r.col, r.partner)} of ${r.from}[${t[i]}] turned by angle ${r.position} × ${r.theta}^(−${2 * r.pair}/${r.dims}) = ${fixed(r.angle, 4)} rad (position ${r.position}).`,
+      sources: src,
+    };
+  }
   if (id === 'Q' || id === 'K' || id === 'V') {
     const W = ex[`W${id}`];
     const terms = Array.from({ length: c.dModel }, (_, p) => `${paren(ex.X.get(i, p))}×${paren(W.get(p, j))}`);
@@ -174,9 +208,11 @@ export function explain(ctx, id, i, j) {
   const blocked = blockedReason(c, ctx.mask, n, i, j);
   if (key === 'scores') {
     const terms = Array.from({ length: c.dk }, (_, p) => `${paren(head.q.get(i, p))}×${paren(head.k.get(j, p))}`);
+    // With RoPE the dot product is of the turned q and k (head.q and head.k are those).
+    const [q, k, after] = c.rope ? ['QR', 'KR', ' after RoPE'] : ['Q', 'K', ''];
     return {
-      text: `score(${t[i]} → ${t[j]})${headText} = q_${t[i]} · k_${t[j]} = ${sum(terms)} = ${fixed(head.scores.get(i, j), 3)}`,
-      sources: [{ id: 'Q', rows: [i, i + 1], cols: [h * c.dk, (h + 1) * c.dk] }, { id: 'K', rows: [j, j + 1], cols: [g * c.dk, (g + 1) * c.dk] }],
+      text: `score(${t[i]} → ${t[j]})${headText} = q_${t[i]}${after} · k_${t[j]}${after} = ${sum(terms)} = ${fixed(head.scores.get(i, j), 3)}`,
+      sources: [{ id: q, rows: [i, i + 1], cols: [h * c.dk, (h + 1) * c.dk] }, { id: k, rows: [j, j + 1], cols: [g * c.dk, (g + 1) * c.dk] }],
     };
   }
   if (key === 'scaled') {
@@ -218,4 +254,26 @@ export function explain(ctx, id, i, j) {
 export function logitOf(ctx, h, i, j) {
   const head = ctx.example.heads[h];
   return (head.logits ?? head.scaled).get(i, j);
+}
+
+/**
+ * How entry (i, j) of QR or KR (Q or K after RoPE, heads side by side) is
+ * turned: the library's number (value), the operands x (the entry of Q or
+ * K), y (its pair's), the angle position × theta^(−2 pair / dims) and
+ * whether it is the first of its pair (x cos − y sin) or the second
+ * (x cos + y sin); partner -1 for a dimension RoPE leaves (odd d_k). The
+ * angle and its cos and sin are for the text: the turn itself is the
+ * library's (computeExample).
+ */
+export function ropeTurn(config, example, id, i, j) {
+  const { dk, rope } = config;
+  const from = id === 'QR' ? 'Q' : 'K';
+  const col = j % dk, base = j - col, half = rope.dims / 2;
+  const position = i + (id === 'QR' ? config.queryOffset : 0);
+  const x = example[from].get(i, j), value = example[id].get(i, j);
+  if (col >= rope.dims) return { from, col, partner: -1, x, value };
+  const first = col < half, pair = col % half;
+  const partner = first ? col + half : col - half;
+  const angle = position * rope.theta ** (-2 * pair / rope.dims);
+  return { from, col, partner, partnerCol: base + partner, first, pair, position, angle, theta: rope.theta, dims: rope.dims, x, y: example[from].get(i, base + partner), value };
 }

@@ -357,7 +357,7 @@ export class TrainPanel {
       ...(copy ? { wv: headColumns(state.WV, 0, dv), targetOutput: copyTarget(target, state.X, dv) } : {}),
       learn: copy ? this.#settings.learn : this.#settings.learn.filter((m) => m !== 'wv'),
       causal: config.causal, scale: config.scale, mask: this.#host.mask,
-      window: config.window, softcap: config.softcap, queryOffset: config.queryOffset,
+      window: config.window, softcap: config.softcap, queryOffset: config.queryOffset, rope: config.rope,
       optimizer: this.#settings.optimizer, learningRate: this.#settings.learningRate,
     });
     this.#last = this.#trainer.evaluate();
@@ -367,7 +367,7 @@ export class TrainPanel {
   #hostSetup() {
     const config = this.#host.config;
     return JSON.stringify([config?.dModel, config?.dk, config?.heads, config?.kvHeads, config?.causal, config?.scale, config?.window,
-      config?.softcap, config?.queryOffset, this.#host.mask]);
+      config?.softcap, config?.queryOffset, config?.rope, this.#host.mask]);
   }
 
   // The trainer's head-1 weights into the host's W_Q, W_K (and W_V).

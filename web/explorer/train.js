@@ -262,7 +262,7 @@ export class Trainer {
    * @param {import('../attention.js').Attention} attn
    * @param {{ x: Matrix, wq: Matrix, wk: Matrix, wv?: Matrix, target: Matrix, targetOutput?: Matrix,
    *   learn?: string[], causal?: boolean, scale?: number, mask?: boolean[][] | null,
-   *   window?: [number, number] | null, softcap?: number, queryOffset?: number, optimizer?: string, learningRate?: number,
+   *   window?: [number, number] | null, softcap?: number, queryOffset?: number, rope?: object | null, optimizer?: string, learningRate?: number,
    *   momentum?: number, beta1?: number, beta2?: number, epsilon?: number }} options
    */
   constructor(attn, options) {
@@ -287,6 +287,7 @@ export class Trainer {
       ...(options.window ? { window: options.window } : {}),
       ...(options.softcap > 0 ? { softcap: options.softcap } : {}),
       ...(options.queryOffset ? { queryOffset: options.queryOffset } : {}),
+      ...(options.rope ? { rope: options.rope } : {}),
     };
     this.#optimizer = new Optimizer(options);
     this.#identity = identity(n);
