@@ -91,27 +91,6 @@ export function ropeOption(value, dk) {
 }
 
 /**
- * The rows of m (n, d) turned by RoPE at positions offset + i, by the
- * library: one sdpa call whose queries are the unit vectors e_c (one head
- * each, at position -offset) and whose keys are the rows (row i at position
- * i), so score (c, i) = (e_c turned by -offset) · (row i turned by i) =
- * element c of row i turned by offset + i. At offset 0 the unit vectors do
- * not turn (cos 0 = 1, sin 0 = 0): these are the very numbers the kernel
- * turns q and k into before the scores; with a query offset the angle is
- * the same, each element rounded once more.
- */
-export function ropeRows(attn, m, rope, offset = 0) {
-  const n = m.rows, d = m.cols;
-  const eye = new Float32Array(d * d);
-  for (let c = 0; c < d; c++) eye[c * d + c] = 1;
-  const r = attn.sdpa(eye, m.data, new Float32Array(n), { batch: 1, heads: d, kvHeads: 1, nq: 1, nk: n, dk: d, dv: 1, rope, queryOffset: -offset, scale: 1, steps: true });
-  // scores (1, d, 1, n): head c's row holds element c of every turned row.
-  const out = new Matrix(n, d);
-  for (let c = 0; c < d; c++) for (let i = 0; i < n; i++) out.data[i * d + c] = r.scores[c * n + i];
-  return out;
-}
-
-/**
  * The numpy seed of a word's embedding with embeddings="word": 32-bit FNV-1a
  * over the UTF-16 code units of `${seed} ${word}`, so a word keeps its row
  * within a seed and the rows change with the seed.
@@ -218,8 +197,9 @@ export function computeExample(attn, config, inputs = {}, mask) {
     if (rope) options.rope = rope;
     if (mask) options.mask = { rows: n, cols: n, data: mask };
     const r = attn.attention(q, k, v, options);
-    const qr = rope ? ropeRows(attn, q, rope, config.queryOffset) : q;
-    const kr = rope ? ropeRows(attn, k, rope) : k;
+    // The rows the kernel attends with (attn.rope is its turn, bit for bit).
+    const qr = rope ? attn.rope(q, { ...rope, position: config.queryOffset }) : q;
+    const kr = rope ? attn.rope(k, rope) : k;
     if (rope) {
       setColumns(QR, qr, h);
       setColumns(KR, kr, g);
