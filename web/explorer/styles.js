@@ -108,6 +108,7 @@ input.short { width: 7em; }
 input[type="text"], input[type="number"], select { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 4px; padding: 3px 6px; }
 input[type="range"] { width: 12em; max-width: 40vw; accent-color: var(--attn-accent); }
 .field.scale { flex-wrap: wrap; }
+.scale-readout { display: inline-flex; gap: 6px; align-items: center; }
 /* The readout has one width whatever it says ("0.577 = 1/√3" or "0.111 = 1/5.19 × 1/√3"):
    a width that followed the text would move the slider's track under the pointer mid-drag. */
 .scale-text { font-family: var(--attn-mono); font-size: 0.85em; width: 23ch; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
