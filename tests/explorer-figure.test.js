@@ -166,6 +166,25 @@ test('beside the weights the lines view keeps its labels as large as the numbers
   await context.close();
 });
 
+test('a figure\'s popover is painted on the article\'s ground (light and dark): opaque over the text it covers', async ({ env }) => {
+  for (const colorScheme of ['light', 'dark']) {
+    const { page, problems, context } = await env.page({ viewport: { width: 1366, height: 900 }, colorScheme });
+    await page.goto(`${env.base}/tests/pages/article.html`);
+    await settled(page, '#fig');
+    await page.hover('#fig table[data-id="weights-0"] td[data-i="1"][data-j="2"]');
+    const r = await page.$eval('#fig', (el) => {
+      const p = el.shadowRoot.querySelector('.popover');
+      const cs = getComputedStyle(p);
+      return { hidden: p.hidden, background: cs.backgroundColor, color: cs.color, page: getComputedStyle(document.body).backgroundColor, text: getComputedStyle(document.body).color };
+    });
+    assert.not.ok(r.hidden, colorScheme);
+    assert.is(r.background, r.page, `${colorScheme}: the popover's ground`);
+    assert.is(r.color, r.text, `${colorScheme}: the popover's text`);
+    assert.equal(problems, []);
+    await context.close();
+  }
+});
+
 test(`a Train embed (show="lines weights" controls="minimal") is at most ${TRAIN_EMBED_MAX_PX} px tall at 720 px, without a second weights table`, async ({ env }) => {
   const { page, problems, context } = await env.page({ viewport: { width: 720, height: 900 } });
   await page.goto(`${env.base}/tests/pages/compact.html`);

@@ -21,6 +21,9 @@ ${FIGURE} {
   line-height: inherit;
 }
 .root[data-appearance="figure"] { padding: 0; }
+/* A figure has no ground of its own, but its popover floats over the article's
+   text: it takes the article's ground (popover.js finds it) and its colours. */
+.root[data-appearance="figure"] .popover { background: var(--attn-ground, Canvas); }
 .root[data-appearance="figure"] .toolbar { position: static; margin: 0 0 6px; padding: 0; border: none; background: none; }
 .root[data-appearance="figure"] .attention-row { gap: 12px 16px; }
 .root[data-appearance="figure"] .attention-row > .matrices { flex: 0 1 auto; min-width: 0; }
