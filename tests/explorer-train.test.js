@@ -346,10 +346,11 @@ test('dW heatmaps colour a gradient that prints as 0.000 as zero; the loss plot 
 // The loss plot's least width on a screen wide enough to give it room.
 const PLOT_MIN_PX = 300;
 
-for (const width of [1366, 720, 390]) {
-  test(`at ${width} px the Train part's grids are sized by their numbers, dW_Q and dW_K share a row, and the loss plot is drawn at its box's width`, async ({ env }) => {
+const TRAIN_PAGE = '/?tokens=the+cat+sat+on+the+mat&train=1', TRAIN_FIGURE = '/tests/pages/train-figure.html';
+for (const [width, url] of [[1366, TRAIN_PAGE], [720, TRAIN_PAGE], [390, TRAIN_PAGE], [720, TRAIN_FIGURE], [390, TRAIN_FIGURE]]) {
+  test(`${url === TRAIN_FIGURE ? 'in a figure ' : ''}at ${width} px the Train part's grids are sized by their numbers, dW_Q and dW_K share a row, and the loss plot is drawn at its box's width`, async ({ env }) => {
     const { page, problems, context } = await env.page({ viewport: { width, height: 900 } });
-    await page.goto(`${env.base}/?tokens=the+cat+sat+on+the+mat&train=1`);
+    await page.goto(`${env.base}${url}`);
     await page.waitForFunction((sel) => document.querySelector(sel)?.shadowRoot.querySelector('.train-target td[data-i]'), E);
     await stepFrames(page, 3);
     await frame(page);

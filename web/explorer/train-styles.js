@@ -36,7 +36,9 @@ export const TRAIN_STYLES = `
 /* In a figure the article names the part; the grids sit closer. */
 .root[data-appearance="figure"] .train { border-top: none; margin-top: 0.5rem; padding-top: 0; }
 .root[data-appearance="figure"] .train h3 { display: none; }
-.root[data-appearance="figure"] .train td { width: 2.3rem; min-width: 2.3rem; height: 1.15rem; }
+/* A figure's own table size (styles.js) is for the explorer's heatmaps, not these grids. */
+.root[data-appearance="figure"] .train table { font-size: 0.75rem; }
+.root[data-appearance="figure"] .train td { width: 2.3rem; min-width: 2.3rem; height: 1.15rem; padding: 0 3px; }
 .train-derivation { font-size: 0.8rem; min-height: 1.2em; overflow-wrap: anywhere; margin-bottom: 0; }
 .train-derivation-figure { max-width: 420px; font-family: var(--attn-mono, monospace); font-size: 0.8rem; }
 .train [hidden] { display: none; }
