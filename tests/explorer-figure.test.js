@@ -12,6 +12,9 @@ import { EXPLORER as E, settled, start } from './browser.js';
 // the lines view and a 4-token weights table still sit side by side.
 const SIDE_BY_SIDE_PX = 560;
 const TRAIN_EMBED_MAX_PX = 900;
+// Side by side, with the lines view at its own size and the toolbar on two
+// rows at 560 px, a 4-token figure is under this; stacked it is over 500 px.
+const SIDE_BY_SIDE_MAX_HEIGHT_PX = 400;
 
 const test = suite('the explorer as a figure in Chromium');
 test.before(async (ctx) => {
@@ -77,7 +80,7 @@ for (const width of [SIDE_BY_SIDE_PX + 32, 720]) {
     const l = await looks(page, '#one');
     assert.ok(l.lines.right <= l.weights.left && l.weights.top < l.lines.bottom, `lines ${JSON.stringify(l.lines)} weights ${JSON.stringify(l.weights)}`);
     assert.is(l.cut, 0, 'the table is whole');
-    assert.ok(l.host.height < 320, `${l.host.height} px tall`);
+    assert.ok(l.host.height < SIDE_BY_SIDE_MAX_HEIGHT_PX, `${l.host.height} px tall`);
     assert.equal(problems, []);
     await context.close();
   });
@@ -92,6 +95,94 @@ test('at 390 px a 4-token table is whole, its sums included', async ({ env }) =>
   assert.ok(l.weights.right <= 390, `ends at ${l.weights.right}`);
   assert.equal(problems, []);
   await context.close();
+});
+
+// An article's own type: a larger serif body than the explorer's 15 px.
+const ARTICLE_FONTS_PX = [18, 20];
+// A table's numbers stay legible however small the article's type.
+const MIN_NUMBER_PX = 11;
+
+// Two frames: a resize observer's change (the lines view fitting its box) is laid out by then.
+const frames = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+
+/** The weights table's box and Σ column, and the lines view's label size, of the article's figure. */
+const articleFigure = (page) => page.$eval('#fig', (el) => {
+  const root = el.shadowRoot;
+  const scroll = root.querySelector('figure[data-id="weights-0"] > .scroll');
+  const box = scroll.getBoundingClientRect();
+  const sums = [...root.querySelectorAll('table[data-id="weights-0"] .sum')].map((c) => c.getBoundingClientRect());
+  const svg = root.querySelector('figure.lines svg');
+  return {
+    overflow: scroll.scrollWidth - scroll.clientWidth,
+    sumsInside: sums.length > 0 && sums.every((r) => r.left >= box.left && r.right <= box.right + 0.5),
+    numberPx: parseFloat(getComputedStyle(root.querySelector('table[data-id="weights-0"] td[data-i]')).fontSize),
+    // The SVG draws its labels at 13 px: scaled down, they shrink with it.
+    labelPx: 13 * svg.getBoundingClientRect().width / svg.viewBox.baseVal.width,
+    beside: root.querySelector('figure.lines').getBoundingClientRect().right <= box.left,
+  };
+});
+
+for (const fontPx of ARTICLE_FONTS_PX) {
+  test(`in a 390 px article with a ${fontPx} px serif body a 4-token table is whole, its Σ column in view`, async ({ env }) => {
+    const { page, problems, context } = await env.page({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    await page.goto(`${env.base}/tests/pages/article.html`);
+    await page.evaluate((px) => { document.body.style.fontSize = `${px}px`; }, fontPx);
+    await settled(page, '#fig');
+    const f = await articleFigure(page);
+    assert.ok(f.overflow <= 0, `the table scrolls by ${f.overflow} px`);
+    assert.ok(f.sumsInside, 'the Σ column is inside the table\'s box');
+    assert.ok(f.numberPx >= MIN_NUMBER_PX, `numbers at ${f.numberPx} px`);
+    assert.equal(problems, []);
+    await context.close();
+  });
+}
+
+test('beside the weights the lines view keeps its labels as large as the numbers: it narrows its lines, then wraps', async ({ env }) => {
+  const words = 'the cat sat on the mat and then the dog came in to see what it'.split(' ');
+  const { page, problems, context } = await env.page({ viewport: { width: 752, height: 900 } });
+  await page.goto(`${env.base}/tests/pages/article.html`);
+  await settled(page, '#fig');
+  let besides = 0;
+  for (const fontPx of [16, 18]) {
+    for (const n of [4, 5, 6, 8, 16]) {
+      await page.evaluate(([px, tokens]) => { document.body.style.fontSize = `${px}px`; document.querySelector('#fig').tokens = tokens; }, [fontPx, words.slice(0, n).join(' ')]);
+      await settled(page, '#fig');
+      // Columns from a phone's to 720 px.
+      for (const column of [360, 480, 560, 600, 640, 680, 720]) {
+        await page.evaluate((px) => { document.querySelector('main').style.maxWidth = `${px + 32}px`; }, column);
+        await frames(page);
+        const f = await articleFigure(page);
+        const where = `${n} tokens, ${fontPx} px type, ${column} px column`;
+        assert.ok(f.labelPx >= MIN_NUMBER_PX, `${where}: labels at ${f.labelPx.toFixed(1)} px`);
+        if (f.beside) {
+          besides++;
+          assert.ok(f.labelPx >= f.numberPx - 0.05, `${where}: labels at ${f.labelPx.toFixed(1)} px beside numbers at ${f.numberPx} px`);
+        }
+      }
+    }
+  }
+  assert.ok(besides > 0, 'some of these columns have room side by side');
+  assert.equal(problems, []);
+  await context.close();
+});
+
+test('a figure\'s popover is painted on the article\'s ground (light and dark): opaque over the text it covers', async ({ env }) => {
+  for (const colorScheme of ['light', 'dark']) {
+    const { page, problems, context } = await env.page({ viewport: { width: 1366, height: 900 }, colorScheme });
+    await page.goto(`${env.base}/tests/pages/article.html`);
+    await settled(page, '#fig');
+    await page.hover('#fig table[data-id="weights-0"] td[data-i="1"][data-j="2"]');
+    const r = await page.$eval('#fig', (el) => {
+      const p = el.shadowRoot.querySelector('.popover');
+      const cs = getComputedStyle(p);
+      return { hidden: p.hidden, background: cs.backgroundColor, color: cs.color, page: getComputedStyle(document.body).backgroundColor, text: getComputedStyle(document.body).color };
+    });
+    assert.not.ok(r.hidden, colorScheme);
+    assert.is(r.background, r.page, `${colorScheme}: the popover's ground`);
+    assert.is(r.color, r.text, `${colorScheme}: the popover's text`);
+    assert.equal(problems, []);
+    await context.close();
+  }
 });
 
 test(`a Train embed (show="lines weights" controls="minimal") is at most ${TRAIN_EMBED_MAX_PX} px tall at 720 px, without a second weights table`, async ({ env }) => {

@@ -1,7 +1,7 @@
 // The toolbar in Chromium (playwright-core, the strict CSP): the scale
 // slider's track stays put under the pointer through a whole drag, the
-// toolbar keeps its height whatever the readout says, and step mode opens
-// on the first step shown.
+// toolbar keeps its height whatever the readout says, the hidden reset
+// button keeps no row of its own, and step mode opens on the first step shown.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -63,6 +63,26 @@ for (const width of [1366, 390]) {
     await context.close();
   });
 }
+
+test('at 390 px the scale\'s reset button shares the readout\'s row: no blank row for it while it is hidden', async ({ env }) => {
+  const { page, problems, context } = await env.page({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  await page.goto(`${env.base}/`);
+  await settled(page);
+  const rows = () => page.$eval(E, (el) => {
+    const top = (q) => el.shadowRoot.querySelector(q).getBoundingClientRect().top;
+    return { readout: top('.scale-text'), reset: top('.scale-reset'), hidden: getComputedStyle(el.shadowRoot.querySelector('.scale-reset')).visibility === 'hidden' };
+  });
+  const before = await rows();
+  assert.ok(before.hidden, 'at the default scale the reset is not drawn');
+  assert.ok(Math.abs(before.reset - before.readout) < 8, `reset at ${before.reset}, readout at ${before.readout}`);
+  await page.$eval(E, (el) => { el.scale = 2; });
+  await settled(page);
+  const after = await rows();
+  assert.not.ok(after.hidden);
+  assert.ok(Math.abs(after.reset - after.readout) < 8);
+  assert.equal(problems, []);
+  await context.close();
+});
 
 test('"Step by step" opens on the first step shown: inputs on the full page, weights in a lines-and-weights embed', async ({ env }) => {
   const { page, problems, context } = await env.page({ reducedMotion: 'reduce' });

@@ -191,7 +191,7 @@ test('new sizes restart training on the new weights', async ({ env }) => {
   await frame(page);
   await page.locator(`${E} .train button:text("Step")`).click();
   await frame(page);
-  const cols = await page.$$eval(`${E} .train-grids figure:nth-child(4) tr:first-child th`, (ths) => ths.length - 1);
+  const cols = await page.$$eval(`${E} .train-gradients > figure:first-child tr:first-child th`, (ths) => ths.length - 1);
   assert.is(cols, 4);
   assert.is(await page.evaluate((sel) => document.querySelector(sel).state.WQ.cols, E), 4);
   assert.equal(problems, []);
@@ -201,10 +201,10 @@ test('hovering a dW_Q cell writes it as its sum over tokens; removing train remo
   const { page, problems } = await open(env);
   await page.locator(`${E} .train select[aria-label="target"]`).selectOption('first-token');
   await frame(page);
-  await page.locator(`${E} .train-grids figure:nth-child(4) td[data-i="1"][data-j="2"]`).hover();
+  await page.locator(`${E} .train-gradients > figure:first-child td[data-i="1"][data-j="2"]`).hover();
   const text = await page.locator(`${E} .train-derivation`).textContent();
   assert.match(text, /^dW_Q\[1, 2\] = Σ over tokens of X\[token, 1\] · dQ\[token, 2\] = .* = -?\d+\.\d{4}$/);
-  const shown = await page.locator(`${E} .train-grids figure:nth-child(4) td[data-i="1"][data-j="2"]`).textContent();
+  const shown = await page.locator(`${E} .train-gradients > figure:first-child td[data-i="1"][data-j="2"]`).textContent();
   assert.is(Number(text.split(' = ').pop()).toFixed(3), Number(shown).toFixed(3));
   await page.evaluate((sel) => document.querySelector(sel).removeAttribute('train'), E);
   await frame(page);
@@ -335,13 +335,45 @@ test('dW heatmaps colour a gradient that prints as 0.000 as zero; the loss plot 
     el.inputs = { ...el.inputs, X: { rows: X.rows, cols: X.cols, data: X.data.map((x) => x * 1e-5) } };
   });
   await frame(page);
-  const cells = await page.$$eval(`${E} .train-grids figure:nth-child(4) td[data-i]`, (tds) => tds.map((td) => [td.textContent, td.className]));
+  const cells = await page.$$eval(`${E} .train-gradients > figure:first-child td[data-i]`, (tds) => tds.map((td) => [td.textContent, td.className]));
   const zero = cells.filter(([text]) => Number(text) === 0);
   assert.ok(zero.length > 0, 'some gradient prints as zero');
   // Level 48 of 96 is the diverging palette's middle: zero.
   assert.equal([...new Set(zero.map(([, cls]) => cls))], ['hd48'], JSON.stringify(zero.slice(0, 4)));
   assert.equal(problems, []);
 });
+
+// The loss plot's least width on a screen wide enough to give it room.
+const PLOT_MIN_PX = 300;
+
+const TRAIN_PAGE = '/?tokens=the+cat+sat+on+the+mat&train=1', TRAIN_FIGURE = '/tests/pages/train-figure.html';
+for (const [width, url] of [[1366, TRAIN_PAGE], [720, TRAIN_PAGE], [390, TRAIN_PAGE], [720, TRAIN_FIGURE], [390, TRAIN_FIGURE]]) {
+  test(`${url === TRAIN_FIGURE ? 'in a figure ' : ''}at ${width} px the Train part's grids are sized by their numbers, dW_Q and dW_K share a row, and the loss plot is drawn at its box's width`, async ({ env }) => {
+    const { page, problems, context } = await env.page({ viewport: { width, height: 900 } });
+    await page.goto(`${env.base}${url}`);
+    await page.waitForFunction((sel) => document.querySelector(sel)?.shadowRoot.querySelector('.train-target td[data-i]'), E);
+    await stepFrames(page, 3);
+    await frame(page);
+    const r = await page.$eval(E, (el) => {
+      const root = el.shadowRoot;
+      const box = (q) => root.querySelector(q).getBoundingClientRect();
+      const svg = root.querySelector('.train-plot');
+      const td = root.querySelector('.train-gradients td[data-i]'), th = root.querySelector('.train-gradients tbody th');
+      return {
+        dwq: box('.train-gradients > figure:nth-child(1)').toJSON(), dwk: box('.train-gradients > figure:nth-child(2)').toJSON(),
+        plot: svg.getBoundingClientRect().width, drawn: svg.viewBox.baseVal.width, part: root.querySelector('.train').getBoundingClientRect().width,
+        cell: td.getBoundingClientRect().width, corner: th.getBoundingClientRect().width,
+      };
+    });
+    assert.is(r.dwq.top, r.dwk.top, `dW_K wrapped: ${JSON.stringify(r)}`);
+    // A row label ("0".."5") is narrower than a number: the explorer's own wide label column is not imposed.
+    assert.ok(r.corner < r.cell, `label column ${r.corner} px, cells ${r.cell} px`);
+    assert.ok(Math.abs(r.plot - r.drawn) < 1, `the plot is scaled: ${r.plot} px for ${r.drawn}`);
+    assert.ok(r.plot >= Math.min(PLOT_MIN_PX, r.part), `loss plot ${r.plot} px wide`);
+    assert.equal(problems, []);
+    await context.close();
+  });
+}
 
 test('drag-painting a target does not select text', async ({ env }) => {
   const { page, problems } = await open(env);

@@ -12,6 +12,7 @@ const PAD = 14; // px above the first token
 const CHAR = 8; // px per character of a 13 px monospace label, rounded up
 const MAX_LABEL = 12; // characters of a token shown
 const PHONE_WIDTH = 350; // px of a 390 px phone's column the view fits unscaled when it can
+const MIN_SPAN = 100; // px between the token columns when the view gives up width beside a table
 
 const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
 
@@ -36,20 +37,36 @@ export function lineStyle(w) {
   return { width: 0.5 + 4.5 * x, opacity: 0.15 + 0.85 * x };
 }
 
+const labelWidth = (tokens) => 12 + CHAR * Math.max(3, ...tokens.map((t) => Math.min(t.length, MAX_LABEL)));
+// px between the two columns of tokens: narrower for long labels, down to 150.
+const naturalSpan = (label) => Math.max(150, Math.min(230, PHONE_WIDTH - 2 * label));
+
+/**
+ * The narrowest and widest the lines view of these tokens is drawn, in px:
+ * narrower than `min` only by scaling (its labels shrink), never wider than
+ * `max` (its natural size, the size of the exported picture).
+ */
+export function linesWidths(tokens) {
+  const label = labelWidth(tokens);
+  return { min: 2 * label + Math.min(MIN_SPAN, naturalSpan(label)), max: 2 * label + naturalSpan(label) };
+}
+
 /**
  * Positions of the two token columns and of every line, for n tokens:
  * { width, height, left: [{ x, y, text }], right: [...], line(i, j) -> { x1, y1, x2, y2 } }.
  * A few tokens get tall rows and a wide span, so the lines of a short
  * sentence are long enough to tell their widths apart; the label columns are
  * as wide as the longest token, so the view still fits a 350 px phone column.
+ * With `fit` (px) the span between the columns narrows to fit that width,
+ * within linesWidths: beside a table the lines get shorter, not the labels smaller.
  */
-export function linesLayout(tokens) {
+export function linesLayout(tokens, { fit } = {}) {
   const n = tokens.length;
   const row = n <= 8 ? 32 : n <= 16 ? 26 : 22; // px per token
-  const label = 12 + CHAR * Math.max(3, ...tokens.map((t) => Math.min(t.length, MAX_LABEL)));
-  // px between the two columns of tokens: narrower for long labels, down to 150.
-  const span = Math.max(150, Math.min(230, PHONE_WIDTH - 2 * label));
-  const width = 2 * label + span;
+  const label = labelWidth(tokens);
+  const { min, max } = linesWidths(tokens);
+  const width = fit === undefined ? max : Math.floor(Math.max(min, Math.min(max, fit)));
+  const span = width - 2 * label;
   const height = PAD * 2 + n * row;
   const y = (i) => PAD + i * row + row / 2;
   return {
@@ -67,6 +84,9 @@ export class LinesView {
   #heads = []; // per head: { group, paths: [one per level], levels: Int8Array (n, n) as drawn, query: the query drawn }
   #tokens = [];
   #labels = [];
+  #keys = [];
+  #fit; // px the view's box gives it (undefined until measured)
+  #resize = null; // ResizeObserver of the view's box
   #toggles;
   #summary;
   #live;
@@ -83,6 +103,33 @@ export class LinesView {
     this.element = el('figure', { class: 'lines', part: 'lines', 'data-id': 'lines' });
   }
 
+  /** Stops following the box's width (build starts again). */
+  disconnect() {
+    this.#resize?.disconnect();
+  }
+
+  // The box's width comes from the row it sits in (styles.js: between
+  // linesWidths' min and max, from --lines-min and --lines-max), never from
+  // the picture, so fitting the picture to it cannot feed back.
+  #watchWidth() {
+    if (typeof ResizeObserver === 'undefined') return;
+    this.#resize ??= new ResizeObserver(([entry]) => {
+      this.#fit = entry.contentRect.width;
+      const L = linesLayout(this.#tokens, { fit: this.#fit });
+      if (L.width !== this.#layout.width) this.#place(L);
+    });
+    this.#resize.observe(this.element);
+  }
+
+  // Moves the keys and redraws every line for a new layout of the same tokens.
+  #place(L) {
+    this.#layout = L;
+    for (const [k, v] of [['width', L.width], ['height', L.height], ['viewBox', `0 0 ${L.width} ${L.height}`]]) this.#svg.setAttribute(k, v);
+    this.#keys.forEach((key, j) => key.setAttribute('x', L.right[j].x));
+    for (const head of this.#heads) head.query = -2;
+    this.#draw();
+  }
+
   /** Builds the view for these tokens and this many heads (lines stay blank until update). */
   build(tokens, heads, focus = -1) {
     this.#tokens = tokens;
@@ -90,8 +137,11 @@ export class LinesView {
     this.#shown = focus;
     this.#weights = [];
     if (this.#enabled.length !== heads) this.#enabled = Array.from({ length: heads }, () => true);
-    const L = linesLayout(tokens);
+    const L = linesLayout(tokens, { fit: this.#fit });
     this.#layout = L;
+    const widths = linesWidths(tokens);
+    this.element.style.setProperty('--lines-min', `${widths.min}px`);
+    this.element.style.setProperty('--lines-max', `${widths.max}px`);
     const n = tokens.length;
     this.#svg = svg('svg', { width: L.width, height: L.height, viewBox: `0 0 ${L.width} ${L.height}`, role: 'group',
       // One tab stop, the query tokens': Chromium would stop on the svg itself too.
@@ -115,9 +165,8 @@ export class LinesView {
       this.#svg.append(label);
       return label;
     });
-    for (const [j, p] of L.right.entries()) {
-      this.#svg.append(svg('text', { x: p.x, y: p.y, 'dominant-baseline': 'middle', class: 'key', 'aria-hidden': 'true', 'data-k': j, text: p.text }));
-    }
+    this.#keys = L.right.map((p, j) => svg('text', { x: p.x, y: p.y, 'dominant-baseline': 'middle', class: 'key', 'aria-hidden': 'true', 'data-k': j, text: p.text }));
+    this.#svg.append(...this.#keys);
     this.#svg.addEventListener('keydown', (e) => this.#onKey(e));
     this.#svg.addEventListener('focusin', (e) => this.#show(Number(e.target.dataset?.q ?? -1)));
     this.#svg.addEventListener('focusout', () => this.#show(this.#focus));
@@ -136,6 +185,7 @@ export class LinesView {
     this.element.replaceChildren(
       el('figcaption', {}, el('span', { class: 'name', text: 'Who attends to whom' }), el('span', { class: 'shape', text: ' query → key' })),
       ...(this.#toggles ? [this.#toggles] : []), this.#svg, this.#summary, this.#live);
+    this.#watchWidth();
   }
 
   /**

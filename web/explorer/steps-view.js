@@ -404,6 +404,7 @@ export class StepsView {
   disconnect() {
     this.#overflow?.disconnect();
     this.#visibility?.disconnect();
+    this.#linesView?.disconnect();
     this.dragEnd();
   }
 

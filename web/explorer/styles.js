@@ -8,35 +8,35 @@ import { DERIVATION_STYLES } from './derivation.js';
 
 // A figure in an article (appearance="figure", or a compact embed): the
 // page's font, size and colours, no panel or box of its own, flush with the
-// text column; the lines view shrinks before it leaves the weights' side.
+// text column; the lines view narrows its span before it leaves the weights' side.
 const FIGURE = ':host([appearance="figure"]), :host([controls="minimal"]:not([appearance="app"])), :host([controls="none"]:not([appearance="app"]))';
 const FIGURE_STYLES = `
 ${FIGURE} {
   --attn-fg: currentColor;
   --attn-panel: transparent;
   --attn-font: inherit;
-  --attn-cell-width: 4.2em;
-  --attn-label-width: 5em;
   color: inherit;
   background: transparent;
   font-size: inherit;
   line-height: inherit;
 }
 .root[data-appearance="figure"] { padding: 0; }
+/* A figure has no ground of its own, but its popover floats over the article's
+   text: it takes the article's ground (popover.js finds it) and its colours. */
+.root[data-appearance="figure"] .popover { background: var(--attn-ground, Canvas); }
 .root[data-appearance="figure"] .toolbar { position: static; margin: 0 0 6px; padding: 0; border: none; background: none; }
 .root[data-appearance="figure"] .attention-row { gap: 12px 16px; }
-.root[data-appearance="figure"] .attention-row > figure.lines { flex: 1 1 150px; min-width: 170px; }
 .root[data-appearance="figure"] .attention-row > .matrices { flex: 0 1 auto; min-width: 0; }
 .root[data-appearance="figure"] td.sum { padding: 2px 2px; }
-.root[data-appearance="figure"] table { font-size: 0.8em; }
+/* Numbers follow the article's type but stay table-sized, and columns are as
+   wide as what they hold (tables.js counts the characters): a 20 px serif
+   body still gets a 4-token table, its sums included, into a 390 px column. */
+.root[data-appearance="figure"] table { font-size: clamp(11px, 0.8em, 13px);
+  --cell: var(--attn-cell-width, calc(var(--cell-chars, 7) * 0.62em + 6px));
+  --label: var(--attn-label-width, calc(var(--label-chars, 6) * 0.62em + 14px)); }
+.root[data-appearance="figure"] td { padding: 2px 3px; }
 .root[data-appearance="figure"] .caption { margin-top: 6px; color: var(--attn-muted); font-size: 0.92em; }
 .root[data-appearance="app"] .caption { display: none; }
-@media (max-width: 560px) {
-  /* A 4-token table and its sums fit a 390 px phone's column whole. */
-  ${FIGURE} { --attn-cell-width: 4.2em; --attn-label-width: 4.4em; }
-  .root[data-appearance="figure"] .attention-row { flex-wrap: wrap; }
-  .root[data-appearance="figure"] .attention-row > figure.lines { flex-basis: 100%; }
-}
 /* The full page uses a wide screen: sections sit side by side where they fit.
    Only with small tables (.view.flow): laying out a wrapping row re-measures
    every section, which at 32 tokens costs more than the tables' numbers. */
@@ -61,8 +61,6 @@ export const STYLES = `
   --attn-masked: repeating-linear-gradient(45deg, #b6bec7 0 2px, #eef1f4 2px 7px);
   --attn-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   --attn-mono: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
-  --attn-cell-width: 4.6em;
-  --attn-label-width: 6.5em;
   --attn-toolbar-top: 0px;
   ${HEAD_COLORS.light.map((c, h) => `--attn-head-${h}: ${c};`).join('\n  ')}
   display: block;
@@ -113,6 +111,7 @@ input.short { width: 7em; }
 input[type="text"], input[type="number"], select { background: var(--attn-bg); border: 1px solid var(--attn-border); border-radius: 4px; padding: 3px 6px; }
 input[type="range"] { width: 12em; max-width: 40vw; accent-color: var(--attn-accent); }
 .field.scale { flex-wrap: wrap; }
+.scale-readout { display: inline-flex; gap: 6px; align-items: center; }
 /* The readout has one width whatever it says ("0.577 = 1/√3" or "0.111 = 1/5.19 × 1/√3"):
    a width that followed the text would move the slider's track under the pointer mid-drag. */
 .scale-text { font-family: var(--attn-mono); font-size: 0.85em; width: 23ch; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
@@ -143,6 +142,10 @@ ${Array.from({ length: LIMITS.heads }, (_, h) => `.view[data-head="${h}"] .matri
 /* As wide as its table (or its box), so the Copy button sits by the table it copies. */
 figure.matrix { margin: 0; min-width: 0; max-width: 100%; width: fit-content; }
 figure.lines { margin: 0; max-width: 100%; }
+/* Beside a table the lines view narrows its span down to --lines-min (lines.js
+   fits the picture to the box), then wraps under it: its labels never shrink
+   there. Only a column narrower than --lines-min scales the picture down. */
+.attention-row > figure.lines { flex: 1 1 var(--lines-min); min-width: min(100%, var(--lines-min)); max-width: min(100%, var(--lines-max)); }
 figure.lines svg { display: block; max-width: 100%; height: auto; overflow: visible; }
 figure.lines path { stroke-linecap: round; }
 ${HEAD_COLORS.light.map((_, h) => `.head-${h} path { stroke: var(--attn-head-${h}); } .head-toggle.head-${h} { border-left: 8px solid var(--attn-head-${h}); }`).join('\n')}
@@ -165,16 +168,18 @@ details.copy > button { display: block; width: 100%; margin-top: 2px; }
 .scroll { overflow-x: auto; max-width: 100%; }
 figure.overflowing:not(.scrolled-end) > .scroll { mask-image: linear-gradient(to right, #000 calc(100% - 32px), rgb(0 0 0 / 0.25)); }
 figure.overflowing figcaption .shape::after { content: " · scroll →"; color: var(--attn-accent); }
-table { border-collapse: separate; border-spacing: 2px; font-family: var(--attn-mono); font-size: 0.85em;
-  table-layout: fixed; width: calc(var(--attn-label-width) + var(--cols) * (var(--attn-cell-width) + 2px) + 4px); }
-th.corner, tbody th { width: var(--attn-label-width); }
+/* --attn-cell-width and --attn-label-width are the author's; --cell and --label what a table uses. */
+table { --cell: var(--attn-cell-width, 4.6em); --label: var(--attn-label-width, 6.5em);
+  border-collapse: separate; border-spacing: 2px; font-family: var(--attn-mono); font-size: 0.85em;
+  table-layout: fixed; width: calc(var(--label) + var(--cols) * (var(--cell) + 2px) + 4px); }
+th.corner, tbody th { width: var(--label); }
 th { font-weight: 500; color: var(--attn-muted); padding: 0 4px; white-space: nowrap; }
-thead th { text-align: center; max-width: var(--attn-cell-width); overflow: hidden; text-overflow: ellipsis; }
+thead th { text-align: center; max-width: var(--cell); overflow: hidden; text-overflow: ellipsis; }
 tbody th { text-align: right; overflow: hidden; text-overflow: ellipsis; }
 th .token { border: none; background: none; padding: 0 2px; color: var(--attn-fg); font-family: var(--attn-mono); max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 th .token[aria-pressed="true"] { color: var(--attn-select); background: none; font-weight: 700; text-decoration: underline; }
 /* Plain cells (no rounded clip, no own stacking): with 32 tokens a drag repaints a thousand of them a frame. */
-td { width: var(--attn-cell-width); padding: 2px 6px; text-align: right; cursor: default; white-space: nowrap; }
+td { width: var(--cell); padding: 2px 6px; text-align: right; cursor: default; white-space: nowrap; }
 td[data-i] { cursor: pointer; }
 td[data-i], th .token, figure.lines text.query { scroll-margin-top: calc(var(--attn-toolbar-top) + var(--attn-toolbar-height, 0px) + 8px); }
 .view.masking table[data-id^="weights-"] td[data-i] { cursor: crosshair; }
@@ -208,7 +213,8 @@ td:hover { filter: brightness(0.93); }
 }
 @media (max-width: 520px) {
   /* A cell holds seven monospace characters ("-0.4659", 4.2em) and a little padding. */
-  :host { --attn-cell-width: 4.7em; --attn-label-width: 4.4em; font-size: 14px; }
+  :host { font-size: 14px; }
+  table { --cell: var(--attn-cell-width, 4.7em); --label: var(--attn-label-width, 4.4em); }
   td { padding: 2px 3px; }
   input[type="range"] { width: 9em; }
 }

@@ -4,7 +4,10 @@
 
 import { heatClass, maxAbs } from './colors.js';
 import { el } from './dom.js';
-import { fixed } from './format.js';
+import { displayWidth, fixed } from './format.js';
+
+/** Characters of a row label a figure's table makes room for; longer ones end in an ellipsis. */
+const LABEL_CHARS = 10;
 
 /** Shown for a logit that may not attend. */
 export const MINUS_INFINITY = '−∞';
@@ -23,6 +26,10 @@ export function buildTable({ id, title, rows, cols, kind, step, head = null, edi
   // A fixed layout sizes columns from the first row instead of measuring
   // every cell: with 32 tokens that is most of a rebuild's layout time.
   table.style.setProperty('--cols', String(nc + (withSums ? 1 : 0)));
+  // A figure sizes its columns by what they hold (styles.js): the longest row
+  // label, and numbers of six characters ("0.2808") or seven ("-0.4659").
+  table.style.setProperty('--label-chars', String(Math.min(LABEL_CHARS, Math.max(3, ...rows.map(displayWidth)))));
+  table.style.setProperty('--cell-chars', kind === 'seq' ? '6' : '7');
   const headRow = el('tr', {}, el('th', { scope: 'col', class: 'corner' }));
   for (const col of cols) headRow.append(el('th', { scope: 'col', text: col, title: col }));
   if (withSums) headRow.append(el('th', { scope: 'col', class: 'sum', text: 'Σ row', title: 'Each row of weights sums to 1 (0 when every key is masked)' }));

@@ -93,7 +93,9 @@ export class Toolbar {
 
     ui.toolbar = el('div', { class: 'toolbar', part: 'toolbar', role: 'group', 'aria-label': 'attention controls' },
       field('Tokens', ui.tokens, 'tokens full-only'),
-      el('span', { class: 'field scale' }, el('label', { class: 'field' }, el('span', { text: 'scale' }), ui.scale), ui.scaleText, ui.scaleReset),
+      // The readout and its reset wrap together: a reset alone on a row would be a blank row at the default scale.
+      el('span', { class: 'field scale' }, el('label', { class: 'field' }, el('span', { text: 'scale' }), ui.scale),
+        el('span', { class: 'scale-readout' }, ui.scaleText, ui.scaleReset)),
       el('label', { class: 'field check' }, ui.causal, el('span', { text: 'causal' })),
       field('heads', ui.heads, 'heads'), ui.headPickField,
       ui.masking, ui.stepNav);

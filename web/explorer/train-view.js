@@ -28,36 +28,7 @@ import {
 } from './train.js';
 
 /** Styles of the Train part (the host adds them to its shadow root). */
-export const TRAIN_STYLES = `
-.train { border-top: 1px solid var(--attn-border, #ccc); margin-top: 1rem; padding-top: 0.5rem; }
-.train h3 { font-size: 1rem; margin: 0 0 0.5rem; }
-.train-controls { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: center; }
-.train-controls label { display: inline-flex; gap: 0.3rem; align-items: center; }
-.train-status { margin: 0.5rem 0; font-variant-numeric: tabular-nums; }
-.train-status .matched { color: var(--attn-accent, #1a7f37); font-weight: 600; }
-.train-plot { display: block; max-width: 100%; height: auto; }
-.train-plot .curve { fill: none; stroke: var(--attn-select, #c2410c); stroke-width: 1.5; }
-.train-plot .axis { stroke: var(--attn-muted, #666); stroke-width: 1; }
-.train-plot text { fill: var(--attn-muted, #666); font-size: 11px; font-family: var(--attn-mono, monospace); }
-.train-plot .label { font-family: inherit; }
-.train-grids { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
-.train-grids figure { margin: 0; }
-.train-grids figcaption { font-size: 0.85rem; margin-bottom: 0.25rem; }
-.train table { border-collapse: collapse; font-size: 0.75rem; font-variant-numeric: tabular-nums; }
-.train th { font-weight: normal; padding: 0 0.3rem; text-align: right; }
-.train td { width: 2.6rem; height: 1.4rem; text-align: center; padding: 0 2px; }
-.train td.goal { cursor: pointer; }
-/* Dragging across the target paints it: it must not select the labels' text. */
-.train-target { user-select: none; -webkit-user-select: none; touch-action: none; }
-.train td.goal.on { box-shadow: inset 0 0 0 2px var(--attn-select, #111); }
-/* In a figure the article names the part; the grids sit closer. */
-.root[data-appearance="figure"] .train { border-top: none; margin-top: 0.5rem; padding-top: 0; }
-.root[data-appearance="figure"] .train h3 { display: none; }
-.root[data-appearance="figure"] .train td { width: 2.3rem; height: 1.15rem; }
-.train-derivation { font-size: 0.8rem; min-height: 1.2em; overflow-wrap: anywhere; margin-bottom: 0; }
-.train-derivation-figure { max-width: 420px; font-family: var(--attn-mono, monospace); font-size: 0.8rem; }
-.train [hidden] { display: none; }
-`;
+export { TRAIN_STYLES } from './train-styles.js';
 
 const PAINT = 'paint';
 const PLAY_RATE = 60; // steps a second while playing
@@ -425,34 +396,35 @@ export class TrainPanel {
     ui.reset = h(d, 'button', { type: 'button', text: 'Reset' });
     ui.reset.addEventListener('click', () => this.reset());
     const field = (label, input) => h(d, 'label', {}, h(d, 'span', { text: label }), input);
-    const controls = h(d, 'div', { class: 'train-controls' },
+    const controls = h(d, 'div', { class: 'train-controls', part: 'train-controls' },
       field('target', ui.preset), ui.wordField, field('optimizer', ui.optimizer),
       h(d, 'label', {}, h(d, 'span', { text: 'learning rate' }), ui.lr, ui.lrText),
       check('W_Q learns', true, learn('wq')), check('W_K learns', true, learn('wk')),
       check('W_V learns to copy the target\'s X', false, learn('wv')),
-      ui.step, ui.play, ui.reset);
+      h(d, 'span', { class: 'train-buttons' }, ui.step, ui.play, ui.reset));
     ui.steps = h(d, 'span', { text: '0' });
     ui.loss = h(d, 'span', { text: '-' });
     ui.matched = h(d, 'span', { class: 'matched' });
-    const status = h(d, 'div', { class: 'train-status', role: 'status' }, 'step ', ui.steps, ' · loss ', ui.loss, ' ', ui.matched);
+    const status = h(d, 'div', { class: 'train-status', part: 'train-status', role: 'status' }, 'step ', ui.steps, ' · loss ', ui.loss, ' ', ui.matched);
     this.#plot = new LossPlot(d);
     ui.target = h(d, 'table', { class: 'train-target' });
     ui.weights = h(d, 'table');
     ui.dwq = h(d, 'table');
     ui.dwk = h(d, 'table');
     ui.dwv = h(d, 'table');
-    ui.dwvFigure = h(d, 'figure', {}, h(d, 'figcaption', { text: 'dW_V' }), ui.dwv);
+    ui.dwvFigure = h(d, 'figure', { part: 'train-gradient' }, h(d, 'figcaption', { text: 'dW_V' }), ui.dwv);
     ui.dwvFigure.hidden = true;
     ui.derivation = h(d, 'p', { class: 'train-derivation', 'aria-live': 'polite' });
     ui.derivationFigure = h(d, 'div', { class: 'train-derivation-figure' });
-    const figure = (caption, table) => h(d, 'figure', {}, h(d, 'figcaption', { text: caption }), table);
-    ui.root = h(d, 'section', { class: 'train', 'aria-label': 'Train' },
+    const figure = (caption, table, part) => h(d, 'figure', { part }, h(d, 'figcaption', { text: caption }), table);
+    ui.root = h(d, 'section', { class: 'train', part: 'train', 'aria-label': 'Train' },
       h(d, 'h3', { text: 'Train: gradient descent on the weights of head 1' }), controls, status,
       h(d, 'div', { class: 'train-grids' },
-        h(d, 'figure', {}, this.#plot.element),
-        figure('target (click or drag to paint a row)', ui.target), ui.weightsFigure = figure('weights now', ui.weights),
-        figure('dW_Q (hover: its sum over tokens)', ui.dwq), figure('dW_K', ui.dwk), ui.dwvFigure),
-      ui.derivation, ui.derivationFigure);
+        this.#plot.element,
+        figure('target (click or drag to paint a row)', ui.target, 'train-target'), ui.weightsFigure = figure('weights now', ui.weights, 'train-weights'),
+        h(d, 'div', { class: 'train-gradients' },
+          figure('dW_Q (hover: its sum over tokens)', ui.dwq, 'train-gradient'), figure('dW_K', ui.dwk, 'train-gradient'), ui.dwvFigure)),
+      h(d, 'div', { part: 'train-derivation' }, ui.derivation, ui.derivationFigure));
     ui.target.addEventListener('pointerdown', (e) => {
       const cell = e.target.closest?.('td[data-i]');
       if (!cell) return;

@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// docs-images.js - makes the README's pictures in docs/ from the page as it
+// is: docs/train.png, the Train part after 128 steps toward a painted
+// "previous token" target, with the lines view and weights it moved. Needs Chromium (as the browser tests do):
+// node scripts/docs-images.js
+import { fileURLToPath } from 'node:url';
+
+import { EXPLORER as E, settled, start } from '../tests/browser.js';
+
+const DOCS = fileURLToPath(new URL('../docs/', import.meta.url));
+const STEPS = 128;
+
+const env = await start();
+try {
+  const { page, problems, context } = await env.page({ viewport: { width: 1288, height: 1100 }, colorScheme: 'light', reducedMotion: 'reduce' });
+  await page.goto(`${env.base}/?tokens=the+cat+sat+on+the+mat&seed=7&train=1`);
+  await settled(page);
+  await page.$eval(E, (el) => { el.show = 'lines weights'; });
+  await settled(page);
+  await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('.train-target td[data-i]'), E);
+  await page.locator(`${E} .train select[aria-label="target"]`).selectOption('paint');
+  for (let i = 0; i < 6; i++) await page.locator(`${E} .train-target td[data-i="${i}"][data-j="${Math.max(i - 1, 0)}"]`).click();
+  await page.evaluate(([sel, n]) => {
+    const step = [...document.querySelector(sel).shadowRoot.querySelectorAll('.train button')].find((b) => b.textContent === 'Step');
+    for (let s = 0; s < n; s++) step.click();
+  }, [E, STEPS]);
+  await settled(page);
+  await page.mouse.move(0, 0);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  // From the toolbar down to the end of the weights (the steps after them are not the point).
+  const clip = await page.$eval(E, (el) => {
+    const host = el.getBoundingClientRect(), lead = el.shadowRoot.querySelector('section.lead').getBoundingClientRect();
+    return { x: host.left + window.scrollX, y: host.top + window.scrollY, width: host.width, height: lead.bottom - host.top + 8 };
+  });
+  await page.screenshot({ path: `${DOCS}train.png`, clip, fullPage: true });
+  if (problems.length) throw new Error(problems.join('\n'));
+  await context.close();
+  console.log(`wrote ${DOCS}train.png`);
+} finally {
+  await env.close();
+}
