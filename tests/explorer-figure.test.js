@@ -185,6 +185,54 @@ test('a figure\'s popover is painted on the article\'s ground (light and dark): 
   }
 });
 
+test('a figure takes the palette of the ground it lies on, not the reader\'s scheme: controls and heatmap readable on a light page under a dark system and the reverse', async ({ env }) => {
+  // Relative luminance of a CSS rgb() colour.
+  const luminance = (rgb) => {
+    const [r, g, b] = rgb.match(/[\d.]+/g).slice(0, 3).map((c) => {
+      const s = Number(c) / 255;
+      return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const contrast = (a, b) => (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  for (const colorScheme of ['light', 'dark']) {
+    const { page, problems, context } = await env.page({ viewport: { width: 900, height: 900 }, colorScheme });
+    await page.goto(`${env.base}/tests/pages/grounds.html`);
+    await settled(page, '#on-light');
+    await settled(page, '#on-dark');
+    for (const [id, ground] of [['on-light', 'light'], ['on-dark', 'dark']]) {
+      const r = await page.$eval(`#${id}`, (el) => {
+        const root = el.shadowRoot;
+        const look = (q) => {
+          const cs = getComputedStyle(root.querySelector(q));
+          return { bg: cs.backgroundColor, fg: cs.color };
+        };
+        return {
+          ground: el.dataset.attnGround, page: getComputedStyle(el.parentElement).backgroundColor,
+          button: look('button'), input: look('input[type="text"]'), cell: look('td[data-i]'),
+        };
+      });
+      const what = `${id} under a ${colorScheme} scheme`;
+      assert.is(r.ground, ground, what);
+      // Every control's ink stands out from its own background (WCAG AA for text: 4.5).
+      for (const part of ['button', 'input', 'cell']) {
+        const c = contrast(luminance(r[part].bg), luminance(r[part].fg));
+        assert.ok(c >= 4.5, `${what}: ${part} ${r[part].fg} on ${r[part].bg}, contrast ${c.toFixed(2)}`);
+      }
+      // Controls are drawn in the ground's lightness, not the system's.
+      assert.is(luminance(r.button.bg) > 0.4, ground === 'light', `${what}: button ground ${r.button.bg} on a ${r.page} page`);
+    }
+    // An author's custom property on the element still wins over the ground's palette.
+    const accent = await page.$eval('#on-dark', async (el) => {
+      el.style.setProperty('--attn-accent', 'rgb(1, 2, 3)');
+      return getComputedStyle(el.shadowRoot.querySelector('.settings > summary')).color;
+    });
+    assert.is(accent, 'rgb(1, 2, 3)', colorScheme);
+    assert.equal(problems, []);
+    await context.close();
+  }
+});
+
 test(`a Train embed (show="lines weights" controls="minimal") is at most ${TRAIN_EMBED_MAX_PX} px tall at 720 px, without a second weights table`, async ({ env }) => {
   const { page, problems, context } = await env.page({ viewport: { width: 720, height: 900 } });
   await page.goto(`${env.base}/tests/pages/compact.html`);

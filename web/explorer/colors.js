@@ -87,9 +87,12 @@ export function level(t, kind) {
   return kind === 'seq' ? Math.round(c * LEVELS) : Math.round((c + 1) * LEVELS);
 }
 
-/** Class names and CSS rules for every level: .hs0 .. .hs48, .hd0 .. .hd96, .hnan, in one theme. */
-export function heatmapRules(theme = 'light') {
-  const rule = (name, rgb) => `.${name} { background-color: ${css(rgb)}; color: ${textOn(rgb)}; }`;
+/**
+ * Class names and CSS rules for every level: .hs0 .. .hs48, .hd0 .. .hd96,
+ * .hnan, in one theme; `scope` (a selector and a space) narrows them.
+ */
+export function heatmapRules(theme = 'light', scope = '') {
+  const rule = (name, rgb) => `${scope}.${name} { background-color: ${css(rgb)}; color: ${textOn(rgb)}; }`;
   const rules = [rule('hnan', sequential(NaN, theme))];
   for (let i = 0; i <= LEVELS; i++) rules.push(rule(`hs${i}`, sequential(i / LEVELS, theme)));
   for (let i = 0; i <= 2 * LEVELS; i++) rules.push(rule(`hd${i}`, diverging(i / LEVELS - 1, theme)));

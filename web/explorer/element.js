@@ -19,6 +19,7 @@
 
 import { loadAttention } from '../attention.js';
 import { el } from './dom.js';
+import { groundScheme } from './ground.js';
 import { save, snapshotView, toSVG } from './export.js';
 import { parseCellValue, startEdit } from './grid.js';
 import { Popover } from './popover.js';
@@ -102,6 +103,8 @@ export class AttentionExplorer extends Base {
     super();
     this.#root = this.attachShadow({ mode: 'open' });
     this.#buildSkeleton();
+    // A figure's palette follows its page's ground, which may change with the scheme.
+    globalThis.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', () => this.#schedule());
   }
 
   // ---- properties mirroring attributes (see the accessors defined after the class) --
@@ -400,6 +403,9 @@ export class AttentionExplorer extends Base {
     const root = this.#ui.root, appearance = isFigure(this.#view) ? 'figure' : 'app';
     if (root.dataset.controls !== this.#view.controls) root.dataset.controls = this.#view.controls;
     if (root.dataset.appearance !== appearance) root.dataset.appearance = appearance;
+    // On the host, so an author's custom properties on the element still win.
+    const ground = appearance === 'figure' ? groundScheme(this) : undefined;
+    if (this.dataset.attnGround !== ground) ground ? this.dataset.attnGround = ground : delete this.dataset.attnGround;
     this.#syncMasking();
     this.#syncHeadPick();
     this.#models.render(this.#source);

@@ -6,6 +6,7 @@
 // shows the derivation and places it.
 
 import { el } from './dom.js';
+import { groundColor } from './ground.js';
 
 const MAX_WIDTH = 420; // px: about 60 characters, a derivation on two or three lines
 const GAP = 8; // px between the table and the popover, and kept to the explorer's edges
@@ -39,20 +40,6 @@ export function placePopover(cell, table, root, width, height, windowHeight) {
   return { left: side, top: Math.min(cell.bottom - root.top + GAP, bottom - height) };
 }
 
-/**
- * The colour a figure's popover is painted on: the first opaque background
- * from the explorer outward (through shadow hosts), so it reads as a piece of
- * the article laid over the article, not a hole in it; the page's canvas
- * when nothing has one.
- */
-export function pageGround(node) {
-  for (let n = node.getRootNode?.().host ?? node; n; n = n.parentElement ?? n.getRootNode?.().host) {
-    const bg = getComputedStyle(n).backgroundColor;
-    if (bg && !/^transparent$|^rgba\(.*,\s*0\)$/.test(bg)) return bg;
-  }
-  return 'Canvas';
-}
-
 export class Popover {
   #formula = el('p', { class: 'formula' });
   #figure = el('div', { class: 'figure' });
@@ -84,7 +71,7 @@ export class Popover {
     else this.#figure.replaceChildren();
     if (quiet && node.hidden) return;
     node.hidden = false;
-    node.style.setProperty('--attn-ground', pageGround(box));
+    node.style.setProperty('--attn-ground', groundColor(box));
     if (!cell) return;
     const root = box.getBoundingClientRect();
     const width = Math.min(MAX_WIDTH, root.width - 2 * GAP);

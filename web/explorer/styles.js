@@ -6,6 +6,31 @@ import { HEAD_COLORS, heatmapRules } from './colors.js';
 import { LIMITS } from './computation.js';
 import { DERIVATION_STYLES } from './derivation.js';
 
+// The palettes, but for ink and panel (a figure takes the page's ink and has
+// no panel): the app's by prefers-color-scheme, a figure's by its page's
+// ground (ground.js; the host's data-attn-ground).
+const PALETTE = {
+  light: `--attn-bg: #ffffff;
+  --attn-muted: #57606a;
+  --attn-border: #d0d7de;
+  --attn-accent: #0550ae;
+  --attn-select: #bf3989;
+  --attn-focus: #1b1f24;
+  --attn-source: #bf3989;
+  /* Thin stripes on a pale ground: the 0.0000 on a masked cell stays readable. */
+  --attn-masked: repeating-linear-gradient(45deg, #b6bec7 0 2px, #eef1f4 2px 7px);
+  ${HEAD_COLORS.light.map((c, h) => `--attn-head-${h}: ${c};`).join('\n  ')}`,
+  dark: `--attn-bg: #0d1117;
+  --attn-muted: #9aa5b1;
+  --attn-border: #30363d;
+  --attn-accent: #79c0ff;
+  --attn-select: #ff9bce;
+  --attn-focus: #ffffff;
+  --attn-source: #ff9bce;
+  --attn-masked: repeating-linear-gradient(45deg, #484f58 0 2px, #161b22 2px 7px);
+  ${HEAD_COLORS.dark.map((c, h) => `--attn-head-${h}: ${c};`).join('\n  ')}`,
+};
+
 // A figure in an article (appearance="figure", or a compact embed): the
 // page's font, size and colours, no panel or box of its own, flush with the
 // text column; the lines view narrows its span before it leaves the weights' side.
@@ -48,21 +73,12 @@ ${FIGURE} {
 export const STYLES = `
 
 :host {
-  --attn-bg: #ffffff;
   --attn-fg: #1b1f24;
-  --attn-muted: #57606a;
   --attn-panel: #f6f8fa;
-  --attn-border: #d0d7de;
-  --attn-accent: #0550ae;
-  --attn-select: #bf3989;
-  --attn-focus: #1b1f24;
-  --attn-source: #bf3989;
-  /* Thin stripes on a pale ground: the 0.0000 on a masked cell stays readable. */
-  --attn-masked: repeating-linear-gradient(45deg, #b6bec7 0 2px, #eef1f4 2px 7px);
+  ${PALETTE.light}
   --attn-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   --attn-mono: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   --attn-toolbar-top: 0px;
-  ${HEAD_COLORS.light.map((c, h) => `--attn-head-${h}: ${c};`).join('\n  ')}
   display: block;
   color: var(--attn-fg);
   background: var(--attn-bg);
@@ -73,17 +89,9 @@ export const STYLES = `
 }
 @media (prefers-color-scheme: dark) {
   :host {
-    --attn-bg: #0d1117;
     --attn-fg: #e6edf3;
-    --attn-muted: #9aa5b1;
     --attn-panel: #161b22;
-    --attn-border: #30363d;
-    --attn-accent: #79c0ff;
-    --attn-select: #ff9bce;
-    --attn-focus: #ffffff;
-    --attn-source: #ff9bce;
-    --attn-masked: repeating-linear-gradient(45deg, #484f58 0 2px, #161b22 2px 7px);
-    ${HEAD_COLORS.dark.map((c, h) => `--attn-head-${h}: ${c};`).join('\n    ')}
+    ${PALETTE.dark}
   }
 }
 :host([hidden]) { display: none; }
@@ -223,4 +231,8 @@ ${heatmapRules('light')}
 @media (prefers-color-scheme: dark) {
 ${heatmapRules('dark')}
 }
+:host([data-attn-ground="light"]) { ${PALETTE.light} }
+:host([data-attn-ground="dark"]) { ${PALETTE.dark} }
+${heatmapRules('light', ':host([data-attn-ground="light"]) ')}
+${heatmapRules('dark', ':host([data-attn-ground="dark"]) ')}
 `;
