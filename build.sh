@@ -64,7 +64,7 @@ if [ "$mode" = debug ]; then exports+=(attn__debug_asserts); fi
 exported_functions=$(printf '_%s,' "${exports[@]}")
 exported_functions=${exported_functions%,}
 
-sources=(c/attention.c c/attention-kv.c c/attention-isa.c)
+sources=(c/attention.c c/attention-basics.c c/attention-kv.c c/attention-isa.c)
 if [ "$mode" = debug ]; then sources+=(c/debug-assert.c); fi
 
 # Compiling: warnings are errors here, where they are ours.

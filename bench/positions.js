@@ -9,6 +9,9 @@
 // Each round times every variant of a shape in turn (POS_MS each, 40 ms by
 // default) and the ratios are per round, then the median over POS_ROUNDS
 // (11): this shared machine drifts by 2x over minutes, paired ratios do not.
+// Times are CPU time per call (time()); the load average is printed with them.
+
+import { readFileSync } from 'node:fs';
 
 import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { random } from './random.js';
@@ -24,16 +27,27 @@ const ROUNDS = Number(process.env.POS_ROUNDS ?? 11);
 const MS = Number(process.env.POS_MS ?? 40);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+// CPU time of this process per call (user + system): on a shared machine
+// the wall clock also counts the time other processes hold the core.
 function time(fn) {
   let calls = 0;
   const t0 = performance.now();
-  let t;
+  const cpu0 = process.cpuUsage();
   do {
     fn();
     calls++;
-    t = performance.now() - t0;
-  } while (t < MS);
-  return t / calls;
+  } while (performance.now() - t0 < MS);
+  const cpu = process.cpuUsage(cpu0);
+  return (cpu.user + cpu.system) / 1000 / calls;
+}
+
+// The machine's load average (Linux), to read beside the times.
+function loadAverage() {
+  try {
+    return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  } catch {
+    return 'unknown';
+  }
 }
 
 // Runs the variants round by round; prints each one's median time and its
@@ -42,7 +56,7 @@ function compare(label, variants) {
   const names = Object.keys(variants);
   const times = names.map(() => []);
   for (let r = 0; r < ROUNDS; r++) names.forEach((name, i) => times[i].push(time(variants[name])));
-  console.log(`${label} (${attn.isa})`);
+  console.log(`${label} (${attn.isa}; load average ${loadAverage()})`);
   names.forEach((name, i) => {
     const ratio = median(times[i].map((t, r) => t / times[0][r]));
     console.log(`  ${name.padEnd(28)} ${median(times[i]).toFixed(3).padStart(8)} ms   x${ratio.toFixed(3)} of ${names[0]}`);

@@ -33,7 +33,8 @@ static int attn__rope_ok(const attn_options* op, int32_t d_k) {
  *                          head of a decoded group, or a compact cache's
  *                          decoded heads' n_q rows each (the forward);
  *   k_rot    (n_k, d_k)    one kv head's turned keys (not with ATTN_ROPE_QUERIES
- *                          or a compact cache);
+ *                          or a compact cache), or in grouped-query decoding
+ *                          the decode kernel's block of them (its tile);
  *   dq_rot   (n_q, d_k)    the backward: gradients of the turned q and k rows,
  *   dk_rot   (n_k, d_k)    turned back into dq and dk at the end. */
 typedef struct attn__rope_call {
@@ -114,14 +115,18 @@ static void attn__rope_keys(const attn__rope_call* rc, size_t n_k, attn__head* v
 }
 
 /* Turns a head's query rows into q_rot from row `slot` on (a decoded
- * group's head r takes slot r) and points the view at them and at the
- * turned keys. */
-static void attn__rope_view(const attn__rope_call* rc, attn__head* view, size_t slot) {
+ * group's head r takes slot r) and points the view at them. */
+static void attn__rope_queries(const attn__rope_call* rc, attn__head* view, size_t slot) {
   if (rc->dims == 0) return;
   float* q_rot = rc->q_rot + slot * view->d_k;
   ATTN__KERNEL(rope)(view->q, view->q_stride, view->n_q, view->d_k, rc->q_table, rc->dims, rc->flags, q_rot, view->d_k);
   view->q = q_rot;
   view->q_stride = view->d_k;
+}
+
+/* The same, and points the view at the keys attn__rope_keys turned. */
+static void attn__rope_view(const attn__rope_call* rc, attn__head* view, size_t slot) {
+  attn__rope_queries(rc, view, slot);
   if (rc->k_rot != NULL) view->k = rc->k_rot, view->k_stride = view->d_k;
 }
 

@@ -1,6 +1,5 @@
 /* attention-scratch.h - which path a call of attn_sdpa takes and the
- * scratch it needs there, for attention.c (private; it defines attn__count
- * before including this). */
+ * scratch it needs there, for attention.c (private). */
 #ifndef ATTN_ATTENTION_SCRATCH_H
 #define ATTN_ATTENTION_SCRATCH_H
 
@@ -8,6 +7,7 @@
 #include <stdint.h>
 
 #include "attention.h"
+#include "attention-count.h"
 #include "attention-rope.h"
 #include "kernels/kernels.h"
 

@@ -6,57 +6,8 @@
 #include <stddef.h>
 
 #include "kernels/kernels.h"
+#include "attention-count.h"
 #include "attention-rope.h"
-
-const char* attn_status_string(int32_t status) {
-  switch (status) {
-    case ATTN_OK: return "ok";
-    case ATTN_ERR_NULL: return "a required buffer is missing (NULL pointer)";
-    case ATTN_ERR_SHAPE: return "a size is not a positive integer in range";
-    case ATTN_ERR_HEADS: return "heads must be a multiple of kv_heads";
-    case ATTN_ERR_SCALE: return "scale must be a finite number";
-    case ATTN_ERR_FLAGS: return "unknown flag bits";
-    case ATTN_ERR_SCRATCH: return "scratch buffer missing or too small";
-    case ATTN_ERR_OVERFLOW: return "the sizes are too large for this address space";
-    case ATTN_ERR_STEPS: return "scores, scaled and weights must be given together (logits only with them)";
-    case ATTN_ERR_SOFTCAP: return "softcap must be 0 (none) or a finite positive number";
-    case ATTN_ERR_WINDOW: return "window sides must be -1 (unbounded) or at least 0";
-    case ATTN_ERR_LENGTHS: return "kv_lengths entries must be in [0, n_k]";
-    case ATTN_ERR_MASK: return "mask and bias cols must be in [0, n_k]";
-    case ATTN_ERR_ROPE: return "rope_dims must be even and in [0, d_k], rope_theta finite and >= 1, rope_flags known";
-    case ATTN_ERR_SINKS: return "sinks must be finite";
-    case ATTN_ERR_ALIBI: return "alibi slopes must be finite";
-    case ATTN_ERR_DTYPE: return "a KV cache's dtype must be float32, float16 or int8";
-    default: return "unknown status";
-  }
-}
-
-int32_t attn_simd_enabled(void) {
-#ifdef __wasm_simd128__
-  return 1;
-#else
-  return 0;
-#endif
-}
-
-float attn_default_scale(int32_t d_k) {
-  if (d_k < 1) return 0.0f;
-  return (float)(1.0 / sqrt((double)d_k));
-}
-
-/* *out = a * b, false on size_t overflow. The builtin (gcc and clang) checks
- * the carry of one multiply; a division-based check cost more than the whole
- * attention of a few tokens. */
-static int attn__mul(size_t a, size_t b, size_t* out) {
-  return !__builtin_mul_overflow(a, b, out);
-}
-
-/* Element counts must also fit in bytes of float. */
-static int attn__count(size_t a, size_t b, size_t c, size_t d, size_t* out) {
-  size_t x;
-  return attn__mul(a, b, &x) && attn__mul(x, c, &x) && attn__mul(x, d, &x) &&
-         attn__mul(x, sizeof(float), out) && ((*out = x), 1);
-}
 
 /* The struct layout web/attention.js writes by offset (4 bytes a field). */
 #if defined(__wasm32__)
@@ -352,25 +303,29 @@ static attn_status attn__sdpa(const attn_shape* shape, const float* q, const att
     attn__rope_batch(&c.op, c.n_q, &rc, b);
     for (size_t g = 0; g < c.kv_heads; g++) {
       attn__head first = attn__head_view(&c, b, g * group);  /* the group's first head */
-      attn__rope_keys(&rc, c.n_k, &first);
       if (at.path == ATTN__PATH_DECODE && (compact || (nq == 1 && group > 1))) {
         /* The decode kernel takes several heads of the group as its rows
          * and reads this K and V from memory once for all of them: the one
          * query row of each head (grouped-query decoding), or a compact
-         * cache's n_q rows of as many heads as fit. */
+         * cache's n_q rows of as many heads as fit. It turns float32 keys
+         * for RoPE itself, a block at a time, once for all those heads. */
         attn__head views[ATTN__DECODE_HEADS];
         const size_t per_call = compact ? attn__compact_heads(nq, group) : ATTN__DECODE_HEADS;
         for (size_t h0 = g * group; h0 < (g + 1) * group; h0 += per_call) {
           const size_t n = (g + 1) * group - h0 < per_call ? (g + 1) * group - h0 : per_call;
           for (size_t r = 0; r < n; r++) {
             views[r] = attn__head_view(&c, b, h0 + r);
-            attn__rope_view(&rc, &views[r], r * nq);
+            attn__rope_queries(&rc, &views[r], r * nq);
           }
-          const attn__decode_args args = {.heads = views, .n_heads = n, .logits = logits, .tile = kv_tile};
+          const attn__decode_args args = {.heads = views, .n_heads = n, .logits = logits,
+                                          .tile = rc.k_rot != NULL ? rc.k_rot : kv_tile,
+                                          .k_table = rc.k_rot != NULL ? rc.k_table : NULL,
+                                          .rope_dims = rc.dims, .rope_flags = rc.flags};
           attn__decode_kernel(&args);
         }
         continue;
       }
+      attn__rope_keys(&rc, c.n_k, &first);
       if (compact && first.n_k > 0) {
         ATTN__KERNEL(kv_load)(&first.k_rows, 0, first.n_k, dk, k_rows, dk);
         ATTN__KERNEL(kv_load)(&first.v_rows, 0, first.n_k, dv, v_rows, dv);
@@ -419,31 +374,6 @@ attn_status attn_sdpa_kv(const attn_shape* shape, const float* q, const attn_kv*
                          const attn_options* options, const attn_steps* steps, float* scratch,
                          size_t scratch_floats) {
   return attn__sdpa(shape, q, kv, out, options, steps, scratch, scratch_floats);
-}
-
-attn_status attn_matmul(const float* a, const float* b, float* c, int32_t m, int32_t k,
-                        int32_t n) {
-  if (a == NULL || b == NULL || c == NULL) return ATTN_ERR_NULL;
-  if (m < 1 || k < 1 || n < 1) return ATTN_ERR_SHAPE;
-  size_t count;
-  if (!attn__count((size_t)m, (size_t)k, 1, 1, &count) ||
-      !attn__count((size_t)k, (size_t)n, 1, 1, &count) ||
-      !attn__count((size_t)m, (size_t)n, 1, 1, &count)) {
-    return ATTN_ERR_OVERFLOW;
-  }
-  ATTN__KERNEL(gemm)((size_t)m, (size_t)n, (size_t)k, a, (size_t)k, b, (size_t)n, c, (size_t)n);
-  return ATTN_OK;
-}
-
-attn_status attn_softmax(const float* x, float* y, int32_t rows, int32_t cols) {
-  if (x == NULL || y == NULL) return ATTN_ERR_NULL;
-  if (rows < 1 || cols < 1) return ATTN_ERR_SHAPE;
-  size_t count;
-  if (!attn__count((size_t)rows, (size_t)cols, 1, 1, &count)) return ATTN_ERR_OVERFLOW;
-  for (size_t i = 0; i < (size_t)rows; i++) {
-    ATTN__KERNEL(softmax)((size_t)cols, x + i * (size_t)cols, y + i * (size_t)cols);
-  }
-  return ATTN_OK;
 }
 
 size_t attn_sdpa_backward_scratch_size(const attn_shape* shape) {

@@ -68,14 +68,21 @@
  *   turns the queries only: keys already turned (a KV cache turns them as
  *   they are appended, attn_rope). A pre-pass turns each head's q rows into
  *   scratch, and each kv head's k rows into scratch before the kernels read
- *   or pack them; the kernels never see the difference. Cost: a cos and sin
- *   table of (n_q + n_k) rope_dims floats per call and one pass over Q and
- *   K; scratch grows by that and by n_k d_k + max(n_q, heads / kv_heads)
- *   d_k floats (attn_sdpa_scratch_size_with). Errors: ATTN_ERR_ROPE.
+ *   or pack them; in grouped-query decoding (one query row, heads >
+ *   kv_heads) the decode kernel turns each block of 64 keys itself as it
+ *   reads it, once for the group's heads. The bits are the same either
+ *   way. Cost: a cos and sin table of (n_q + n_k) rope_dims floats per call
+ *   and one turn of Q and K, every call (bench/RESULTS.md measures it);
+ *   through a KV cache, whose keys turn once at append, only the query
+ *   turns. Scratch grows by the table and by n_k d_k +
+ *   max(n_q, heads / kv_heads) d_k floats (attn_sdpa_scratch_size_with).
+ *   Errors: ATTN_ERR_ROPE.
  *
  *   ALiBi (options.alibi, a slope per query head): logit(i, j) +=
  *   slope_h * (j - p), that is -slope_h (p - j), added after the bias, in
- *   the kernels: no (n_q, n_k) array. Cost: one multiply-add per logit.
+ *   the kernels: no (n_q, n_k) array. Cost: one multiply and one add per
+ *   logit (the fused kernel adds a block's biases in its score tile, from
+ *   one row of them per block and query tile).
  *   Errors: ATTN_ERR_ALIBI (a slope not finite).
  *
  *   Sinks (options.sinks, a logit s_h per query head, GPT-OSS; ONNX

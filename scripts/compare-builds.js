@@ -10,7 +10,9 @@
 // output path and with steps and stats, backward with and without the
 // forward's output and lse; decode shapes (nq 1..3, grouped-query); the
 // shape causal, queryOffset -120, nq 130, 16 heads over 1 kv head, nk 64,
-// d 64; and a few random larger shapes. Prints per build how many outputs
+// d 64; tests/fixtures/positions.json's cases and RoPE, sinks and ALiBi over
+// several blocks of the fused kernel and in decode at 4096 keys; and a few
+// random larger shapes. Prints per build how many outputs
 // differ in bits and the largest difference relative to the largest
 // magnitude of the output it is in. Exits 1 when the SIMD128 or scalar
 // builds differ at all, or the relaxed build by more than RTOL_RELAXED.
@@ -90,6 +92,22 @@ function calls() {
     backward(`backward.json ${c.name}`, inputs, options);
   }
 
+  for (const c of readJSON('./fixtures/positions.json').cases) {
+    const rng = new NumpyRandom(c.seed);
+    const draw = (...shape) => Float32Array.from(rng.randn(...shape), (x) => x * (c.amp ?? 1));
+    const inputs = { q: draw(c.batch, c.heads, c.nq, c.dk), k: draw(c.batch, c.kvHeads, c.nk, c.dk) };
+    inputs.v = Float32Array.from(rng.randn(c.batch, c.kvHeads, c.nk, c.dv));
+    inputs.dout = Float32Array.from(rng.randn(c.batch, c.heads, c.nq, c.dv));
+    const options = {
+      batch: c.batch, heads: c.heads, kvHeads: c.kvHeads, nq: c.nq, nk: c.nk, dk: c.dk, dv: c.dv, causal: c.causal,
+      window: c.window, queryOffset: Array.isArray(c.queryOffset) ? Int32Array.from(c.queryOffset) : c.queryOffset,
+      rope: c.rope ?? undefined, sinks: c.sinks ? Float32Array.from(c.sinks) : undefined,
+      alibi: c.alibi === true ? true : c.alibi ? Float32Array.from(c.alibi) : undefined,
+    };
+    forward(`positions.json ${c.name}`, inputs, options);
+    backward(`positions.json ${c.name}`, inputs, options);
+  }
+
   // Shapes drawn here: q, k, v, dout from one seed, with the options given.
   const shaped = (name, seed, shape, extra = {}) => {
     const rng = new NumpyRandom(seed);
@@ -129,6 +147,18 @@ function calls() {
     { maskShape: [1, 8, 1, 77], biasShape: [1, 1, 1, 77], causal: true, queryOffset: 76 });
   shaped('decode kvLengths', seed++, { batch: 3, heads: 6, kvHeads: 2, nq: 1, nk: 90, dk: 24 },
     { kvLengths: Int32Array.from([90, 13, 0]), queryOffset: Int32Array.from([89, 12, 0]), causal: true });
+  // RoPE and ALiBi over several key blocks and query tiles of the fused kernel, and decode at 4096 keys
+  // (seeds of their own: the shapes above and below keep theirs).
+  let positionSeed = 5000;
+  for (const extra of [{ alibi: true }, { alibi: true, causal: true, queryOffset: 211 }, { alibi: true, softcap: 8 },
+    { alibi: true, biasShape: [1, 1, 301, 600] }, { alibi: true, maskShape: [1, 4, 301, 600], window: [100, 30] },
+    { rope: { theta: 500000 }, causal: true, queryOffset: 299 }, { rope: { dims: 12, interleaved: true }, sinks: Float32Array.of(0.5, -1, 2, 0) }]) {
+    shaped(`fused heads 4/2 nq 301 nk 600 d 40 ${JSON.stringify(extra)}`, positionSeed++, { heads: 4, kvHeads: 2, nq: 301, nk: 600, dk: 40 }, extra);
+  }
+  for (const extra of [{ rope: { theta: 500000 } }, { alibi: true }, { rope: { dims: 32, interleaved: true }, alibi: true, sinks: Float32Array.from({ length: 8 }, (_, h) => h - 4) }]) {
+    const decode = { causal: true, queryOffset: 4095, ...extra };
+    shaped(`decode heads 8/2 nk 4096 d 64 ${JSON.stringify(extra)}`, positionSeed++, { heads: 8, kvHeads: 2, nq: 1, nk: 4096, dk: 64 }, decode);
+  }
   shaped('causal queryOffset -120 nq 130 16 heads / 1 kv nk 64 d 64', seed++, { heads: 16, kvHeads: 1, nq: 130, nk: 64, dk: 64 },
     { causal: true, queryOffset: -120 });
   // Larger random shapes: window, softcap, offsets, masks, bias, GQA.

@@ -218,6 +218,27 @@ consistency('the SIMD128 and scalar builds give the same bits with rope, sinks a
   assert.equal(Array.from(a.lse), Array.from(b.lse));
 });
 
+// Grouped-query decoding turns each block of keys inside the decode kernel,
+// once for the group's heads; one head per kv head turns them all first.
+// Both turn the same floats and sum in the same order: the same bits.
+consistency('decode with rope: keys turned in the kernel for a group equal keys turned before it, bit for bit', ({ builds }) => {
+  const rng = new NumpyRandom(80);
+  const heads = 6, nk = 203, d = 24;
+  const q = Float32Array.from(rng.randn(heads, 1, d)), k = Float32Array.from(rng.randn(1, nk, d));
+  const v = Float32Array.from(rng.randn(1, nk, d));
+  const repeat = (x) => { const y = new Float32Array(heads * x.length); for (let h = 0; h < heads; h++) y.set(x, h * x.length); return y; };
+  for (const rope of [{ theta: 500000 }, { dims: 10, interleaved: true }]) {
+    for (const build of BUILDS) {
+      const attn = builds[build];
+      const o = { heads, nq: 1, nk, dk: d, dv: d, causal: true, queryOffset: 150, window: [90, 0], rope, stats: true };
+      const grouped = attn.sdpa(q, k, v, { ...o, kvHeads: 1 });
+      const apart = attn.sdpa(q, repeat(k), repeat(v), { ...o, kvHeads: heads });
+      assert.equal(Array.from(grouped.output), Array.from(apart.output), `${build} ${JSON.stringify(rope)}: outputs differ`);
+      assert.equal(Array.from(grouped.lse), Array.from(apart.lse), `${build} ${JSON.stringify(rope)}: lse differs`);
+    }
+  }
+});
+
 consistency('rope: rotate_half and interleaved differ, dims < dk leaves the rest, theta matters', ({ builds }) => {
   const attn = builds.simd128;
   const rng = new NumpyRandom(79);

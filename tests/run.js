@@ -31,7 +31,7 @@ if (!existsSync(`${root}node_modules/uvu`)) {
 ensureBuilt();
 
 // The scalar C path, compiled natively by the sanitizer tests and the fuzzer.
-const scalarSources = ['c/attention.c', 'c/attention-kv.c',
+const scalarSources = ['c/attention.c', 'c/attention-basics.c', 'c/attention-kv.c',
   ...readdirSync(`${root}c/kernels`).filter((f) => f.endsWith('-scalar.c')).map((f) => `c/kernels/${f}`)];
 
 // Native: the scalar path compiled with the host compiler and sanitizers.

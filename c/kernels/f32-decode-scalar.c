@@ -20,7 +20,8 @@
  * as the float32 values kv-rows gives (attn__kv_value), the same floats
  * the SIMD twin loads block by block; an int8 K's logits are integer dot
  * products with q rounded to 16 bits (attn__q16_row, attn__i8_logit), as
- * in the SIMD twin.
+ * in the SIMD twin. With RoPE's k_table each key is turned as it is read
+ * (attn__key_row), the bits the SIMD twin's turned blocks hold.
  * The sums run in the SIMD twin's order, so both give the same bits:
  *   q . k_j: four partial sums over p mod 4 (p < d_k rounded down to 4),
  *            combined as (s0 + s2) + (s1 + s3), then the tail p in order;
@@ -43,9 +44,14 @@ static float attn__dot(const float* a, const float* b, size_t n) {
   return dot;
 }
 
-/* Row j of the head's keys: in place, or a compact cache's row as float32
- * in buf (d_k). */
-static const float* attn__key_row(const attn__head* h, size_t j, float* buf) {
+/* Row j of the head's keys: in place, turned by RoPE into buf (d_k) with
+ * args->k_table, or a compact cache's row as float32 in buf. */
+static const float* attn__key_row(const attn__decode_args* args, const attn__head* h, size_t j, float* buf) {
+  if (args->k_table != NULL) {
+    attn__f32_rope_scalar(h->k + j * h->k_stride, h->k_stride, 1, h->d_k, args->k_table + j * args->rope_dims,
+                          args->rope_dims, args->rope_flags, buf, h->d_k);
+    return buf;
+  }
   if (h->k_rows.dtype == ATTN__KV_F32) return h->k + j * h->k_stride;
   attn__f32_kv_load_scalar(&h->k_rows, j, 1, h->d_k, buf, h->d_k);
   return buf;
@@ -60,7 +66,7 @@ static float attn__value(const attn__head* h, attn__span span, const float* v, s
 
 void attn__f32_decode_scalar(const attn__decode_args* args) {
   assert(args != NULL && args->logits != NULL);
-  assert(args->heads[0].k_rows.dtype == ATTN__KV_F32 || args->tile != NULL);
+  assert((args->heads[0].k_rows.dtype == ATTN__KV_F32 && args->k_table == NULL) || args->tile != NULL);
   float* z = args->logits;  /* (span) logits, then exp */
   for (size_t r = 0; r < attn__decode_rows(args); r++) {
     size_t i;
@@ -76,7 +82,7 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
     float m = -INFINITY;
     for (size_t j = span.lo; j < span.hi; j++) {
       float zj = integer_logits ? attn__i8_logit(&h->k_rows, j, qi, d_k, qs)
-                                : attn__dot(q_row, attn__key_row(h, j, args->tile), d_k) * h->scale;
+                                : attn__dot(q_row, attn__key_row(args, h, j, args->tile), d_k) * h->scale;
       if (h->softcap > 0.0f) zj = attn__softcapf(zj, h->softcap);
       if (h->bias != NULL) zj = zj + h->bias[i * h->bias_stride + j];
       if (h->alibi != 0.0f) zj = zj + attn__alibi_bias(h, i, j);

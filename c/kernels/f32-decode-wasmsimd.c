@@ -18,6 +18,7 @@
 #include "f32-alibi-wasmsimd.h"
 #include "f32-exp-wasmsimd.h"
 #include "f32-madd-wasmsimd.h"
+#include "f32-rope.h"
 #include "f32-tanh-wasmsimd.h"
 #include "kernels.h"
 
@@ -250,10 +251,11 @@ static void attn__finish_row_wasmsimd(const attn__head* h, size_t i, float l, fl
   if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
 }
 
-/* Grouped-query decoding of three or more heads (one query row each, all
- * with the same key span): logits block by block for all rows, then each
- * row's weights, then P V block by block into the output rows, divided by l
- * at the end. */
+/* Grouped-query decoding of three or more heads, or of any with RoPE's
+ * k_table (one query row each, all with the same key span): logits block
+ * by block for all rows (each block of keys turned first into args->tile
+ * with RoPE), then each row's weights, then P V block by block into the
+ * output rows, divided by l at the end. */
 static void attn__decode_group_wasmsimd(const attn__decode_args* args) {
   const attn__head* heads = args->heads;
   const size_t n_rows = args->n_heads, d_k = heads[0].d_k, d_v = heads[0].d_v;
@@ -267,12 +269,19 @@ static void attn__decode_group_wasmsimd(const attn__decode_args* args) {
   float* m = l + n_rows;                             /* (n_rows) maxima */
   for (size_t j0 = 0; j0 < n; j0 += ATTN__DECODE_KB) {
     const size_t nb = n - j0 < ATTN__DECODE_KB ? n - j0 : ATTN__DECODE_KB;
+    const float* kb = k + j0 * k_stride;  /* (nb, d_k) the block's keys, rows kb_stride apart */
+    size_t kb_stride = k_stride;
+    if (args->k_table != NULL) {
+      attn__f32_rope_wasmsimd(kb, k_stride, nb, d_k, args->k_table + (span.lo + j0) * args->rope_dims, args->rope_dims,
+                              args->rope_flags, args->tile, d_k);
+      kb = args->tile, kb_stride = d_k;
+    }
     size_t r = 0;
     for (; r + 2 <= n_rows; r += 2) {
-      attn__logits2_wasmsimd(heads[r].q, heads[r + 1].q, k + j0 * k_stride, k_stride, nb, d_k, heads[r].scale,
+      attn__logits2_wasmsimd(heads[r].q, heads[r + 1].q, kb, kb_stride, nb, d_k, heads[r].scale,
                              z + r * z_stride + j0, z + (r + 1) * z_stride + j0);
     }
-    if (r < n_rows) attn__logits_wasmsimd(heads[r].q, k + j0 * k_stride, k_stride, 0, nb, d_k, heads[r].scale, z + r * z_stride + j0);
+    if (r < n_rows) attn__logits_wasmsimd(heads[r].q, kb, kb_stride, 0, nb, d_k, heads[r].scale, z + r * z_stride + j0);
   }
   for (size_t r = 0; r < n_rows; r++) {
     l[r] = attn__weights_wasmsimd(&heads[r], 0, span, z + r * z_stride, &m[r]);
@@ -315,7 +324,8 @@ void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
     attn__decode_compact(args);
     return;
   }
-  if (args->n_heads > 2) {
+  if (args->n_heads > 2 || args->k_table != NULL) {
+    assert(args->heads[0].n_q == 1 && (args->k_table == NULL || args->tile != NULL));
     attn__decode_group_wasmsimd(args);
     return;
   }

@@ -20,15 +20,16 @@
 #include "f32-tanh-wasmsimd.h"
 #include "kernels.h"
 
-/* z (4, KB): z[r][jj] = (q_r . k_(j0 + jj)) * scale for jj < nbp (a multiple
- * of 8). qt is the query tile interleaved, (d_k, 4): element p of row r at
+/* z (4, KB): z[r][jj] = (q_r . k_(j0 + jj)) * scale + alibi[MR - 1 - r + jj]
+ * for jj < nbp (a multiple of 8), without the last term when alibi is NULL.
+ * qt is the query tile interleaved, (d_k, 4): element p of row r at
  * qt[p * 4 + r], so the four splats of a step read one 16-byte line.
- * k_panels points at the panel of key j0. vmax[r] gets the lanes of row r's max (NaN
- * propagating), for blocks that need no masking. 8 accumulators, 2 key
+ * k_panels points at the panel of key j0. vmax[r] gets the lanes of row r's
+ * max (NaN propagating), for blocks that need no masking. 8 accumulators, 2 key
  * vectors and the splats fit x86-64's vector registers without spilling
  * (6 x 8 with 12 accumulators is slower: V8 spills, bench/RESULTS.md). */
 static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, size_t d_k, size_t nbp,
-                                      v128_t vscale, float* z, v128_t vmax[4]) {
+                                      v128_t vscale, const float* alibi, float* z, v128_t vmax[4]) {
   v128_t vmax0 = wasm_f32x4_splat(-INFINITY), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;
   for (size_t jj = 0; jj < nbp; jj += 8) {
     v128_t vacc0x0123 = wasm_f32x4_splat(0.0f), vacc0x4567 = vacc0x0123;
@@ -63,6 +64,16 @@ static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, si
     vacc2x4567 = wasm_f32x4_mul(vacc2x4567, vscale);
     vacc3x0123 = wasm_f32x4_mul(vacc3x0123, vscale);
     vacc3x4567 = wasm_f32x4_mul(vacc3x4567, vscale);
+    if (alibi != NULL) {  /* row r's keys are ALiBi's distances shifted by r: one table, four offsets */
+      vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_v128_load(alibi + 3 + jj));
+      vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_v128_load(alibi + 3 + jj + 4));
+      vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_v128_load(alibi + 2 + jj));
+      vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_v128_load(alibi + 2 + jj + 4));
+      vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_v128_load(alibi + 1 + jj));
+      vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_v128_load(alibi + 1 + jj + 4));
+      vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_v128_load(alibi + jj));
+      vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_v128_load(alibi + jj + 4));
+    }
     vmax0 = wasm_f32x4_max(vmax0, wasm_f32x4_max(vacc0x0123, vacc0x4567));
     vmax1 = wasm_f32x4_max(vmax1, wasm_f32x4_max(vacc1x0123, vacc1x4567));
     vmax2 = wasm_f32x4_max(vmax2, wasm_f32x4_max(vacc2x0123, vacc2x4567));
@@ -145,6 +156,7 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
   float* l = m + ATTN__MR;               /* (MR) running sum */
   float* qt = l + ATTN__MR;              /* (d_k, MR) the query tile, interleaved */
   float alpha[ATTN__MR];
+  float alibi_row[ATTN__KB + ATTN__MR];  /* a block's ALiBi biases, keys j0 - 3 .. j0 + KB - 1 of the tile's last row */
   attn__span spans[ATTN__MR];            /* each row's keys */
   const v128_t vscale = wasm_f32x4_splat(h->scale);
   const v128_t vminus_inf = wasm_f32x4_splat(-INFINITY);
@@ -162,8 +174,15 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
     for (size_t j0 = keys.lo; j0 < keys.hi; j0 += ATTN__KB) {
       const size_t nb = keys.hi - j0 < ATTN__KB ? keys.hi - j0 : ATTN__KB;
       const size_t nbp = attn__round_up(nb, 8);
+      /* ALiBi's biases of the block for the tile's last row, from key j0 - 3
+       * on (row r reads them from 3 - r), added in the tile's store when
+       * they are the last term of a logit (no softcap or bias before them). */
+      const int alibi_in_tile = h->alibi != 0.0f && h->softcap == 0.0f && h->bias == NULL &&
+                                attn__alibi_row_wasmsimd(h->alibi, (int64_t)j0 - ((int64_t)(i0 + ATTN__MR - 1) + h->offset),
+                                                         nbp + ATTN__MR, alibi_row);
       v128_t vtile_max[4];
-      attn__score_tile_wasmsimd(qt, args->k_panels + j0 * d_k, d_k, nbp, vscale, s, vtile_max);
+      attn__score_tile_wasmsimd(qt, args->k_panels + j0 * d_k, d_k, nbp, vscale, alibi_in_tile ? alibi_row : NULL, s,
+                                vtile_max);
       for (size_t r = 0; r < ATTN__MR; r++) {
         float* z = s + r * ATTN__KB;  /* (nbp) this row's logits */
         /* The tile's row max holds when nothing below changes a logit. */
@@ -172,8 +191,8 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
           for (size_t jj = 0; jj < nbp; jj += 4) wasm_v128_store(z + jj, vminus_inf);
         } else {
           const size_t i = i0 + r;
-          plain = h->bias == NULL && h->mask == NULL && h->softcap == 0.0f && h->alibi == 0.0f && nb == nbp &&
-                  spans[r].lo <= j0 && spans[r].hi >= j0 + nb;
+          plain = h->bias == NULL && h->mask == NULL && h->softcap == 0.0f && (h->alibi == 0.0f || alibi_in_tile) &&
+                  nb == nbp && spans[r].lo <= j0 && spans[r].hi >= j0 + nb;
           if (h->softcap > 0.0f) attn__softcap_wasmsimd(z, nbp, h->softcap);
           if (h->bias != NULL) {
             const float* bias_row = h->bias + i * h->bias_stride + j0;  /* (nb) */
@@ -183,7 +202,7 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
             }
             for (; jj < nb; jj++) z[jj] = z[jj] + bias_row[jj];
           }
-          attn__add_alibi_wasmsimd(h, i, j0, nb, z);
+          if (!alibi_in_tile) attn__add_alibi_wasmsimd(h, i, j0, nb, z);
           /* attn__key_allowed on whole vectors (scalar stores followed by
            * a vector load of the same bytes stall store forwarding on x86):
            * a lane is cut when its key is outside the row's span or past

@@ -95,33 +95,52 @@ static inline void attn__sincos_f64(double a, double* s, double* c) {
 #define ATTN__ROPE_PAIRS_INTERLEAVED 1u  /* pairs (2c, 2c + 1); else (c, c + dims / 2) */
 #define ATTN__ROPE_INVERSE 2u            /* turn back by the angle (R^T, for gradients) */
 
+/* Pairs of a table strip: their angles advance together, position by
+ * position, so the steps of different pairs overlap instead of waiting on
+ * one pair's chain of multiply-adds. */
+#define ATTN__ROPE_STRIP 16
+
+/* One step of angle addition for each pair of a strip: angle += w. */
+static inline void attn__rope_step(double cos_p[ATTN__ROPE_STRIP], double sin_p[ATTN__ROPE_STRIP],
+                                   const double step_cos[ATTN__ROPE_STRIP], const double step_sin[ATTN__ROPE_STRIP]) {
+  for (size_t t = 0; t < ATTN__ROPE_STRIP; t++) {
+    const double next_cos = cos_p[t] * step_cos[t] - sin_p[t] * step_sin[t];
+    sin_p[t] = sin_p[t] * step_cos[t] + cos_p[t] * step_sin[t];
+    cos_p[t] = next_cos;
+  }
+}
+
 /* table (n, dims): row r, for position pos0 + r, holds cos(p w_c) at [c]
  * and sin(p w_c) at [dims / 2 + c], c < dims / 2. */
 static inline void attn__rope_table(double theta, size_t dims, int64_t pos0, size_t n, float* table) {
   const size_t half = dims / 2;
-  for (size_t c = 0; c < half; c++) {
-    const double w = attn__exp_f64(-2.0 * (double)c / (double)dims * attn__log_f64(theta));
-    double step_cos, step_sin;
-    attn__sincos_f64(w, &step_sin, &step_cos);
-    double cos_p = 0.0, sin_p = 0.0;
+  const double log_theta = attn__log_f64(theta);
+  for (size_t c0 = 0; c0 < half; c0 += ATTN__ROPE_STRIP) {
+    /* A last strip of fewer pairs computes the missing ones with w = 0
+     * and does not store them. */
+    const size_t strip = half - c0 < ATTN__ROPE_STRIP ? half - c0 : ATTN__ROPE_STRIP;
+    double w[ATTN__ROPE_STRIP], step_cos[ATTN__ROPE_STRIP], step_sin[ATTN__ROPE_STRIP];
+    double cos_p[ATTN__ROPE_STRIP], sin_p[ATTN__ROPE_STRIP];
+    for (size_t t = 0; t < ATTN__ROPE_STRIP; t++) {
+      w[t] = t < strip ? attn__exp_f64(-2.0 * (double)(c0 + t) / (double)dims * log_theta) : 0.0;
+      attn__sincos_f64(w[t], &step_sin[t], &step_cos[t]);
+    }
     for (size_t r = 0; r < n; r++) {
       const int64_t p = pos0 + (int64_t)r;
       const int64_t from_anchor = ((p % ATTN__ROPE_ANCHOR) + ATTN__ROPE_ANCHOR) % ATTN__ROPE_ANCHOR;
       if (from_anchor == 0 || r == 0) {
         /* An anchor, or the first row: from the anchor at or before p. */
-        attn__sincos_f64((double)(p - from_anchor) * w, &sin_p, &cos_p);
-        for (int64_t s = 0; s < from_anchor; s++) {
-          const double next_cos = cos_p * step_cos - sin_p * step_sin;
-          sin_p = sin_p * step_cos + cos_p * step_sin;
-          cos_p = next_cos;
-        }
+        for (size_t t = 0; t < ATTN__ROPE_STRIP; t++) attn__sincos_f64((double)(p - from_anchor) * w[t], &sin_p[t], &cos_p[t]);
+        for (int64_t s = 0; s < from_anchor; s++) attn__rope_step(cos_p, sin_p, step_cos, step_sin);
       } else {
-        const double next_cos = cos_p * step_cos - sin_p * step_sin;
-        sin_p = sin_p * step_cos + cos_p * step_sin;
-        cos_p = next_cos;
+        attn__rope_step(cos_p, sin_p, step_cos, step_sin);
       }
-      table[r * dims + c] = (float)cos_p;
-      table[r * dims + half + c] = (float)sin_p;
+      float* row = table + r * dims + c0;  /* (strip) cosines, then at + half their sines */
+      if (strip == ATTN__ROPE_STRIP) {
+        for (size_t t = 0; t < ATTN__ROPE_STRIP; t++) row[t] = (float)cos_p[t], row[half + t] = (float)sin_p[t];
+      } else {
+        for (size_t t = 0; t < strip; t++) row[t] = (float)cos_p[t], row[half + t] = (float)sin_p[t];
+      }
     }
   }
 }

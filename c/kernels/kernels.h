@@ -355,7 +355,14 @@ typedef struct attn__decode_args {
   float* logits;            /* attn__decode_scratch_floats(rows, n_k) floats */
   float* tile;              /* a compact cache: max(ATTN__DECODE_KB x max(d_k, d_v),
                                rows x (d_k / 2 + 1)) floats for one block of its K or V as
-                               float32, or an int8 K's rows of q in 16 bits and their scales */
+                               float32, or an int8 K's rows of q in 16 bits and their scales;
+                               with k_table, (min(n_k, ATTN__DECODE_KB), d_k) turned keys */
+  const float* k_table;     /* RoPE on float32 keys with one query row per head: (n_k, rope_dims)
+                               cos and sin at key positions 0 .. n_k - 1 (f32-rope.h); the kernel
+                               turns each block of keys as it reads it, once for all its heads.
+                               NULL: the keys are read as they are */
+  size_t rope_dims;
+  uint32_t rope_flags;      /* ATTN__ROPE_PAIRS_INTERLEAVED or 0 */
 } attn__decode_args;
 
 /* Keys per block of the decode kernel when several rows share K and V: a
