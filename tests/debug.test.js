@@ -20,7 +20,9 @@ const mtime = (path) => {
     return -Infinity;
   }
 };
-const sources = ['build.sh', 'c/attention.c', 'c/attention.h', 'c/debug-assert.c', ...readdirSync(`${root}c/kernels`).map((f) => `c/kernels/${f}`)];
+// Every C file the build reads: c/ and c/kernels/.
+const sources = ['build.sh', ...readdirSync(`${root}c`).filter((f) => /\.[ch]$/.test(f)).map((f) => `c/${f}`),
+  ...readdirSync(`${root}c/kernels`).map((f) => `c/kernels/${f}`)];
 if (Math.min(...files.map(mtime)) < Math.max(...sources.map(mtime))) {
   const r = spawnSync(`${root}build.sh`, ['debug'], { cwd: root, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`./build.sh debug failed:\n${r.stderr}`);

@@ -2,7 +2,8 @@
  * with AddressSanitizer and UndefinedBehaviorSanitizer:
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
- *     tests/fuzz/fuzz_attention.c c/attention.c c/kernels/ *-scalar.c -lm -o fuzz_attention
+ *     tests/fuzz/fuzz_attention.c c/attention.c c/attention-basics.c c/attention-kv.c \
+ *     c/kernels/ *-scalar.c -lm -o fuzz_attention
  *   ./fuzz_attention tests/fuzz/corpus -max_total_time=600
  *
  * The input bytes choose sizes, flags, scale, a mask, a bias and the values
