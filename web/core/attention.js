@@ -8,7 +8,7 @@ import { KVCache } from './kvcache.js';
 import { Instance } from './instance.js';
 import { Matrix, describe, toMatrix } from './matrix.js';
 import {
-  checkBool, checkCount, checkDtype, checkFlat, checkKeys, checkLayout, checkLengths, checkOutputLike, newCall, projections,
+  checkBool, checkCount, checkDtype, checkFlat, checkGradsOut, checkKeys, checkLayout, checkLengths, checkOutputLike, newCall, projections,
   readFlatMasks, readMatrixMasks, readSdpaShape, readShared, sdpaCall,
 } from './options.js';
 
@@ -158,12 +158,30 @@ export class Attention {
     return new KVCache(this.#wasm, { batch, kvHeads, dk, dv, capacity, layout, dtype: options.dtype });
   }
 
-  /** a (m, k) times b (k, n), float32. */
-  matmul(a, b) {
+  /**
+   * a (m, k) times b (k, n), float32. options.out: a Matrix (m, n) or a
+   * Float32Array of m * n values to write the product into (it may hold a's
+   * or b's data); then the result is that Matrix, or a Matrix over that array.
+   */
+  matmul(a, b, options) {
     this.#wasm.live();
     const A = toMatrix(a, 'matmul: a');
     const B = toMatrix(b, 'matmul: b', A.cols);
-    return this.#wasm.matmul(A, B);
+    if (options == null) return new Matrix(A.rows, B.cols, this.#wasm.matmul(A, B));
+    checkKeys(options, 'matmul');
+    const out = options.out;
+    if (out == null) return new Matrix(A.rows, B.cols, this.#wasm.matmul(A, B));
+    const m = A.rows, n = B.cols;
+    if (out instanceof Matrix) {
+      if (out.rows !== m || out.cols !== n) throw new RangeError(`matmul: out must have shape (${m}, ${n}), got (${out.rows}, ${out.cols})`);
+      this.#wasm.matmul(A, B, out.data);
+      return out;
+    }
+    if (!(out instanceof Float32Array)) {
+      throw new TypeError(`matmul: out must be a Matrix (${m}, ${n}) or a Float32Array of ${m} x ${n} = ${m * n} values, got ${describe(out)}`);
+    }
+    if (out.length !== m * n) throw new RangeError(`matmul: out has ${out.length} values, needs ${m} x ${n} = ${m * n} for the product (${m}, ${n})`);
+    return new Matrix(m, n, this.#wasm.matmul(A, B, out));
   }
 
   /** Row-wise softmax; -Infinity entries weigh 0, a row of only -Infinity gives 0. */
@@ -196,7 +214,9 @@ export class Attention {
    * output (or null) and dOutput (like the output): { dq, dk, dv } like q, k,
    * v (a kv head sums the gradients of its query heads), and dbias (like the
    * bias, summed over its broadcast dims) when a bias was given.
-   * options.lse (batch, heads, nq), from sdpa({ stats: true }), saves a pass.
+   * options.lse (batch, heads, nq), from sdpa({ stats: true }), saves a pass;
+   * options.out { dq?, dk?, dv? }: Float32Arrays (at least as long as q, k, v)
+   * the gradients are written into and returned as, instead of new arrays.
    */
   sdpaBackward(q, k, v, output, dOutput, options) {
     this.#wasm.live();
@@ -214,6 +234,7 @@ export class Attention {
     readFlatMasks(c, options, name);
     readShared(c, options, name, c.batch);
     c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, `${name}: kvLengths`, c.batch, c.nk);
+    c.gradsOut = checkGradsOut(options.out, c, name);
     c.out = output ?? null; c.dout = dOutput; c.lse = lse ?? null; c.dbias = c.bias !== null;
     return this.#wasm.backward(c);
   }

@@ -39,6 +39,7 @@ function copyOut(heap, at, dst, n) {
   } else {
     dst.set(heap.subarray(at, at + n));
   }
+  return dst;
 }
 
 /** The wasm side of an Attention: made by it, never by users. */
@@ -346,11 +347,11 @@ export class Instance {
   }
 
   /**
-   * Scaled dot-product attention of one head.
-   * q (nq, dk), k (nk, dk), v (nk, dv); mask and bias (nq, nk).
-
-  /** A (m, k) times B (k, n), checked Matrix objects. */
-  matmul(A, B) {
+   * A (m, k) times B (k, n), checked Matrix objects, into `out` (a checked
+   * Float32Array of m * n values, which may be A's or B's data: both are
+   * copied in before the product is copied out) or a new array.
+   */
+  matmul(A, B, out = null) {
     const ex = this.live();
     const m = A.rows, k = A.cols, n = B.cols;
     const [aP, bP, cP] = this.#reserve([m * k * 4, k * n * 4, m * n * 4], 'matmul');
@@ -358,7 +359,9 @@ export class Instance {
       this.#f32.set(A.data, aP >>> 2);
       this.#f32.set(B.data, bP >>> 2);
       this.#check(ex.attn_matmul(aP, bP, cP, m, k, n), 'matmul');
-      return new Matrix(m, n, this.#f32.slice(cP >>> 2, (cP >>> 2) + m * n));
+      const c = out ?? new Float32Array(m * n);
+      copyOut(this.#f32, cP >>> 2, c, m * n); // attn_matmul does not allocate: the view is current
+      return c;
     } finally {
       this.#release();
     }
@@ -380,9 +383,11 @@ export class Instance {
 
 
   // The one way into attn_sdpa_backward; `c` is a call spec as #sdpa takes
-  // (checked already) plus dout, out (or null), lse (or null) and dbias
-  // (whether to return the bias's gradient). Lays out the shape, options and
-  // attn_grads structs, the tensors and the scratch in the arena.
+  // (checked already) plus dout, out (or null), lse (or null), dbias
+  // (whether to return the bias's gradient) and gradsOut (absent, null or
+  // { dq?, dk?, dv? }: checked arrays to copy those gradients into). Lays
+  // out the shape, options and attn_grads structs, the tensors and the
+  // scratch in the arena.
   backward(c) {
     const ex = this.live();
     const { batch, heads, kvHeads, nq, nk, dk, dv } = c;
@@ -431,10 +436,11 @@ export class Instance {
         addr(SHAPE), addr(qO), addr(kO), addr(vO), c.out ? addr(oO) : 0, addr(dO), c.lse ? addr(lO) : 0,
         addr(OPTS), addr(GRADS), addr(xO), scratch,
       ), 'backward');
+      const into = c.gradsOut;
       const result = {
-        dq: f32.slice(at + dqO, at + dqO + qLen),
-        dk: f32.slice(at + dkO, at + dkO + kLen),
-        dv: f32.slice(at + dvO, at + dvO + vLen),
+        dq: copyOut(f32, at + dqO, into?.dq ?? new Float32Array(qLen), qLen),
+        dk: copyOut(f32, at + dkO, into?.dk ?? new Float32Array(kLen), kLen),
+        dv: copyOut(f32, at + dvO, into?.dv ?? new Float32Array(vLen), vLen),
       };
       if (dbLen) result.dbias = f32.slice(at + dbO, at + dbO + dbLen);
       if (c.sinks) result.dsinks = f32.slice(at + dsO, at + dsO + heads);

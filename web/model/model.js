@@ -11,6 +11,7 @@ import { SCORE_DEFAULTS, evaluateRepeats, scoreHeads } from './scores.js';
 import { checkDtype, toJSONObject } from './serialize.js';
 import { MIN_SEGMENT, drawBatch } from './task.js';
 import { forwardPass, logitsAt, lossAndGradients } from './transformer.js';
+import { Workspace } from './workspace.js';
 
 export class Model {
   #attn;
@@ -20,6 +21,7 @@ export class Model {
   #training;
   #rng;
   #adam = null;
+  #work = null; // the training step's arrays, made at the first step
   // Steps taken before the parameters were saved.
   #baseSteps;
 
@@ -190,8 +192,9 @@ export class Model {
       throw new RangeError(`trainStep: the task needs a context of at least ${2 * MIN_SEGMENT} tokens, this model has ${context}`);
     }
     this.#adam ??= new Adam(this.#params, this.#training);
+    this.#work ??= new Workspace(this.#shape, batch, context, this.#params);
     const { tokens, rows, targets, weights } = drawBatch(this.#rng, batch, context, vocabSize, otherWeight);
-    const { loss, grads } = lossAndGradients(this.#attn, this.#shape, this.#params, tokens, batch, context, rows, targets, weights);
+    const { loss, grads } = lossAndGradients(this.#attn, this.#shape, this.#params, tokens, batch, context, rows, targets, weights, this.#work);
     this.#adam.step(grads);
     return loss;
   }
