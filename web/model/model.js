@@ -22,6 +22,7 @@ export class Model {
   #rng;
   #adam = null;
   #work = null; // the training step's arrays, made at the first step
+  #scoreWork = null; // headScores' and evaluate's, kept for the next call of the same size
   // Steps taken before the parameters were saved.
   #baseSteps;
 
@@ -209,14 +210,22 @@ export class Model {
     return { sequences, seed, half };
   }
 
+  // A workspace for scoring `sequences` sequences of 2 half words; the last one when it fits.
+  #scoreWorkspace({ sequences, half }) {
+    if (!this.#scoreWork?.fits(sequences, 2 * half, false)) this.#scoreWork = new Workspace(this.#shape, sequences, 2 * half);
+    return this.#scoreWork;
+  }
+
   /** Head scores on repeated random sequences: [layer][head] { previousToken, induction, firstToken }. */
   headScores(options = {}) {
-    return scoreHeads(this.#attn, this.#shape, this.#params, this.#scoreOptions(options, 'headScores'));
+    const o = this.#scoreOptions(options, 'headScores');
+    return scoreHeads(this.#attn, this.#shape, this.#params, o, this.#scoreWorkspace(o));
   }
 
   /** Next-word accuracy and loss on the repeat of repeated random sequences (2 x 16 words), after its first word. */
   evaluate(options = {}) {
-    return evaluateRepeats(this.#attn, this.#shape, this.#params, this.#scoreOptions(options, 'evaluate'));
+    const o = this.#scoreOptions(options, 'evaluate');
+    return evaluateRepeats(this.#attn, this.#shape, this.#params, o, this.#scoreWorkspace(o));
   }
 
   /** The model as a JSON object (see serialize.js); dtype 'float32' (exact, default), 'float16' or 'int8'. */
