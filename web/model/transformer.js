@@ -69,9 +69,10 @@ function transposeInto(out, data, rows, cols) {
   return out;
 }
 
-function addInto(target, source) {
-  for (let i = 0; i < target.length; i++) target[i] += source[i];
-  return target;
+// target[t + i] += source[s + i] for i < length: rows of flat arrays, added
+// in place without a view object per row.
+function addRow(target, t, source, s, length) {
+  for (let i = 0; i < length; i++) target[t + i] += source[s + i];
 }
 
 /**
@@ -127,7 +128,9 @@ export function logitsAt(attn, shape, params, pass, rows) {
   const x = pass.xs[pass.xs.length - 1];
   const count = rows === null ? x.length / d : rows.length;
   const picked = rows === null ? x : view(pass.work.picked, count * d);
-  if (rows !== null) for (let r = 0; r < count; r++) picked.set(x.subarray(rows[r] * d, rows[r] * d + d), r * d);
+  if (rows !== null) {
+    for (let r = 0; r < count; r++) for (let j = 0, from = rows[r] * d, to = r * d; j < d; j++) picked[to + j] = x[from + j];
+  }
   return attn.matmul(new Matrix(count, d, picked), new Matrix(d, V, params.unembed), { out: view(pass.work.logits, count * V) });
 }
 
@@ -178,7 +181,7 @@ export function lossAndGradients(attn, shape, params, tokens, batch, n, rows, ta
   attn.matmul(new Matrix(d, R, transposeInto(view(work.pickedT, d * R), picked, R, d)), dLogits, { out: grads.unembed });
   const dPicked = attn.matmul(dLogits, new Matrix(V, d, transposeInto(work.unembedT, params.unembed, d, V)), { out: view(work.dPicked, R * d) }).data;
   let dx = work.dx.fill(0);
-  for (let r = 0; r < R; r++) addInto(dx.subarray(rows[r] * d, rows[r] * d + d), dPicked.subarray(r * d, r * d + d));
+  for (let r = 0; r < R; r++) addRow(dx, rows[r] * d, dPicked, r * d, d);
 
   const backwardOptions = { batch, heads, nq: n, nk: n, dk, dv: dk, causal: true, layout: 'bshd', lse: null, out: work.dqkv };
   let next = work.next;
@@ -198,7 +201,7 @@ export function lossAndGradients(attn, shape, params, tokens, batch, n, rows, ta
       const name = `layers.${l}.${w}`;
       const D = new Matrix(total, hk, dw);
       attn.matmul(XT, D, { out: grads[name] });
-      addInto(next, attn.matmul(D, new Matrix(hk, d, transposeInto(wT.data, params[name], d, hk)), { out: work.product }).data);
+      addRow(next, 0, attn.matmul(D, new Matrix(hk, d, transposeInto(wT.data, params[name], d, hk)), { out: work.product }).data, 0, next.length);
     }
     [dx, next] = [next, dx];
   }
@@ -207,9 +210,8 @@ export function lossAndGradients(attn, shape, params, tokens, batch, n, rows, ta
   const dEmbed = grads.embed.fill(0);
   const dPosition = grads.position.fill(0);
   for (let r = 0; r < total; r++) {
-    const g = dx.subarray(r * d, r * d + d);
-    addInto(dEmbed.subarray(tokens[r] * d, tokens[r] * d + d), g);
-    addInto(dPosition.subarray((r % n) * d, (r % n) * d + d), g);
+    addRow(dEmbed, tokens[r] * d, dx, r * d, d);
+    addRow(dPosition, (r % n) * d, dx, r * d, d);
   }
   return { loss, grads };
 }
