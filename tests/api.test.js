@@ -161,6 +161,43 @@ api('matmul and softmax', ({ attn }) => {
   assert.equal(s.toArray(), [[0.5, 0.5], [1, 0], [0, 0], [1, 0]]);
 });
 
+api('matmul writes into out (a Matrix or a Float32Array of m * n), which may hold an operand', ({ attn }) => {
+  const a = rand(50, 5, 3), b = rand(51, 3, 4);
+  const fresh = attn.matmul(a, b);
+  const m = new Matrix(5, 4);
+  assert.is(attn.matmul(a, b, { out: m }), m);
+  assert.equal(m.data, fresh.data);
+  const flat = new Float32Array(20).fill(7);
+  const r = attn.matmul(a, b, { out: flat });
+  assert.is(r.data, flat);
+  assert.is(r.rows, 5);
+  assert.is(r.cols, 4);
+  assert.equal(flat, fresh.data);
+  // out is a's own data: both operands are copied in before the product comes out.
+  const square = rand(52, 4, 4), other = rand(53, 4, 4);
+  const expected = attn.matmul(square, other).data;
+  attn.matmul(square, other, { out: square.data });
+  assert.equal(square.data, expected);
+  assert.equal(attn.matmul(a, b, { out: null }).data, fresh.data);
+  assert.equal(attn.matmul(a, b, {}).data, fresh.data);
+});
+
+api('matmul out of the wrong kind or size is an error naming out and the shape', ({ attn }) => {
+  const a = rand(54, 2, 3), b = rand(55, 3, 4);
+  const bad = [
+    [{ out: new Float32Array(7) }, RangeError, /^matmul: out has 7 values, needs 2 x 4 = 8 for the product \(2, 4\)$/],
+    [{ out: new Float32Array(9) }, RangeError, /^matmul: out has 9 values, needs 2 x 4 = 8/],
+    [{ out: new Matrix(4, 2) }, RangeError, /^matmul: out must have shape \(2, 4\), got \(4, 2\)$/],
+    [{ out: new Float64Array(8) }, TypeError, /^matmul: out must be a Matrix \(2, 4\) or a Float32Array of 2 x 4 = 8 values, got a Float64Array of length 8$/],
+    [{ out: [[0, 0, 0, 0], [0, 0, 0, 0]] }, TypeError, /^matmul: out must be a Matrix/],
+    [{ output: new Float32Array(8) }, TypeError, /^matmul: unknown option "output" \(known: out\)$/],
+    [7, TypeError, /^matmul: options must be an object/],
+  ];
+  for (const [options, E, message] of bad) {
+    assert.throws(() => attn.matmul(a, b, options), (e) => e instanceof E && message.test(e.message), JSON.stringify(options));
+  }
+});
+
 api('null means "not given" for optional options', ({ attn }) => {
   const q = rand(30, 3, 2), k = rand(31, 4, 2), v = rand(32, 4, 2);
   const plain = attn.attention(q, k, v).output.data;
