@@ -185,7 +185,7 @@ api('matmul writes into out (a Matrix or a Float32Array of m * n), which may hol
 api('matmul out of the wrong kind or size is an error naming out and the shape', ({ attn }) => {
   const a = rand(54, 2, 3), b = rand(55, 3, 4);
   const bad = [
-    [{ out: new Float32Array(7) }, RangeError, /^matmul: out has 7 values, needs 2 x 4 = 8 for the product \(2, 4\)$/],
+    [{ out: new Float32Array(7) }, RangeError, /^matmul: out has 7 values, needs 2 x 4 = 8 for the result \(2, 4\)$/],
     [{ out: new Float32Array(9) }, RangeError, /^matmul: out has 9 values, needs 2 x 4 = 8/],
     [{ out: new Matrix(4, 2) }, RangeError, /^matmul: out must have shape \(2, 4\), got \(4, 2\)$/],
     [{ out: new Float64Array(8) }, TypeError, /^matmul: out must be a Matrix \(2, 4\) or a Float32Array of 2 x 4 = 8 values, got a Float64Array of length 8$/],
@@ -196,6 +196,21 @@ api('matmul out of the wrong kind or size is an error naming out and the shape',
   for (const [options, E, message] of bad) {
     assert.throws(() => attn.matmul(a, b, options), (e) => e instanceof E && message.test(e.message), JSON.stringify(options));
   }
+});
+
+api('softmax writes into out like matmul, which may be x\'s data; a wrong out names it and the shape', ({ attn }) => {
+  const x = rand(56, 3, 5);
+  const fresh = attn.softmax(x);
+  const m = new Matrix(3, 5);
+  assert.is(attn.softmax(x, { out: m }), m);
+  assert.equal(m.data, fresh.data);
+  const r = attn.softmax(x, { out: x.data });
+  assert.is(r.data, x.data);
+  assert.equal(x.data, fresh.data);
+  assert.throws(() => attn.softmax(x, { out: new Float32Array(14) }), (e) => e instanceof RangeError && /^softmax: out has 14 values, needs 3 x 5 = 15 for the result \(3, 5\)$/.test(e.message));
+  assert.throws(() => attn.softmax(x, { out: new Matrix(5, 3) }), (e) => e instanceof RangeError && /^softmax: out must have shape \(3, 5\), got \(5, 3\)$/.test(e.message));
+  assert.throws(() => attn.softmax(x, { out: [1] }), (e) => e instanceof TypeError && /^softmax: out must be a Matrix \(3, 5\) or a Float32Array of 3 x 5 = 15 values, got an array of length 1$/.test(e.message));
+  assert.throws(() => attn.softmax(x, { into: m }), (e) => e instanceof TypeError && /^softmax: unknown option "into" \(known: out\)$/.test(e.message));
 });
 
 api('null means "not given" for optional options', ({ attn }) => {

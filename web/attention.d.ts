@@ -292,9 +292,9 @@ export interface MultiHeadResult {
   logits?: Matrix[];
 }
 
-/** Options of Attention#matmul. */
+/** Options of Attention#matmul and Attention#softmax. */
 export interface MatmulOptions {
-  /** Where the product (m, n) goes: a Matrix of that shape or a Float32Array of exactly m * n values. */
+  /** Where the result (m, n) goes: a Matrix of that shape or a Float32Array of exactly m * n values. */
   out?: Matrix | Float32Array | null;
 }
 
@@ -412,8 +412,11 @@ export declare class Attention {
    * result is that Matrix, or a Matrix over that array: no new array per call.
    */
   matmul(a: MatrixLike, b: MatrixLike, options?: MatmulOptions): Matrix;
-  /** Row-wise softmax; -Infinity weighs 0; an all -Infinity row gives 0. */
-  softmax(x: MatrixLike): Matrix;
+  /**
+   * Row-wise softmax; -Infinity weighs 0; an all -Infinity row gives 0. With `out` (x's shape;
+   * it may hold x's data) the result is written there, as matmul's.
+   */
+  softmax(x: MatrixLike, options?: MatmulOptions): Matrix;
   /** Frees the instance; later calls throw. */
   dispose(): void;
 }

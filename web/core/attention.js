@@ -167,27 +167,24 @@ export class Attention {
     this.#wasm.live();
     const A = toMatrix(a, 'matmul: a');
     const B = toMatrix(b, 'matmul: b', A.cols);
-    if (options == null) return new Matrix(A.rows, B.cols, this.#wasm.matmul(A, B));
-    checkKeys(options, 'matmul');
-    const out = options.out;
-    if (out == null) return new Matrix(A.rows, B.cols, this.#wasm.matmul(A, B));
-    const m = A.rows, n = B.cols;
-    if (out instanceof Matrix) {
-      if (out.rows !== m || out.cols !== n) throw new RangeError(`matmul: out must have shape (${m}, ${n}), got (${out.rows}, ${out.cols})`);
-      this.#wasm.matmul(A, B, out.data);
-      return out;
-    }
-    if (!(out instanceof Float32Array)) {
-      throw new TypeError(`matmul: out must be a Matrix (${m}, ${n}) or a Float32Array of ${m} x ${n} = ${m * n} values, got ${describe(out)}`);
-    }
-    if (out.length !== m * n) throw new RangeError(`matmul: out has ${out.length} values, needs ${m} x ${n} = ${m * n} for the product (${m}, ${n})`);
-    return new Matrix(m, n, this.#wasm.matmul(A, B, out));
+    const out = options == null ? null : outMatrix(options, 'matmul', A.rows, B.cols);
+    if (out === null) return new Matrix(A.rows, B.cols, this.#wasm.matmul(A, B));
+    this.#wasm.matmul(A, B, out.data);
+    return out;
   }
 
-  /** Row-wise softmax; -Infinity entries weigh 0, a row of only -Infinity gives 0. */
-  softmax(x) {
+  /**
+   * Row-wise softmax; -Infinity entries weigh 0, a row of only -Infinity
+   * gives 0. options.out: a Matrix of x's shape or a Float32Array of as many
+   * values to write it into (it may be x's data), as matmul's out.
+   */
+  softmax(x, options) {
     this.#wasm.live();
-    return this.#wasm.softmax(toMatrix(x, 'softmax: x'));
+    const X = toMatrix(x, 'softmax: x');
+    const out = options == null ? null : outMatrix(options, 'softmax', X.rows, X.cols);
+    if (out === null) return new Matrix(X.rows, X.cols, this.#wasm.softmax(X));
+    this.#wasm.softmax(X, out.data);
+    return out;
   }
 
   /**
@@ -301,6 +298,23 @@ function layerCall(x, options, name) {
   readMatrixMasks(c, options, name);
   readShared(c, options, name);
   return { c, ...p };
+}
+
+// The `out` option of matmul and softmax, checked: null when absent, else
+// the Matrix (rows, cols) to write into (the caller's, or one over its array).
+function outMatrix(options, fn, rows, cols) {
+  checkKeys(options, fn);
+  const out = options.out;
+  if (out == null) return null;
+  if (out instanceof Matrix) {
+    if (out.rows !== rows || out.cols !== cols) throw new RangeError(`${fn}: out must have shape (${rows}, ${cols}), got (${out.rows}, ${out.cols})`);
+    return out;
+  }
+  if (!(out instanceof Float32Array)) {
+    throw new TypeError(`${fn}: out must be a Matrix (${rows}, ${cols}) or a Float32Array of ${rows} x ${cols} = ${rows * cols} values, got ${describe(out)}`);
+  }
+  if (out.length !== rows * cols) throw new RangeError(`${fn}: out has ${out.length} values, needs ${rows} x ${cols} = ${rows * cols} for the result (${rows}, ${cols})`);
+  return new Matrix(rows, cols, out);
 }
 
 function transpose(a) {

@@ -4,8 +4,6 @@
 // Calls arrive checked (core/options.js); results are always copies, never
 // views, so they stay valid after later calls and after the memory grows.
 
-import { Matrix } from './matrix.js';
-
 const ATTN_CAUSAL = 1;
 const ATTN_WINDOW = 2;
 const ATTN_ROPE_INTERLEAVED = 1;
@@ -359,23 +357,21 @@ export class Instance {
       this.#f32.set(A.data, aP >>> 2);
       this.#f32.set(B.data, bP >>> 2);
       this.#check(ex.attn_matmul(aP, bP, cP, m, k, n), 'matmul');
-      const c = out ?? new Float32Array(m * n);
-      copyOut(this.#f32, cP >>> 2, c, m * n); // attn_matmul does not allocate: the view is current
-      return c;
+      return copyOut(this.#f32, cP >>> 2, out ?? new Float32Array(m * n), m * n); // attn_matmul does not allocate: the view is current
     } finally {
       this.#release();
     }
   }
 
-  /** Row-wise softmax of a checked Matrix. */
-  softmax(X) {
+  /** Row-wise softmax of a checked Matrix, into `out` (as matmul's) or a new array. */
+  softmax(X, out = null) {
     const ex = this.live();
     const count = X.rows * X.cols;
     const [xP] = this.#reserve([count * 4], 'softmax');
     try {
       this.#f32.set(X.data, xP >>> 2);
       this.#check(ex.attn_softmax(xP, xP, X.rows, X.cols), 'softmax');
-      return new Matrix(X.rows, X.cols, this.#f32.slice(xP >>> 2, (xP >>> 2) + count));
+      return copyOut(this.#f32, xP >>> 2, out ?? new Float32Array(count), count);
     } finally {
       this.#release();
     }

@@ -57,6 +57,7 @@ export const CALL_OPTIONS = Object.freeze({
   append: Object.freeze(['rope']),
   load: Object.freeze(['simd', 'deterministic', 'wasm']),
   matmul: Object.freeze(['out']),
+  softmax: Object.freeze(['out']),
 });
 
 const ALLOWED = new Map(Object.entries(CALL_OPTIONS).map(([call, keys]) => [call, new Set(keys)]));

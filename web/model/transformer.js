@@ -141,10 +141,11 @@ export function logitsAt(attn, shape, params, pass, rows) {
  * every engine; only the reported loss goes through Math.log, whose last bit
  * engines may round differently. A probability that underflowed to 0 counts
  * as the smallest float32, so the loss stays finite (at most 103.3).
+ * inPlace: the gradient overwrites the logits instead of taking a new array.
  */
-export function crossEntropy(attn, logits, targets, weights = null) {
+export function crossEntropy(attn, logits, targets, weights = null, { inPlace = false } = {}) {
   const { rows: R, cols: V } = logits;
-  const grad = attn.softmax(logits).data;
+  const grad = attn.softmax(logits, inPlace ? { out: logits } : undefined).data;
   let total = 0, loss = 0;
   for (let r = 0; r < R; r++) total += weights === null ? 1 : weights[r];
   for (let r = 0; r < R; r++) {
@@ -170,7 +171,7 @@ export function lossAndGradients(attn, shape, params, tokens, batch, n, rows, ta
   const total = batch * n;
   const pass = forwardPass(attn, shape, params, tokens, batch, n, { work });
   const logits = logitsAt(attn, shape, params, pass, rows);
-  const { loss, grad } = crossEntropy(attn, logits, targets, weights);
+  const { loss, grad } = crossEntropy(attn, logits, targets, weights, { inPlace: true });
   const R = rows.length;
   const grads = work.grads;
 
