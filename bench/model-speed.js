@@ -1,12 +1,13 @@
 // model-speed.js - how fast a fresh tiny transformer (createModel({ seed: 1 }),
 // the default settings, web/model.js) learns the repeat, in Node and in
 // Chromium: on the page's main thread, and in the explorer's training Worker
-// (web/explorer/model-worker.js, what "Train from scratch" runs, driven by its
-// 'step' messages so that its reports are counted as training time).
+// (web/explorer/model-worker.js, what "Train from scratch" runs, playing and
+// reporting as it does in the explorer).
 //
 // Each run trains from scratch until the model predicts the repeat with
-// TARGET accuracy (model.evaluate(): 64 repeated random sequences, checked
-// every CHECK_EVERY steps with the clock stopped) or LIMIT seconds of
+// TARGET accuracy (model.evaluate(): 64 repeated random sequences; in Node
+// and on the main thread checked every CHECK_EVERY steps with the clock
+// stopped, in the Worker on each model it reports) or LIMIT seconds of
 // training have passed. It reports the steps a second after the first
 // WARMUP_SECONDS (while the engine compiles the JS and tiers up the wasm),
 // and the step and the seconds of training at which the accuracy reached TARGET.
@@ -44,34 +45,43 @@ async function trainRun({ modelUrl, seed, target, checkEvery, warmupSeconds, lim
   }
 }
 
-// The same in the explorer's Worker: 'step' messages of checkEvery steps,
-// timed from the message to the worker's report; the accuracy of each
-// reported model is measured on the page while the worker waits.
-async function workerRun({ seed, target, checkEvery, warmupSeconds, limit }) {
+// The same in the explorer's Worker as the page runs it: 'play', then its
+// reports (every quarter second, each with the model as JSON) timed as they
+// arrive; the accuracy of each reported model is measured on the page while
+// the worker goes on, as the explorer loads each one to show it.
+async function workerRun({ seed, target, warmupSeconds, limit }) {
   const { loadModel } = await import('/web/model.js');
   const worker = new Worker('/web/explorer/model-worker.js', { type: 'module' });
-  let next = null;
-  worker.onmessage = ({ data }) => next?.(data);
-  worker.onerror = (e) => next?.({ type: 'error', message: e.message });
-  const send = (msg) => new Promise((resolve, reject) => {
-    next = (data) => (data.type === 'error' ? reject(new Error(data.message)) : resolve(data));
-    worker.postMessage(msg);
-  });
   try {
-    await send({ type: 'start', seed });
-    let trained = 0, steps = 0, afterWarmup = null, reached = null;
-    while (reached === null && trained < limit * 1000) {
-      const t0 = performance.now();
-      const data = await send({ type: 'step', count: checkEvery });
-      trained += performance.now() - t0;
-      steps = data.step;
-      if (afterWarmup === null && trained >= warmupSeconds * 1000) afterWarmup = { steps, ms: trained };
-      const model = await loadModel(data.json);
-      if (model.evaluate().accuracy >= target) reached = { step: steps, seconds: trained / 1000 };
-    }
-    const warm = afterWarmup !== null && steps > afterWarmup.steps;
-    const stepsPerSecond = warm ? (steps - afterWarmup.steps) / ((trained - afterWarmup.ms) / 1000) : steps / (trained / 1000);
-    return { stepsPerSecond, reached, steps, seconds: trained / 1000 };
+    return await new Promise((resolve, reject) => {
+      let t0 = null, afterWarmup = null, last = null, checking = false;
+      const finish = (reached) => {
+        const warm = afterWarmup !== null && last.step > afterWarmup.step;
+        const from = warm ? afterWarmup : { step: 0, ms: 0 };
+        resolve({ stepsPerSecond: (last.step - from.step) / ((last.ms - from.ms) / 1000), reached, steps: last.step, seconds: last.ms / 1000 });
+      };
+      worker.onerror = (e) => reject(new Error(e.message));
+      worker.onmessage = async ({ data }) => {
+        if (data.type === 'error') reject(new Error(data.message));
+        if (data.type !== 'progress') return;
+        if (t0 === null) {
+          t0 = performance.now();
+          worker.postMessage({ type: 'play' });
+          return;
+        }
+        const now = { step: data.step, ms: performance.now() - t0 };
+        last = now;
+        if (afterWarmup === null && now.ms >= warmupSeconds * 1000) afterWarmup = now;
+        if (now.ms >= limit * 1000) return finish(null);
+        // One check at a time; a report that comes meanwhile is only counted.
+        if (checking) return;
+        checking = true;
+        const model = await loadModel(data.json);
+        checking = false;
+        if (model.evaluate().accuracy >= target) finish({ step: now.step, seconds: now.ms / 1000 });
+      };
+      worker.postMessage({ type: 'start', seed });
+    });
   } finally {
     worker.terminate();
   }
@@ -121,7 +131,7 @@ export function modelSpeedLines(r) {
   } else {
     lines.push(`  (Chromium skipped: ${r.error})`);
   }
-  lines.push(`  (steps/s after the first ${warmupSeconds} s of training; accuracy on 64 repeated sequences every ${checkEvery} steps, not timed; at most ${r.limit} s)`);
+  lines.push(`  (steps/s after the first ${warmupSeconds} s of training; accuracy on 64 repeated sequences every ${checkEvery} steps, not timed, or on each model the Worker reports; at most ${r.limit} s)`);
   return lines;
 }
 
