@@ -8,8 +8,8 @@ import { KVCache } from './kvcache.js';
 import { Instance } from './instance.js';
 import { Matrix, describe, toMatrix } from './matrix.js';
 import {
-  checkBool, checkCount, checkDtype, checkFlat, checkGradsOut, checkKeys, checkLayout, checkLengths, checkOutputLike, newCall, projections,
-  readFlatMasks, readMatrixMasks, readSdpaShape, readShared, sdpaCall,
+  checkBool, checkCount, checkDtype, checkFlat, checkGradsOut, checkKeys, checkLayout, checkLengths, checkMatrixOut, checkOutputLike,
+  newCall, projections, readFlatMasks, readMatrixMasks, readSdpaShape, readShared, sdpaCall,
 } from './options.js';
 
 /** The attention API over one wasm instance. Make one with loadAttention(). */
@@ -167,7 +167,7 @@ export class Attention {
     this.#wasm.live();
     const A = toMatrix(a, 'matmul: a');
     const B = toMatrix(b, 'matmul: b', A.cols);
-    const out = options == null ? null : outMatrix(options, 'matmul', A.rows, B.cols);
+    const out = options == null ? null : checkMatrixOut(options, 'matmul', A.rows, B.cols);
     if (out === null) return new Matrix(A.rows, B.cols, this.#wasm.matmul(A, B));
     this.#wasm.matmul(A, B, out.data);
     return out;
@@ -181,7 +181,7 @@ export class Attention {
   softmax(x, options) {
     this.#wasm.live();
     const X = toMatrix(x, 'softmax: x');
-    const out = options == null ? null : outMatrix(options, 'softmax', X.rows, X.cols);
+    const out = options == null ? null : checkMatrixOut(options, 'softmax', X.rows, X.cols);
     if (out === null) return new Matrix(X.rows, X.cols, this.#wasm.softmax(X));
     this.#wasm.softmax(X, out.data);
     return out;
@@ -298,23 +298,6 @@ function layerCall(x, options, name) {
   readMatrixMasks(c, options, name);
   readShared(c, options, name);
   return { c, ...p };
-}
-
-// The `out` option of matmul and softmax, checked: null when absent, else
-// the Matrix (rows, cols) to write into (the caller's, or one over its array).
-function outMatrix(options, fn, rows, cols) {
-  checkKeys(options, fn);
-  const out = options.out;
-  if (out == null) return null;
-  if (out instanceof Matrix) {
-    if (out.rows !== rows || out.cols !== cols) throw new RangeError(`${fn}: out must have shape (${rows}, ${cols}), got (${out.rows}, ${out.cols})`);
-    return out;
-  }
-  if (!(out instanceof Float32Array)) {
-    throw new TypeError(`${fn}: out must be a Matrix (${rows}, ${cols}) or a Float32Array of ${rows} x ${cols} = ${rows * cols} values, got ${describe(out)}`);
-  }
-  if (out.length !== rows * cols) throw new RangeError(`${fn}: out has ${out.length} values, needs ${rows} x ${cols} = ${rows * cols} for the result (${rows}, ${cols})`);
-  return new Matrix(rows, cols, out);
 }
 
 function transpose(a) {

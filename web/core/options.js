@@ -27,7 +27,7 @@
 // A value is checked as the float32 or int32 C will see, so nothing that
 // passes here comes back from C as a status.
 
-import { checkSize, describe, toMask, toMatrix } from './matrix.js';
+import { Matrix, checkSize, describe, toMask, toMatrix } from './matrix.js';
 
 /** Window sides and query offsets are int32 in C. */
 export const WINDOW_MAX = 2 ** 31 - 1;
@@ -426,6 +426,26 @@ export function checkOut(out, c, fn) {
   if (!(out instanceof Float32Array)) throw new TypeError(`${fn}: out must be a Float32Array of ${oLen} values ${os}, got ${describe(out)}`);
   if (out.length < oLen) throw new RangeError(`${fn}: out has ${out.length} values, needs ${oLen} for ${os}`);
   return out;
+}
+
+/**
+ * The options of matmul and softmax, whose one option is `out`, checked:
+ * null when out is absent, else the Matrix (rows, cols) to write into (the
+ * caller's, or one over its Float32Array of exactly rows * cols values).
+ */
+export function checkMatrixOut(options, fn, rows, cols) {
+  checkKeys(options, fn);
+  const out = options.out;
+  if (out == null) return null;
+  if (out instanceof Matrix) {
+    if (out.rows !== rows || out.cols !== cols) throw new RangeError(`${fn}: out must have shape (${rows}, ${cols}), got (${out.rows}, ${out.cols})`);
+    return out;
+  }
+  if (!(out instanceof Float32Array)) {
+    throw new TypeError(`${fn}: out must be a Matrix (${rows}, ${cols}) or a Float32Array of ${rows} x ${cols} = ${rows * cols} values, got ${describe(out)}`);
+  }
+  if (out.length !== rows * cols) throw new RangeError(`${fn}: out has ${out.length} values, needs ${rows} x ${cols} = ${rows * cols} for the result (${rows}, ${cols})`);
+  return new Matrix(rows, cols, out);
 }
 
 /**
