@@ -8,8 +8,9 @@
 // TARGET accuracy (model.evaluate(): 64 repeated random sequences; in Node
 // and on the main thread checked every CHECK_EVERY steps with the clock
 // stopped, in the Worker on the models it reports) or LIMIT seconds of
-// training have passed. It reports the steps a second after the first
-// WARMUP_SECONDS (while the engine compiles the JS and tiers up the wasm),
+// training have passed. It reports the steps a second after a warm-up (while
+// the engine compiles the JS and tiers up the wasm: the first warmupSteps
+// steps or warmupSeconds seconds, whichever ends first),
 // and the step and the seconds of training at which the accuracy reached TARGET.
 //
 //   node bench/model-speed.js [--limit 60]
@@ -20,11 +21,11 @@ import { fileURLToPath } from 'node:url';
 
 import { start } from '../tests/browser.js';
 
-const SETTINGS = { seed: 1, target: 0.9, checkEvery: 50, warmupSeconds: 3 };
+const SETTINGS = { seed: 1, target: 0.9, checkEvery: 50, warmupSteps: 100, warmupSeconds: 3 };
 
 // Trains until the target accuracy or `limit` seconds; runs in Node and, as
 // its source, in a page, so it uses only what it is given.
-async function trainRun({ modelUrl, seed, target, checkEvery, warmupSeconds, limit }) {
+async function trainRun({ modelUrl, seed, target, checkEvery, warmupSteps, warmupSeconds, limit }) {
   const { createModel } = await import(modelUrl);
   const model = await createModel({ seed });
   let trained = 0, steps = 0, afterWarmup = null, reached = null;
@@ -33,7 +34,8 @@ async function trainRun({ modelUrl, seed, target, checkEvery, warmupSeconds, lim
     for (let i = 0; i < checkEvery; i++) {
       model.trainStep();
       steps++;
-      if (afterWarmup === null && trained + performance.now() - t0 >= warmupSeconds * 1000) afterWarmup = { steps, ms: trained + performance.now() - t0 };
+      const ms = trained + performance.now() - t0;
+      if (afterWarmup === null && (steps >= warmupSteps || ms >= warmupSeconds * 1000)) afterWarmup = { steps, ms };
     }
     trained += performance.now() - t0;
     if (model.evaluate().accuracy >= target) reached = { step: steps, seconds: trained / 1000 };
@@ -49,7 +51,7 @@ async function trainRun({ modelUrl, seed, target, checkEvery, warmupSeconds, lim
 // reports (every quarter second, each with the model as JSON) timed as they
 // arrive; the accuracy of a reported model is measured on the page while the
 // worker goes on, once the worker's own estimate comes near the target.
-async function workerRun({ seed, target, warmupSeconds, limit }) {
+async function workerRun({ seed, target, warmupSteps, warmupSeconds, limit }) {
   const PREFILTER = 0.15;
   const { loadModel } = await import('/web/model.js');
   const worker = new Worker('/web/explorer/model-worker.js', { type: 'module' });
@@ -72,7 +74,7 @@ async function workerRun({ seed, target, warmupSeconds, limit }) {
           return;
         }
         const now = { step: data.step, ms: performance.now() - t0 };
-        if (afterWarmup === null && now.ms >= warmupSeconds * 1000) afterWarmup = now;
+        if (afterWarmup === null && (now.step >= warmupSteps || now.ms >= warmupSeconds * 1000)) afterWarmup = now;
         if (now.ms >= limit * 1000) return finish(null, now);
         // The worker's own accuracy (16 sequences, every other report) says
         // when a check is worth its time on the page, which shares the CPU
@@ -120,7 +122,7 @@ export async function modelSpeed({ limit = 60 } = {}) {
 
 /** The lines npm run bench prints. */
 export function modelSpeedLines(r) {
-  const { target, checkEvery, warmupSeconds } = SETTINGS;
+  const { target, checkEvery, warmupSteps, warmupSeconds } = SETTINGS;
   const pct = `${Math.round(target * 100)}%`;
   const line = (name, run, note = '') => {
     const reached = run.reached
@@ -135,7 +137,7 @@ export function modelSpeedLines(r) {
   } else {
     lines.push(`  (Chromium skipped: ${r.error})`);
   }
-  lines.push(`  (steps/s after the first ${warmupSeconds} s of training; accuracy on 64 repeated sequences every ${checkEvery} steps, not timed, or on the models the Worker reports; at most ${r.limit} s)`);
+  lines.push(`  (steps/s after the first ${warmupSteps} steps or ${warmupSeconds} s of training, whichever ends first; accuracy on 64 repeated sequences every ${checkEvery} steps, not timed, or on the models the Worker reports; at most ${r.limit} s)`);
   return lines;
 }
 
