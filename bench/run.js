@@ -354,7 +354,7 @@ for (const label of FEATURES.filter((l) => custom === null && (only === null || 
 // The tiny transformer's training speed, Node and Chromium (--only model: this alone).
 let modelResults = null;
 if (only === null || only === 'model') {
-  modelResults = await modelSpeed({ seconds: quick ? 2 : 5 });
+  modelResults = await modelSpeed({ limit: quick ? 20 : 60 });
   console.log(`\n${modelSpeedLines(modelResults).join('\n')}`);
 }
 

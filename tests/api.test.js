@@ -161,6 +161,58 @@ api('matmul and softmax', ({ attn }) => {
   assert.equal(s.toArray(), [[0.5, 0.5], [1, 0], [0, 0], [1, 0]]);
 });
 
+api('matmul writes into out (a Matrix or a Float32Array of m * n), which may hold an operand', ({ attn }) => {
+  const a = rand(50, 5, 3), b = rand(51, 3, 4);
+  const fresh = attn.matmul(a, b);
+  const m = new Matrix(5, 4);
+  assert.is(attn.matmul(a, b, { out: m }), m);
+  assert.equal(m.data, fresh.data);
+  const flat = new Float32Array(20).fill(7);
+  const r = attn.matmul(a, b, { out: flat });
+  assert.is(r.data, flat);
+  assert.is(r.rows, 5);
+  assert.is(r.cols, 4);
+  assert.equal(flat, fresh.data);
+  // out is a's own data: both operands are copied in before the product comes out.
+  const square = rand(52, 4, 4), other = rand(53, 4, 4);
+  const expected = attn.matmul(square, other).data;
+  attn.matmul(square, other, { out: square.data });
+  assert.equal(square.data, expected);
+  assert.equal(attn.matmul(a, b, { out: null }).data, fresh.data);
+  assert.equal(attn.matmul(a, b, {}).data, fresh.data);
+});
+
+api('matmul out of the wrong kind or size is an error naming out and the shape', ({ attn }) => {
+  const a = rand(54, 2, 3), b = rand(55, 3, 4);
+  const bad = [
+    [{ out: new Float32Array(7) }, RangeError, /^matmul: out has 7 values, needs 2 x 4 = 8 for the result \(2, 4\)$/],
+    [{ out: new Float32Array(9) }, RangeError, /^matmul: out has 9 values, needs 2 x 4 = 8/],
+    [{ out: new Matrix(4, 2) }, RangeError, /^matmul: out must have shape \(2, 4\), got \(4, 2\)$/],
+    [{ out: new Float64Array(8) }, TypeError, /^matmul: out must be a Matrix \(2, 4\) or a Float32Array of 2 x 4 = 8 values, got a Float64Array of length 8$/],
+    [{ out: [[0, 0, 0, 0], [0, 0, 0, 0]] }, TypeError, /^matmul: out must be a Matrix/],
+    [{ output: new Float32Array(8) }, TypeError, /^matmul: unknown option "output" \(known: out\)$/],
+    [7, TypeError, /^matmul: options must be an object/],
+  ];
+  for (const [options, E, message] of bad) {
+    assert.throws(() => attn.matmul(a, b, options), (e) => e instanceof E && message.test(e.message), JSON.stringify(options));
+  }
+});
+
+api('softmax writes into out like matmul, which may be x\'s data; a wrong out names it and the shape', ({ attn }) => {
+  const x = rand(56, 3, 5);
+  const fresh = attn.softmax(x);
+  const m = new Matrix(3, 5);
+  assert.is(attn.softmax(x, { out: m }), m);
+  assert.equal(m.data, fresh.data);
+  const r = attn.softmax(x, { out: x.data });
+  assert.is(r.data, x.data);
+  assert.equal(x.data, fresh.data);
+  assert.throws(() => attn.softmax(x, { out: new Float32Array(14) }), (e) => e instanceof RangeError && /^softmax: out has 14 values, needs 3 x 5 = 15 for the result \(3, 5\)$/.test(e.message));
+  assert.throws(() => attn.softmax(x, { out: new Matrix(5, 3) }), (e) => e instanceof RangeError && /^softmax: out must have shape \(3, 5\), got \(5, 3\)$/.test(e.message));
+  assert.throws(() => attn.softmax(x, { out: [1] }), (e) => e instanceof TypeError && /^softmax: out must be a Matrix \(3, 5\) or a Float32Array of 3 x 5 = 15 values, got an array of length 1$/.test(e.message));
+  assert.throws(() => attn.softmax(x, { into: m }), (e) => e instanceof TypeError && /^softmax: unknown option "into" \(known: out\)$/.test(e.message));
+});
+
 api('null means "not given" for optional options', ({ attn }) => {
   const q = rand(30, 3, 2), k = rand(31, 4, 2), v = rand(32, 4, 2);
   const plain = attn.attention(q, k, v).output.data;

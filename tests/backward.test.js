@@ -241,6 +241,38 @@ errors('sdpaBackward names the argument and the expected shape', ({ attn }) => {
   assert.throws(() => attn.sdpaBackward(q, k, v, null, dO, { ...o, layot: 1 }), /unknown option "layot"/);
   assert.throws(() => attn.sdpaBackward(q, k, v, null, dO, null), TypeError);
 });
+errors('sdpaBackward writes dq, dk and dv into out; a wrong out names the gradient and its shape', ({ attn }) => {
+  const rng = new NumpyRandom(7);
+  const o = { batch: 2, heads: 2, kvHeads: 1, nq: 3, nk: 4, dk: 2, dv: 3, causal: true, layout: 'bshd' };
+  const q = Float32Array.from(rng.randn(24)), k = Float32Array.from(rng.randn(16)), v = Float32Array.from(rng.randn(24));
+  const dO = Float32Array.from(rng.randn(36));
+  const fresh = attn.sdpaBackward(q, k, v, null, dO, o);
+  const out = { dq: new Float32Array(24).fill(9), dk: new Float32Array(16).fill(9), dv: new Float32Array(24).fill(9) };
+  const g = attn.sdpaBackward(q, k, v, null, dO, { ...o, out });
+  for (const name of ['dq', 'dk', 'dv']) {
+    assert.is(g[name], out[name], name);
+    assert.equal(out[name], fresh[name], name);
+  }
+  // Only some of them, one longer than needed (as sdpa's out may be): the rest come back new.
+  const longer = new Float32Array(30).fill(9);
+  const some = attn.sdpaBackward(q, k, v, null, dO, { ...o, out: { dk: longer } });
+  assert.is(some.dk, longer);
+  assert.equal(longer.subarray(0, 16), fresh.dk);
+  assert.is(longer[16], 9);
+  assert.equal(some.dq, fresh.dq);
+  assert.equal(attn.sdpaBackward(q, k, v, null, dO, { ...o, out: null }).dv, fresh.dv);
+  const bad = [
+    [{ dq: new Float32Array(23) }, RangeError, /^sdpaBackward: out\.dq has 23 values, needs 24 for \(batch, nq, heads, dk\)$/],
+    [{ dk: new Float32Array(15) }, RangeError, /^sdpaBackward: out\.dk has 15 values, needs 16 for \(batch, nk, kvHeads, dk\)$/],
+    [{ dv: new Float64Array(24) }, TypeError, /^sdpaBackward: out\.dv must be a Float32Array of 24 values \(batch, nk, kvHeads, dv\), got a Float64Array/],
+    [{ dbias: new Float32Array(24) }, TypeError, /^sdpaBackward: out has an unknown key "dbias" \(known: dq, dk, dv\)$/],
+    [new Float32Array(24), TypeError, /^sdpaBackward: out must be an object \{ dq, dk, dv \} of Float32Arrays, got a Float32Array/],
+    [3, TypeError, /^sdpaBackward: out must be an object/],
+  ];
+  for (const [value, E, message] of bad) {
+    assert.throws(() => attn.sdpaBackward(q, k, v, null, dO, { ...o, out: value }), (e) => e instanceof E && message.test(e.message), message.source);
+  }
+});
 errors.run();
 
 // bhsd <-> bshd for a flat (batch, A, B, d) array: swaps the middle two dims.

@@ -8,7 +8,8 @@ import { Matrix, NumpyRandom, loadAttention } from '../web/attention.js';
 import { Model, UNKNOWN, WORDS, createModel, headScores, loadModel } from '../web/model.js';
 import { toJSONObject } from '../web/model/serialize.js';
 import { MAX_SEGMENT, MIN_SEGMENT, drawBatch, drawRepeats } from '../web/model/task.js';
-import { crossEntropy, lossAndGradients } from '../web/model/transformer.js';
+import { crossEntropy, initParams, lossAndGradients } from '../web/model/transformer.js';
+import { Workspace } from '../web/model/workspace.js';
 import { assertClose, readJSON } from './helpers.js';
 
 // float32 wasm forward and backward against float64 central differences of a
@@ -188,6 +189,25 @@ training('the same seed gives the same loss curve; another seed another', async 
   assert.not.equal(la, lc);
   assert.is(a.steps, 20);
   assert.ok(la.every(Number.isFinite));
+});
+training('one Workspace reused across batches gives the bits a fresh one gives, whatever rows the loss counts', () => {
+  const shape = { layers: 2, heads: 2, dModel: 8, dHead: 4, context: 12, vocabSize: 20 };
+  const params = initParams(shape, new NumpyRandom(3));
+  const batch = 3, n = shape.context;
+  const work = new Workspace(shape, batch, n, params);
+  const rng = new NumpyRandom(4);
+  const counts = new Set();
+  // otherWeight 0 counts only the repeat, whose length varies; 0.5 counts every row.
+  for (const otherWeight of [0, 0, 0.5, 0, 0.5, 0]) {
+    const { tokens, rows, targets, weights } = drawBatch(rng, batch, n, shape.vocabSize, otherWeight);
+    counts.add(rows.length);
+    const reused = lossAndGradients(attn, shape, params, tokens, batch, n, rows, targets, weights, work);
+    const fresh = lossAndGradients(attn, shape, params, tokens, batch, n, rows, targets, weights);
+    assert.is(reused.loss, fresh.loss);
+    for (const name in fresh.grads) assert.equal(reused.grads[name], fresh.grads[name], name);
+    assert.is(reused.grads.embed, work.grads.embed);
+  }
+  assert.ok(counts.size >= 3, `the batches counted ${[...counts]} rows`);
 });
 training('a few steps lower the loss on a fixed batch', async () => {
   const m = await createModel({ seed: 1, attention: attn, batch: 8 });

@@ -306,6 +306,12 @@ export interface MultiHeadResult {
   logits?: Matrix[];
 }
 
+/** Options of Attention#matmul and Attention#softmax. */
+export interface MatmulOptions {
+  /** Where the result (m, n) goes: a Matrix of that shape or a Float32Array of exactly m * n values. */
+  out?: Matrix | Float32Array | null;
+}
+
 /** attentionBackward's options: attention()'s without steps. */
 export type AttentionBackwardOptions = Omit<AttentionOptions, 'steps' | 'dtype'>;
 
@@ -323,10 +329,15 @@ export interface AttentionGradients {
   dsinks?: Float32Array;
 }
 
-/** sdpaBackward's options: sdpa()'s (without out, steps and stats) and the forward's lse. */
+/** sdpaBackward's options: sdpa()'s (without steps and stats; out is where the gradients go) and the forward's lse. */
 export interface SdpaBackwardOptions extends Omit<SdpaOptions, 'out' | 'steps' | 'stats'> {
   /** (batch, heads, nq) natural-log log-sum-exp of each logits row, from the forward; saves a pass. */
   lse?: Float32Array | null;
+  /**
+   * Arrays to write the gradients into (each at least as long as q, k or v); the result
+   * holds these arrays instead of new ones.
+   */
+  out?: { dq?: Float32Array | null; dk?: Float32Array | null; dv?: Float32Array | null } | null;
 }
 
 /** Flat gradients in sdpa's layout. */
@@ -416,10 +427,17 @@ export declare class Attention {
   sdpaBackward(q: Float32Array, k: Float32Array, v: Float32Array, output: Float32Array | null, dOutput: Float32Array, options: SdpaBackwardOptions): SdpaGradients;
   /** Gradients of multiHeadAttention() given dOutput (like its output). */
   multiHeadAttentionBackward(x: MatrixLike, dOutput: MatrixLike, options: MultiHeadBackwardOptions): MultiHeadGradients;
-  /** a (m, k) times b (k, n), float32. */
-  matmul(a: MatrixLike, b: MatrixLike): Matrix;
-  /** Row-wise softmax; -Infinity weighs 0; an all -Infinity row gives 0. */
-  softmax(x: MatrixLike): Matrix;
+  /**
+   * a (m, k) times b (k, n), float32. With `out` (a Matrix (m, n), or a Float32Array of
+   * exactly m * n values; it may hold a's or b's data) the product is written there and the
+   * result is that Matrix, or a Matrix over that array: no new array per call.
+   */
+  matmul(a: MatrixLike, b: MatrixLike, options?: MatmulOptions): Matrix;
+  /**
+   * Row-wise softmax; -Infinity weighs 0; an all -Infinity row gives 0. With `out` (x's shape;
+   * it may hold x's data) the result is written there, as matmul's.
+   */
+  softmax(x: MatrixLike, options?: MatmulOptions): Matrix;
   /**
    * A copy of x (n, d) with row i turned by RoPE at position `position + i` (default 0): the same
    * bits the `rope` option attends with (q at i + queryOffset, keys at j).

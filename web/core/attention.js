@@ -8,8 +8,8 @@ import { KVCache } from './kvcache.js';
 import { Instance } from './instance.js';
 import { Matrix, describe, toMatrix } from './matrix.js';
 import {
-  WINDOW_MAX, checkBool, checkCount, checkDtype, checkFlat, checkKeys, checkLayout, checkLengths, checkOutputLike, checkRope, newCall,
-  projections, readFlatMasks, readMatrixMasks, readSdpaShape, readShared, sdpaCall,
+  WINDOW_MAX, checkBool, checkCount, checkDtype, checkFlat, checkGradsOut, checkKeys, checkLayout, checkLengths, checkMatrixOut,
+  checkOutputLike, checkRope, newCall, projections, readFlatMasks, readMatrixMasks, readSdpaShape, readShared, sdpaCall,
 } from './options.js';
 
 /** The attention API over one wasm instance. Make one with loadAttention(). */
@@ -169,18 +169,33 @@ export class Attention {
     return new KVCache(this.#wasm, { batch, kvHeads, dk, dv, capacity, layout, dtype: options.dtype });
   }
 
-  /** a (m, k) times b (k, n), float32. */
-  matmul(a, b) {
+  /**
+   * a (m, k) times b (k, n), float32. options.out: a Matrix (m, n) or a
+   * Float32Array of m * n values to write the product into (it may hold a's
+   * or b's data); then the result is that Matrix, or a Matrix over that array.
+   */
+  matmul(a, b, options) {
     this.#wasm.live();
     const A = toMatrix(a, 'matmul: a');
     const B = toMatrix(b, 'matmul: b', A.cols);
-    return this.#wasm.matmul(A, B);
+    const out = options == null ? null : checkMatrixOut(options, 'matmul', A.rows, B.cols);
+    if (out === null) return new Matrix(A.rows, B.cols, this.#wasm.matmul(A, B));
+    this.#wasm.matmul(A, B, out.data);
+    return out;
   }
 
-  /** Row-wise softmax; -Infinity entries weigh 0, a row of only -Infinity gives 0. */
-  softmax(x) {
+  /**
+   * Row-wise softmax; -Infinity entries weigh 0, a row of only -Infinity
+   * gives 0. options.out: a Matrix of x's shape or a Float32Array of as many
+   * values to write it into (it may be x's data), as matmul's out.
+   */
+  softmax(x, options) {
     this.#wasm.live();
-    return this.#wasm.softmax(toMatrix(x, 'softmax: x'));
+    const X = toMatrix(x, 'softmax: x');
+    const out = options == null ? null : checkMatrixOut(options, 'softmax', X.rows, X.cols);
+    if (out === null) return new Matrix(X.rows, X.cols, this.#wasm.softmax(X));
+    this.#wasm.softmax(X, out.data);
+    return out;
   }
 
   /**
@@ -205,7 +220,7 @@ export class Attention {
     if (!Number.isInteger(position) || position < -WINDOW_MAX || position > last) {
       throw new RangeError(`rope: position must be an integer from ${-WINDOW_MAX} to ${last} (row ${X.rows - 1}'s position must fit int32), got ${position}`);
     }
-    return this.#wasm.rope(X, position, checkRope(settings, 'rope', X.cols));
+    return new Matrix(X.rows, X.cols, this.#wasm.rope(X, position, checkRope(settings, 'rope', X.cols)));
   }
 
   /**
@@ -232,7 +247,9 @@ export class Attention {
    * output (or null) and dOutput (like the output): { dq, dk, dv } like q, k,
    * v (a kv head sums the gradients of its query heads), and dbias (like the
    * bias, summed over its broadcast dims) when a bias was given.
-   * options.lse (batch, heads, nq), from sdpa({ stats: true }), saves a pass.
+   * options.lse (batch, heads, nq), from sdpa({ stats: true }), saves a pass;
+   * options.out { dq?, dk?, dv? }: Float32Arrays (at least as long as q, k, v)
+   * the gradients are written into and returned as, instead of new arrays.
    */
   sdpaBackward(q, k, v, output, dOutput, options) {
     this.#wasm.live();
@@ -250,6 +267,7 @@ export class Attention {
     readFlatMasks(c, options, name);
     readShared(c, options, name, c.batch);
     c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, `${name}: kvLengths`, c.batch, c.nk);
+    c.gradsOut = checkGradsOut(options.out, c, name);
     c.out = output ?? null; c.dout = dOutput; c.lse = lse ?? null; c.dbias = c.bias !== null;
     return this.#wasm.backward(c);
   }

@@ -4,8 +4,6 @@
 // Calls arrive checked (core/options.js); results are always copies, never
 // views, so they stay valid after later calls and after the memory grows.
 
-import { Matrix } from './matrix.js';
-
 const ATTN_CAUSAL = 1;
 const ATTN_WINDOW = 2;
 const ATTN_ROPE_INTERLEAVED = 1;
@@ -39,6 +37,7 @@ function copyOut(heap, at, dst, n) {
   } else {
     dst.set(heap.subarray(at, at + n));
   }
+  return dst;
 }
 
 /** The wasm side of an Attention: made by it, never by users. */
@@ -346,11 +345,11 @@ export class Instance {
   }
 
   /**
-   * Scaled dot-product attention of one head.
-   * q (nq, dk), k (nk, dk), v (nk, dv); mask and bias (nq, nk).
-
-  /** A (m, k) times B (k, n), checked Matrix objects. */
-  matmul(A, B) {
+   * A (m, k) times B (k, n), checked Matrix objects, into `out` (a checked
+   * Float32Array of m * n values, which may be A's or B's data: both are
+   * copied in before the product is copied out) or a new array.
+   */
+  matmul(A, B, out = null) {
     const ex = this.live();
     const m = A.rows, k = A.cols, n = B.cols;
     const [aP, bP, cP] = this.#reserve([m * k * 4, k * n * 4, m * n * 4], 'matmul');
@@ -358,13 +357,13 @@ export class Instance {
       this.#f32.set(A.data, aP >>> 2);
       this.#f32.set(B.data, bP >>> 2);
       this.#check(ex.attn_matmul(aP, bP, cP, m, k, n), 'matmul');
-      return new Matrix(m, n, this.#f32.slice(cP >>> 2, (cP >>> 2) + m * n));
+      return copyOut(this.#f32, cP >>> 2, out ?? new Float32Array(m * n), m * n); // attn_matmul does not allocate: the view is current
     } finally {
       this.#release();
     }
   }
 
-  /** A copy of a checked Matrix with its rows turned by RoPE (a checked rope), row i at position + i. */
+  /** The rows of a checked Matrix turned by RoPE (a checked rope), row i at position + i, in a new array. */
   rope(X, position, rope) {
     const ex = this.live();
     const count = X.rows * X.cols, table = X.rows * rope.dims;
@@ -373,21 +372,21 @@ export class Instance {
       this.#f32.set(X.data, xP >>> 2);
       const status = ex.attn_rope(xP, 1, 0, X.rows, X.cols, X.cols, position, rope.theta, rope.dims, rope.interleaved ? 1 : 0, tP, table);
       this.#check(status, 'rope');
-      return new Matrix(X.rows, X.cols, this.#f32.slice(xP >>> 2, (xP >>> 2) + count));
+      return this.#f32.slice(xP >>> 2, (xP >>> 2) + count);
     } finally {
       this.#release();
     }
   }
 
-  /** Row-wise softmax of a checked Matrix. */
-  softmax(X) {
+  /** Row-wise softmax of a checked Matrix, into `out` (as matmul's) or a new array. */
+  softmax(X, out = null) {
     const ex = this.live();
     const count = X.rows * X.cols;
     const [xP] = this.#reserve([count * 4], 'softmax');
     try {
       this.#f32.set(X.data, xP >>> 2);
       this.#check(ex.attn_softmax(xP, xP, X.rows, X.cols), 'softmax');
-      return new Matrix(X.rows, X.cols, this.#f32.slice(xP >>> 2, (xP >>> 2) + count));
+      return copyOut(this.#f32, xP >>> 2, out ?? new Float32Array(count), count);
     } finally {
       this.#release();
     }
@@ -395,9 +394,11 @@ export class Instance {
 
 
   // The one way into attn_sdpa_backward; `c` is a call spec as #sdpa takes
-  // (checked already) plus dout, out (or null), lse (or null) and dbias
-  // (whether to return the bias's gradient). Lays out the shape, options and
-  // attn_grads structs, the tensors and the scratch in the arena.
+  // (checked already) plus dout, out (or null), lse (or null), dbias
+  // (whether to return the bias's gradient) and gradsOut (absent, null or
+  // { dq?, dk?, dv? }: checked arrays to copy those gradients into). Lays
+  // out the shape, options and attn_grads structs, the tensors and the
+  // scratch in the arena.
   backward(c) {
     const ex = this.live();
     const { batch, heads, kvHeads, nq, nk, dk, dv } = c;
@@ -446,10 +447,11 @@ export class Instance {
         addr(SHAPE), addr(qO), addr(kO), addr(vO), c.out ? addr(oO) : 0, addr(dO), c.lse ? addr(lO) : 0,
         addr(OPTS), addr(GRADS), addr(xO), scratch,
       ), 'backward');
+      const into = c.gradsOut;
       const result = {
-        dq: f32.slice(at + dqO, at + dqO + qLen),
-        dk: f32.slice(at + dkO, at + dkO + kLen),
-        dv: f32.slice(at + dvO, at + dvO + vLen),
+        dq: copyOut(f32, at + dqO, into?.dq ?? new Float32Array(qLen), qLen),
+        dk: copyOut(f32, at + dkO, into?.dk ?? new Float32Array(kLen), kLen),
+        dv: copyOut(f32, at + dvO, into?.dv ?? new Float32Array(vLen), vLen),
       };
       if (dbLen) result.dbias = f32.slice(at + dbO, at + dbO + dbLen);
       if (c.sinks) result.dsinks = f32.slice(at + dsO, at + dsO + heads);

@@ -27,7 +27,7 @@
 // A value is checked as the float32 or int32 C will see, so nothing that
 // passes here comes back from C as a status.
 
-import { checkSize, describe, toMask, toMatrix } from './matrix.js';
+import { Matrix, checkSize, describe, toMask, toMatrix } from './matrix.js';
 
 /** Window sides and query offsets are int32 in C. */
 export const WINDOW_MAX = 2 ** 31 - 1;
@@ -49,13 +49,15 @@ export const CALL_OPTIONS = Object.freeze({
   attention: Object.freeze([...SHARED_OPTIONS, 'steps', 'dtype']),
   attentionBackward: SHARED_OPTIONS,
   sdpa: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'steps', 'stats', 'out', 'dtype']),
-  sdpaBackward: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'lse']),
+  sdpaBackward: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'lse', 'out']),
   multiHeadAttention: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS, 'steps']),
   multiHeadAttentionBackward: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS]),
   kvCache: Object.freeze(['batch', 'kvHeads', 'dk', 'dv', 'capacity', 'layout', 'dtype']),
   attend: Object.freeze(['heads', 'nq', ...SHARED_OPTIONS, 'kvLengths', 'steps', 'stats', 'out']),
   append: Object.freeze(['rope']),
   load: Object.freeze(['simd', 'deterministic', 'wasm']),
+  matmul: Object.freeze(['out']),
+  softmax: Object.freeze(['out']),
 });
 
 const ALLOWED = new Map(Object.entries(CALL_OPTIONS).map(([call, keys]) => [call, new Set(keys)]));
@@ -332,7 +334,7 @@ export function newCall() {
   return {
     q: null, k: null, v: null, batch: 1, heads: 1, kvHeads: 1, nq: 0, nk: 0, dk: 0, dv: 0, layout: 'bhsd',
     mask: null, bias: null, scale: 0, causal: false, softcap: 0, window: null, queryOffset: 0, queryOffsets: null,
-    kvLengths: null, steps: false, stats: false, out: undefined,
+    kvLengths: null, steps: false, stats: false, out: undefined, gradsOut: null,
     rope: null, ropeQueries: false, sinks: null, alibi: null, // ropeQueries: k holds turned keys (a cache)
     kAt: undefined, vAt: undefined, kStrides: null, vStrides: null, // a KV cache read in place
   };
@@ -423,6 +425,51 @@ export function checkOut(out, c, fn) {
   const os = layoutShapes(c.layout).out;
   if (!(out instanceof Float32Array)) throw new TypeError(`${fn}: out must be a Float32Array of ${oLen} values ${os}, got ${describe(out)}`);
   if (out.length < oLen) throw new RangeError(`${fn}: out has ${out.length} values, needs ${oLen} for ${os}`);
+  return out;
+}
+
+/**
+ * The options of matmul and softmax, whose one option is `out`, checked:
+ * null when out is absent, else the Matrix (rows, cols) to write into (the
+ * caller's, or one over its Float32Array of exactly rows * cols values).
+ */
+export function checkMatrixOut(options, fn, rows, cols) {
+  checkKeys(options, fn);
+  const out = options.out;
+  if (out == null) return null;
+  if (out instanceof Matrix) {
+    if (out.rows !== rows || out.cols !== cols) throw new RangeError(`${fn}: out must have shape (${rows}, ${cols}), got (${out.rows}, ${out.cols})`);
+    return out;
+  }
+  if (!(out instanceof Float32Array)) {
+    throw new TypeError(`${fn}: out must be a Matrix (${rows}, ${cols}) or a Float32Array of ${rows} x ${cols} = ${rows * cols} values, got ${describe(out)}`);
+  }
+  if (out.length !== rows * cols) throw new RangeError(`${fn}: out has ${out.length} values, needs ${rows} x ${cols} = ${rows * cols} for the result (${rows}, ${cols})`);
+  return new Matrix(rows, cols, out);
+}
+
+/**
+ * sdpaBackward's `out`: absent, or an object { dq?, dk?, dv? } of
+ * Float32Arrays, each at least as long as that gradient (like q, k, v).
+ * @returns {{ dq?: Float32Array, dk?: Float32Array, dv?: Float32Array } | null}
+ */
+export function checkGradsOut(out, c, fn) {
+  if (out == null) return null;
+  if (typeof out !== 'object' || ArrayBuffer.isView(out)) {
+    throw new TypeError(`${fn}: out must be an object { dq, dk, dv } of Float32Arrays, got ${describe(out)}`);
+  }
+  const d = layoutShapes(c.layout);
+  const lengths = {
+    dq: [c.batch * c.heads * c.nq * c.dk, d.q], dk: [c.batch * c.kvHeads * c.nk * c.dk, d.k], dv: [c.batch * c.kvHeads * c.nk * c.dv, d.v],
+  };
+  for (const key in out) {
+    if (!(key in lengths)) throw new TypeError(`${fn}: out has an unknown key ${JSON.stringify(key)} (known: dq, dk, dv)`);
+    const x = out[key];
+    if (x == null) continue;
+    const [length, shape] = lengths[key];
+    if (!(x instanceof Float32Array)) throw new TypeError(`${fn}: out.${key} must be a Float32Array of ${length} values ${shape}, got ${describe(x)}`);
+    if (x.length < length) throw new RangeError(`${fn}: out.${key} has ${x.length} values, needs ${length} for ${shape}`);
+  }
   return out;
 }
 

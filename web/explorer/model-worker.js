@@ -14,6 +14,9 @@ const SLICE_MS = 250;
 // Scores and accuracy on this many repeated random sequences: enough to
 // see a head form, cheap beside the training.
 const SCORE_SEQUENCES = 16;
+// Scores every this many slices (once a second): a head forms over seconds,
+// and scoring takes a good part of a slice's time from training.
+const SCORE_EVERY = 4;
 
 let model = null;
 let playing = false;
@@ -44,8 +47,7 @@ function loop() {
   if (!playing || !model) return;
   run(Infinity);
   slices++;
-  // Scores every other slice: they cost about a tenth of a slice.
-  report(slices % 2 === 0);
+  report(slices % SCORE_EVERY === 0);
   setTimeout(loop, 0);
 }
 

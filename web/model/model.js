@@ -11,6 +11,7 @@ import { SCORE_DEFAULTS, evaluateRepeats, scoreHeads } from './scores.js';
 import { checkDtype, toJSONObject } from './serialize.js';
 import { MIN_SEGMENT, drawBatch } from './task.js';
 import { forwardPass, logitsAt, lossAndGradients } from './transformer.js';
+import { Workspace } from './workspace.js';
 
 export class Model {
   #attn;
@@ -20,6 +21,8 @@ export class Model {
   #training;
   #rng;
   #adam = null;
+  #work = null; // the training step's arrays, made at the first step
+  #scoreWork = null; // headScores' and evaluate's, kept for the next call of the same size
   // Steps taken before the parameters were saved.
   #baseSteps;
 
@@ -190,8 +193,9 @@ export class Model {
       throw new RangeError(`trainStep: the task needs a context of at least ${2 * MIN_SEGMENT} tokens, this model has ${context}`);
     }
     this.#adam ??= new Adam(this.#params, this.#training);
+    this.#work ??= new Workspace(this.#shape, batch, context, this.#params);
     const { tokens, rows, targets, weights } = drawBatch(this.#rng, batch, context, vocabSize, otherWeight);
-    const { loss, grads } = lossAndGradients(this.#attn, this.#shape, this.#params, tokens, batch, context, rows, targets, weights);
+    const { loss, grads } = lossAndGradients(this.#attn, this.#shape, this.#params, tokens, batch, context, rows, targets, weights, this.#work);
     this.#adam.step(grads);
     return loss;
   }
@@ -206,14 +210,22 @@ export class Model {
     return { sequences, seed, half };
   }
 
+  // A workspace for scoring `sequences` sequences of 2 half words; the last one when it fits.
+  #scoreWorkspace({ sequences, half }) {
+    if (!this.#scoreWork?.fits(sequences, 2 * half, false)) this.#scoreWork = new Workspace(this.#shape, sequences, 2 * half);
+    return this.#scoreWork;
+  }
+
   /** Head scores on repeated random sequences: [layer][head] { previousToken, induction, firstToken }. */
   headScores(options = {}) {
-    return scoreHeads(this.#attn, this.#shape, this.#params, this.#scoreOptions(options, 'headScores'));
+    const o = this.#scoreOptions(options, 'headScores');
+    return scoreHeads(this.#attn, this.#shape, this.#params, o, this.#scoreWorkspace(o));
   }
 
   /** Next-word accuracy and loss on the repeat of repeated random sequences (2 x 16 words), after its first word. */
   evaluate(options = {}) {
-    return evaluateRepeats(this.#attn, this.#shape, this.#params, this.#scoreOptions(options, 'evaluate'));
+    const o = this.#scoreOptions(options, 'evaluate');
+    return evaluateRepeats(this.#attn, this.#shape, this.#params, o, this.#scoreWorkspace(o));
   }
 
   /** The model as a JSON object (see serialize.js); dtype 'float32' (exact, default), 'float16' or 'int8'. */

@@ -26,12 +26,15 @@ function repeats(shape, { sequences, seed, half }) {
   return drawRepeats(rng, sequences, half, shape.vocabSize);
 }
 
-/** @returns {{ previousToken: number, induction: number, firstToken: number }[][]} [layer][head] */
-export function scoreHeads(attn, shape, params, options) {
+/**
+ * @param {import('./workspace.js').Workspace} [work] for `sequences` sequences of 2 half tokens
+ * @returns {{ previousToken: number, induction: number, firstToken: number }[][]} [layer][head]
+ */
+export function scoreHeads(attn, shape, params, options, work = undefined) {
   const { sequences, half } = options;
   const n = 2 * half;
   const tokens = repeats(shape, options);
-  const pass = forwardPass(attn, shape, params, tokens, sequences, n, { steps: true });
+  const pass = forwardPass(attn, shape, params, tokens, sequences, n, { steps: true, work });
   return pass.layers.map(({ steps }) => {
     const heads = [];
     for (let h = 0; h < shape.heads; h++) {
@@ -54,12 +57,15 @@ export function scoreHeads(attn, shape, params, options) {
   });
 }
 
-/** @returns {{ accuracy: number, loss: number }} on the repeat, after its first word */
-export function evaluateRepeats(attn, shape, params, options) {
+/**
+ * @param {import('./workspace.js').Workspace} [work] for `sequences` sequences of 2 half tokens
+ * @returns {{ accuracy: number, loss: number }} on the repeat, after its first word
+ */
+export function evaluateRepeats(attn, shape, params, options, work = undefined) {
   const { sequences, half } = options;
   const n = 2 * half;
   const tokens = repeats(shape, options);
-  const pass = forwardPass(attn, shape, params, tokens, sequences, n);
+  const pass = forwardPass(attn, shape, params, tokens, sequences, n, { work });
   const rows = [], targets = [];
   for (let b = 0; b < sequences; b++) {
     for (let i = half; i < n - 1; i++) {

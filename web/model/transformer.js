@@ -17,6 +17,7 @@
 // gradients come back in one keyed the same way.
 
 import { Matrix } from '../core/matrix.js';
+import { Workspace, view } from './workspace.js';
 
 /** The parameter names of a model with `layers` layers, in a fixed order (serialisation, Adam). */
 export function paramNames(layers) {
@@ -62,15 +63,16 @@ const SMALLEST_FLOAT32 = 2 ** -149;
 // Token and position embeddings each contribute half the residual's variance.
 const INIT_EMBED_STD = Math.SQRT1_2;
 
-function transpose(data, rows, cols) {
-  const out = new Float32Array(rows * cols);
+// out (cols, rows) = data (rows, cols) transposed.
+function transposeInto(out, data, rows, cols) {
   for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) out[j * rows + i] = data[i * cols + j];
   return out;
 }
 
-function addInto(target, source) {
-  for (let i = 0; i < target.length; i++) target[i] += source[i];
-  return target;
+// target[t + i] += source[s + i] for i < length: rows of flat arrays, added
+// in place without a view object per row.
+function addRow(target, t, source, s, length) {
+  for (let i = 0; i < length; i++) target[t + i] += source[s + i];
 }
 
 /**
@@ -79,50 +81,57 @@ function addInto(target, source) {
  * @param {object} shape { layers, heads, dModel, dHead }
  * @param {Record<string, Float32Array>} params
  * @param {Int32Array} tokens (batch * n) ids
- * @param {{ steps?: boolean }} [options] steps: keep each layer's attention
- *   scores, scaled, logits and weights, (batch, heads, n, n) each
- * @returns {object} { batch, n, xs: x_0 .. x_L, layers: per layer { q, k, v, z, lse, steps? } }
+ * @param {{ steps?: boolean, work?: Workspace }} [options] steps: keep each layer's attention
+ *   scores, scaled, logits and weights, (batch, heads, n, n) each; work: the
+ *   arrays to write into (a new Workspace when absent), which the result views
+ * @returns {object} { batch, n, xs: x_0 .. x_L, layers: per layer { q, k, v, z, out, lse, steps? }, work }
  */
-export function forwardPass(attn, shape, params, tokens, batch, n, { steps = false } = {}) {
+export function forwardPass(attn, shape, params, tokens, batch, n, { steps = false, work = new Workspace(shape, batch, n) } = {}) {
   const { layers, heads, dModel: d, dHead: dk } = shape;
   const rows = batch * n;
   const embed = params.embed, position = params.position;
-  let x = new Float32Array(rows * d);
+  const xs = work.xs;
+  let x = xs[0];
   for (let r = 0; r < rows; r++) {
     const e = tokens[r] * d, p = (r % n) * d, o = r * d;
     for (let j = 0; j < d; j++) x[o + j] = embed[e + j] + position[p + j];
   }
-  const xs = [x];
   const cache = [];
-  const sdpaOptions = { batch, heads, nq: n, nk: n, dk, dv: dk, causal: true, layout: 'bshd', stats: true, steps };
+  const sdpaOptions = { batch, heads, nq: n, nk: n, dk, dv: dk, causal: true, layout: 'bshd', stats: true, steps, out: null };
   for (let l = 0; l < layers; l++) {
+    const { q, k, v, z, out } = work.layers[l];
     const X = new Matrix(rows, d, x);
-    const q = attn.matmul(X, new Matrix(d, heads * dk, params[`layers.${l}.wq`])).data;
-    const k = attn.matmul(X, new Matrix(d, heads * dk, params[`layers.${l}.wk`])).data;
-    const v = attn.matmul(X, new Matrix(d, heads * dk, params[`layers.${l}.wv`])).data;
+    attn.matmul(X, new Matrix(d, heads * dk, params[`layers.${l}.wq`]), { out: q });
+    attn.matmul(X, new Matrix(d, heads * dk, params[`layers.${l}.wk`]), { out: k });
+    attn.matmul(X, new Matrix(d, heads * dk, params[`layers.${l}.wv`]), { out: v });
+    sdpaOptions.out = z;
     const result = attn.sdpa(q, k, v, sdpaOptions);
-    const z = result.output;
-    const out = attn.matmul(new Matrix(rows, heads * dk, z), new Matrix(heads * dk, d, params[`layers.${l}.wo`])).data;
+    attn.matmul(new Matrix(rows, heads * dk, z), new Matrix(heads * dk, d, params[`layers.${l}.wo`]), { out });
     const layer = { q, k, v, z, out, lse: result.lse };
     if (steps) layer.steps = { scores: result.scores, scaled: result.scaled, logits: result.logits, weights: result.weights };
     cache.push(layer);
-    x = addInto(out.slice(), x);
-    xs.push(x);
+    // x_{l+1} = out + x_l
+    const next = xs[l + 1];
+    for (let i = 0; i < next.length; i++) next[i] = out[i] + x[i];
+    x = next;
   }
-  return { batch, n, xs, layers: cache };
+  return { batch, n, xs, layers: cache, work };
 }
 
 /**
- * Logits (rows.length, V) at the given flat rows of the final residual stream.
+ * Logits (rows.length, V) at the given flat rows of the final residual stream,
+ * in the pass's workspace.
  * @param {Int32Array | null} rows flat positions; null for all
  */
 export function logitsAt(attn, shape, params, pass, rows) {
-  const d = shape.dModel;
+  const d = shape.dModel, V = shape.vocabSize;
   const x = pass.xs[pass.xs.length - 1];
-  const picked = rows === null ? x : new Float32Array(rows.length * d);
-  if (rows !== null) for (let r = 0; r < rows.length; r++) picked.set(x.subarray(rows[r] * d, rows[r] * d + d), r * d);
-  const count = picked.length / d;
-  return attn.matmul(new Matrix(count, d, picked), new Matrix(d, shape.vocabSize, params.unembed));
+  const count = rows === null ? x.length / d : rows.length;
+  const picked = rows === null ? x : view(pass.work.picked, count * d);
+  if (rows !== null) {
+    for (let r = 0; r < count; r++) for (let j = 0, from = rows[r] * d, to = r * d; j < d; j++) picked[to + j] = x[from + j];
+  }
+  return attn.matmul(new Matrix(count, d, picked), new Matrix(d, V, params.unembed), { out: view(pass.work.logits, count * V) });
 }
 
 /**
@@ -132,10 +141,11 @@ export function logitsAt(attn, shape, params, pass, rows) {
  * every engine; only the reported loss goes through Math.log, whose last bit
  * engines may round differently. A probability that underflowed to 0 counts
  * as the smallest float32, so the loss stays finite (at most 103.3).
+ * inPlace: the gradient overwrites the logits instead of taking a new array.
  */
-export function crossEntropy(attn, logits, targets, weights = null) {
+export function crossEntropy(attn, logits, targets, weights = null, { inPlace = false } = {}) {
   const { rows: R, cols: V } = logits;
-  const grad = attn.softmax(logits).data;
+  const grad = attn.softmax(logits, inPlace ? { out: logits } : undefined).data;
   let total = 0, loss = 0;
   for (let r = 0; r < R; r++) total += weights === null ? 1 : weights[r];
   for (let r = 0; r < R; r++) {
@@ -150,57 +160,59 @@ export function crossEntropy(attn, logits, targets, weights = null) {
 /**
  * The loss at `rows` (flat positions, each predicting targets[r], weighted
  * by weights[r] or all alike) and the gradient of every parameter.
+ * @param {Workspace} [work] the arrays to write into, made with the
+ *   parameters (a new one when absent); the gradients are its arrays,
+ *   overwritten by the next call with it
  * @returns {{ loss: number, grads: Record<string, Float32Array> }}
  */
-export function lossAndGradients(attn, shape, params, tokens, batch, n, rows, targets, weights = null) {
+export function lossAndGradients(attn, shape, params, tokens, batch, n, rows, targets, weights = null, work = new Workspace(shape, batch, n, params)) {
   const { layers, heads, dModel: d, dHead: dk, vocabSize: V } = shape;
   const hk = heads * dk;
   const total = batch * n;
-  const pass = forwardPass(attn, shape, params, tokens, batch, n);
+  const pass = forwardPass(attn, shape, params, tokens, batch, n, { work });
   const logits = logitsAt(attn, shape, params, pass, rows);
-  const { loss, grad } = crossEntropy(attn, logits, targets, weights);
+  const { loss, grad } = crossEntropy(attn, logits, targets, weights, { inPlace: true });
   const R = rows.length;
-  const grads = {};
+  const grads = work.grads;
 
   // Unembedding: d unembed = x_L[rows]^T dlogits; d x_L[rows] = dlogits unembed^T.
-  const xL = pass.xs[layers];
-  const picked = new Float32Array(R * d);
-  for (let r = 0; r < R; r++) picked.set(xL.subarray(rows[r] * d, rows[r] * d + d), r * d);
+  // logitsAt left x_L[rows] in work.picked.
+  const picked = view(work.picked, R * d);
   const dLogits = new Matrix(R, V, grad);
-  grads.unembed = attn.matmul(new Matrix(d, R, transpose(picked, R, d)), dLogits).data;
-  const dPicked = attn.matmul(dLogits, new Matrix(V, d, transpose(params.unembed, d, V))).data;
-  let dx = new Float32Array(total * d);
-  for (let r = 0; r < R; r++) addInto(dx.subarray(rows[r] * d, rows[r] * d + d), dPicked.subarray(r * d, r * d + d));
+  attn.matmul(new Matrix(d, R, transposeInto(view(work.pickedT, d * R), picked, R, d)), dLogits, { out: grads.unembed });
+  const dPicked = attn.matmul(dLogits, new Matrix(V, d, transposeInto(work.unembedT, params.unembed, d, V)), { out: view(work.dPicked, R * d) }).data;
+  let dx = work.dx.fill(0);
+  for (let r = 0; r < R; r++) addRow(dx, rows[r] * d, dPicked, r * d, d);
 
-  const backwardOptions = { batch, heads, nq: n, nk: n, dk, dv: dk, causal: true, layout: 'bshd' };
+  const backwardOptions = { batch, heads, nq: n, nk: n, dk, dv: dk, causal: true, layout: 'bshd', lse: null, out: work.dqkv };
+  let next = work.next;
+  const wT = new Matrix(hk, d, work.wT);
   for (let l = layers - 1; l >= 0; l--) {
     const { q, k, v, z, lse } = pass.layers[l];
     const x = pass.xs[l];
     const DX = new Matrix(total, d, dx);
     // x_{l+1} = x_l + z wo: the residual passes dx straight through.
-    grads[`layers.${l}.wo`] = attn.matmul(new Matrix(hk, total, transpose(z, total, hk)), DX).data;
-    const dz = attn.matmul(DX, new Matrix(d, hk, transpose(params[`layers.${l}.wo`], hk, d))).data;
-    const g = attn.sdpaBackward(q, k, v, z, dz, { ...backwardOptions, lse });
-    const XT = new Matrix(d, total, transpose(x, total, d));
-    const next = dx.slice();
+    attn.matmul(new Matrix(hk, total, transposeInto(work.zT, z, total, hk)), DX, { out: grads[`layers.${l}.wo`] });
+    const dz = attn.matmul(DX, new Matrix(d, hk, transposeInto(work.wT, params[`layers.${l}.wo`], hk, d)), { out: work.dz }).data;
+    backwardOptions.lse = lse;
+    const g = attn.sdpaBackward(q, k, v, z, dz, backwardOptions);
+    const XT = new Matrix(d, total, transposeInto(work.xT, x, total, d));
+    next.set(dx);
     for (const [w, dw] of [['wq', g.dq], ['wk', g.dk], ['wv', g.dv]]) {
       const name = `layers.${l}.${w}`;
       const D = new Matrix(total, hk, dw);
-      grads[name] = attn.matmul(XT, D).data;
-      addInto(next, attn.matmul(D, new Matrix(hk, d, transpose(params[name], d, hk))).data);
+      attn.matmul(XT, D, { out: grads[name] });
+      addRow(next, 0, attn.matmul(D, new Matrix(hk, d, transposeInto(wT.data, params[name], d, hk)), { out: work.product }).data, 0, next.length);
     }
-    dx = next;
+    [dx, next] = [next, dx];
   }
 
   // Embeddings: scatter-add by token id; positions sum over the batch.
-  const dEmbed = new Float32Array(params.embed.length);
-  const dPosition = new Float32Array(params.position.length);
+  const dEmbed = grads.embed.fill(0);
+  const dPosition = grads.position.fill(0);
   for (let r = 0; r < total; r++) {
-    const g = dx.subarray(r * d, r * d + d);
-    addInto(dEmbed.subarray(tokens[r] * d, tokens[r] * d + d), g);
-    addInto(dPosition.subarray((r % n) * d, (r % n) * d + d), g);
+    addRow(dEmbed, tokens[r] * d, dx, r * d, d);
+    addRow(dPosition, (r % n) * d, dx, r * d, d);
   }
-  grads.embed = dEmbed;
-  grads.position = dPosition;
   return { loss, grads };
 }
