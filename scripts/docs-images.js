@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // docs-images.js - makes the README's pictures in docs/ from the page as it
 // is: docs/train.png, the Train part after 128 steps toward a painted
-// "previous token" target, with the lines view and weights it moved. Needs Chromium (as the browser tests do):
+// "previous token" target, with the lines view and weights it moved; and
+// docs/model-view.png, the shipped model's heads on the README's sentence
+// after Repeat. Needs Chromium (as the browser tests do):
 // node scripts/docs-images.js
 import { fileURLToPath } from 'node:url';
 
@@ -36,6 +38,33 @@ try {
   if (problems.length) throw new Error(problems.join('\n'));
   await context.close();
   console.log(`wrote ${DOCS}train.png`);
+  await modelView(env);
 } finally {
   await env.close();
+}
+
+// The README's model embed at a 720 px tutorial column, after Repeat, its
+// strongest induction head chosen (the default).
+async function modelView(env) {
+  const { page, problems, context } = await env.page({ viewport: { width: 720, height: 1100 }, colorScheme: 'light', reducedMotion: 'reduce' });
+  await page.goto(`${env.base}/?tokens=the+cat+sat+on+the+mat+with+my+friend&model=induction`);
+  await settled(page);
+  // The README's embed: its parts and controls (the page's URL sets neither).
+  await page.$eval(E, (el) => el.set({ show: 'model lines', controls: 'minimal' }));
+  await settled(page);
+  await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('.model-row button'), E);
+  await page.locator(`${E} button`, { hasText: 'Repeat' }).click();
+  await page.waitForFunction((sel) => document.querySelector(sel).state?.tokens.length === 18, E);
+  await settled(page);
+  await page.mouse.move(0, 0);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.$eval(E, (el) => el.scrollIntoView());
+  const clip = await page.$eval(E, (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height };
+  });
+  await page.screenshot({ path: `${DOCS}model-view.png`, clip, fullPage: true });
+  if (problems.length) throw new Error(problems.join('\n'));
+  await context.close();
+  console.log(`wrote ${DOCS}model-view.png`);
 }
