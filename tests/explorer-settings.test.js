@@ -222,6 +222,32 @@ test('the URL holds the settings: loading one restores the view', async ({ env, 
   await page.context().close();
 });
 
+test('a mistyped link opened cold draws its good settings and defaults for the bad ones, and says which', async ({ env }) => {
+  const { page, problems, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  for (const [query, heads, tokens, said] of [
+    ['?heads=99', 1, 'the cat sat there', /heads must be .* got 99; shown with its default instead/],
+    ['?tokens=one+two+three&heads=2&rope=abc', 2, 'one two three', /rope.*abc.*; shown with its default instead/],
+    ['?heads=3&kv-heads=2', 3, 'the cat sat there', /; shown with its default instead/],
+  ]) {
+    await page.goto(`${env.base}/${query}`);
+    await settled(page);
+    const r = await page.$eval(E, (el) => ({
+      heads: el.config.heads, tokens: el.state.tokens.join(' '), field: el.shadowRoot.querySelector('input[type="text"]').value,
+      message: el.shadowRoot.querySelector('.message').hidden ? null : el.shadowRoot.querySelector('.message').textContent,
+    }));
+    assert.is(r.heads, heads, query);
+    assert.is(r.tokens, tokens, query);
+    assert.is(r.field, tokens, `${query}: the tokens field`);
+    assert.match(r.message ?? '', said, query);
+  }
+  // A good setting afterwards clears the message; a bad one then keeps the view it has.
+  await page.$eval(E, (el) => el.setAttribute('heads', '2'));
+  await settled(page);
+  assert.ok(await page.$eval(E, (el) => el.shadowRoot.querySelector('.message').hidden));
+  assert.equal(problems, []);
+  await context.close();
+});
+
 test('the address takes a boolean as the attribute does: "?causal" and "causal=true" are on, "causal=0" off', async ({ env }) => {
   const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
   for (const [query, on] of [['?causal', true], ['?causal=true', true], ['?causal=1', true], ['?causal=0', false], ['?positions&causal=false', false]]) {

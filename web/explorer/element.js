@@ -26,7 +26,7 @@ import { Popover } from './popover.js';
 import { derive, render as renderDerivation } from './derivation.js';
 import { installSet, resolveHighlight } from './highlight.js';
 import { defineSettingProperties } from './properties.js';
-import { PARTS, SETTINGS, STEPS, isFigure, readSettings } from './settings.js';
+import { PARTS, SETTINGS, STEPS, isFigure, readSettings, salvageSettings } from './settings.js';
 import { EDITABLE, StepsView, matrixOf } from './steps-view.js';
 import { STYLES } from './styles.js';
 import { Toolbar } from './toolbar.js';
@@ -82,6 +82,7 @@ export class AttentionExplorer extends Base {
   #train = null; // the Train part (train-view.js) while the train attribute is on
   #loadError = null;
   #config = null; // last good config
+  #settingsNote = ''; // what was wrong with the attributes a first view had to leave at defaults
   #view = { step: 'all', show: new Set(PARTS), controls: 'full' }; // last good view settings
   #state = null; // last good state
   #example = null; // computeExample result of the last good state
@@ -276,11 +277,15 @@ export class AttentionExplorer extends Base {
 
   #update() {
     let settings;
+    this.#settingsNote = '';
     try {
       settings = readSettings((attr) => this.getAttribute(attr));
     } catch (err) {
+      // The last good view stays; with none yet, the good settings and defaults for the rest.
       this.#showMessage(err.message);
-      return;
+      if (this.#config) return;
+      settings = salvageSettings((attr) => this.getAttribute(attr));
+      this.#settingsNote = `${err.message}; shown with its default instead`;
     }
     if (!this.#attn) {
       if (!this.#loadError) this.#showMessage('');
@@ -336,7 +341,7 @@ export class AttentionExplorer extends Base {
       scores: pick('scores'), scaled: pick('scaled'), weights: pick('weights'), output: pick('output'),
       ...(ex.heads[0].logits ? { logits: pick('logits') } : {}),
     });
-    this.#showMessage('');
+    this.#showMessage(this.#settingsNote);
     this.#render();
     this.#syncTrain();
     const detail = { step: view.step, mask: this.#mask && this.#mask.includes(0) ? this.mask : null, edited: this.#edits.size > 0 || Object.keys(this.#inputs).length > 0 };
@@ -426,7 +431,7 @@ export class AttentionExplorer extends Base {
     this.#source = source;
     this.#mask = null;
     this.#state = Object.freeze({ tokens: [...this.#config.tokens], weights: this.#example.heads[0].weights });
-    this.#showMessage('');
+    this.#showMessage(this.#settingsNote);
     this.#render();
     this.#syncTrain();
   }

@@ -189,6 +189,28 @@ export function readSettings(read, name = (attr) => attr) {
   return { config: normalizeConfig(config), view };
 }
 
+/**
+ * The settings to draw when readSettings refuses them and nothing was drawn
+ * yet (a mistyped link opened cold): every setting that is valid on its own
+ * kept, the others at their defaults; all defaults when the valid ones still
+ * clash (heads not a multiple of kvHeads).
+ */
+export function salvageSettings(read) {
+  const bad = new Set();
+  for (const setting of SETTINGS) {
+    try {
+      readSettings((attr) => (attr === setting.attr ? read(attr) : null));
+    } catch {
+      bad.add(setting.attr);
+    }
+  }
+  try {
+    return readSettings((attr) => (bad.has(attr) ? null : read(attr)));
+  } catch {
+    return readSettings(() => null);
+  }
+}
+
 // ---- the scale slider -----------------------------------------------------------
 
 /**
