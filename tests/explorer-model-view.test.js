@@ -62,6 +62,20 @@ test('after Repeat the guesses box shows the repeat: its first rows are in view,
   await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('button.thumb[data-layer="0"][data-head="0"]').getAttribute('aria-selected') === 'true', E);
   await frame(page);
   assert.ok((await seen()).inView[N], 'still in view after an update');
+  // Rows below the fold are announced by a fade and a note, gone once scrolled to the end.
+  const more = () => page.$eval(E, (el) => {
+    const box = el.shadowRoot.querySelector('.predictions .scroll-y');
+    return { more: box.classList.contains('more'), note: getComputedStyle(box.nextElementSibling).visibility, below: box.scrollTop + box.clientHeight < box.scrollHeight - 1 };
+  });
+  const m1 = await more();
+  assert.ok(m1.below && m1.more && m1.note === 'visible', JSON.stringify(m1));
+  await page.$eval(E, (el) => {
+    const box = el.shadowRoot.querySelector('.predictions .scroll-y');
+    box.scrollTop = box.scrollHeight;
+  });
+  await frame(page);
+  const m2 = await more();
+  assert.ok(!m2.below && !m2.more && m2.note === 'hidden', JSON.stringify(m2));
   assert.equal(problems, []);
   await context.close();
 });

@@ -43,6 +43,10 @@ button.thumb.chosen { border: 2px solid var(--attn-select); padding: 3px; }
 button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .predictions .row { justify-content: space-between; flex-wrap: nowrap; }
 .scroll-y { max-height: 13em; overflow: auto; max-width: 100%; }
+/* More rows below the fold: the last lines fade, as a table cut on the right does. */
+.scroll-y.more { mask-image: linear-gradient(to bottom, #000 calc(100% - 2.5em), rgb(0 0 0 / 0.2)); }
+.scroll-y + .more-note { margin: 2px 0 0; font-size: 0.8em; color: var(--attn-muted); }
+.scroll-y:not(.more) + .more-note { visibility: hidden; }
 .guess-table { table-layout: auto; width: 100%; border-spacing: 0; font-size: 0.85em; }
 .guess-table th, .guess-table td { width: auto; padding: 2px 6px; text-align: left; white-space: normal; }
 .guess-table tbody th { color: var(--attn-fg); }
@@ -217,13 +221,15 @@ export class ModelView {
       const box = g.box;
       box.scrollTop += rows[from - 1].getBoundingClientRect().top - box.getBoundingClientRect().top;
     }
+    markMore(g.box);
   }
 
   #buildPredictions() {
     const note = el('p', { class: 'explanation' });
     const head = el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'word' }), el('th', { scope: 'col', text: 'top 3 guesses' }), el('th', { scope: 'col', text: 'next' })));
     const body = el('tbody');
-    const box = el('div', { class: 'scroll-y' }, el('table', { class: 'guess-table', 'aria-label': 'next-word guesses' }, head, body));
+    const box = el('div', { class: 'scroll-y', onscroll: () => markMore(box) }, el('table', { class: 'guess-table', 'aria-label': 'next-word guesses' }, head, body));
+    const more = el('p', { class: 'more-note', 'aria-hidden': 'true', text: 'more below: scroll the list ↓' });
     this.#predictions.replaceChildren(
       el('div', { class: 'row' },
         el('h3', { text: 'Next-word guesses' }),
@@ -232,7 +238,7 @@ export class ModelView {
           this.#scrollToRepeat = true;
           this.#intents.repeat();
         } })),
-      note, box);
+      note, box, more);
     return { note, body, box };
   }
 
@@ -282,6 +288,11 @@ export class ModelView {
 }
 
 // Why a trained model's head has no scale slider, in the model view's text.
+// Marks a scroll box that has rows below its fold (its fade and note show).
+function markMore(box) {
+  box.classList.toggle('more', box.scrollTop + box.clientHeight < box.scrollHeight - 1);
+}
+
 function fixedScaleText({ value, dk }) {
   return `Every head's scale is 1/√${dk} = ${fixed(value, 3)}, fixed: the model learned its weights at that scale, and its guesses are computed with it, so another scale would show a head the model does not have.`;
 }
