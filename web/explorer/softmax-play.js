@@ -137,7 +137,8 @@ export class SoftmaxPlay {
         entry.painted[p.row * nc + j] = ''; // the next repaint writes the weight back
       });
       entry.data = null;
-      if (entry.sums) entry.sums[p.row].textContent = p.kind === 'exp' ? `Σ ${fixed(p.sum, 4)}` : fixed(1, 4);
+      // Six characters, as the 1.0000 it replaces: the column keeps its width on a phone.
+      if (entry.sums) entry.sums[p.row].textContent = p.kind === 'exp' ? `Σ${fixed(p.sum, p.sum < 10 ? 3 : 2)}` : fixed(1, 4);
     });
     const word = src.tokens[p.row];
     const at = this.#at;
