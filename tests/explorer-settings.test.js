@@ -248,6 +248,22 @@ test('a mistyped link opened cold draws its good settings and defaults for the b
   await context.close();
 });
 
+test('a setting present with no value stays bare in the address: "?rope" is written back as "?rope", not "?rope="', async ({ env }) => {
+  const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  await page.goto(`${env.base}/?rope&seed=3`);
+  await settled(page);
+  assert.ok(await page.$eval(E, (el) => el.config.rope !== null));
+  // A change makes the page write its address.
+  await page.$eval(E, (el) => el.setAttribute('seed', '4'));
+  await page.waitForURL(/seed=4/, { timeout: 5000 });
+  const search = await page.evaluate(() => location.search);
+  assert.match(search, /(^\?|&)rope(&|$)/, search);
+  await page.reload();
+  await settled(page);
+  assert.ok(await page.$eval(E, (el) => el.config.rope !== null), 'still on after a reload');
+  await context.close();
+});
+
 test('the address takes a boolean as the attribute does: "?causal" and "causal=true" are on, "causal=0" off', async ({ env }) => {
   const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
   for (const [query, on] of [['?causal', true], ['?causal=true', true], ['?causal=1', true], ['?causal=0', false], ['?positions&causal=false', false]]) {

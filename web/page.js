@@ -24,12 +24,15 @@ let pendingMask = query.get('mask');
 let writeTimer = 0;
 function writeURL(detail) {
   const next = new URLSearchParams();
+  const bare = []; // present with no value (rope): "?rope", as typed, not "?rope="
   for (const s of PARAMS) {
     if (!explorer.hasAttribute(s.attr)) continue;
-    next.set(s.attr, s.kind === 'bool' ? '1' : explorer.getAttribute(s.attr));
+    const value = s.kind === 'bool' ? '1' : explorer.getAttribute(s.attr);
+    if (value === '') bare.push(encodeURIComponent(s.attr));
+    else next.set(s.attr, value);
   }
   if (detail.mask) next.set('mask', detail.mask.map((r) => r.map((x) => (x ? '1' : '0')).join('')).join('.'));
-  const search = next.toString();
+  const search = [next.toString(), ...bare].filter(Boolean).join('&');
   const url = `${location.pathname}${search ? `?${search}` : ''}${location.hash}`;
   if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(null, '', url);
 }
