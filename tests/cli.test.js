@@ -87,7 +87,7 @@ cli('a row with no allowed key is named in step 3, and the usual slips get a hin
 cli('--rope [theta]: bare it is theta 10000, before another flag too; the header says what turns; step 1 names the turned q and k', () => {
   const bare = run(['--rope', '--tokens', 'a b c']);
   assert.is(bare.status, 0, bare.stderr);
-  assert.match(bare.stdout, /^rope: q and k turned by RoPE at their positions before the scores \(theta 10000, the first 2 dimensions in one pair \(0, 1\); d_k = 3 is odd and RoPE turns pairs, so dimension 2 is not turned\), in the kernel$/m);
+  assert.match(bare.stdout, /^rope: q and k turned by RoPE at their positions before the scores \(theta 10000, the first 2 dimensions in one pair \(0, 1\); d_k = 3 is odd and RoPE turns pairs, so dimension 2 is not turned; one pair turns 1 radian a position whatever theta is, which sets the slower pairs from d_k = 4\), in the kernel$/m);
   assert.match(bare.stdout, /^Step 1, raw scores QK\^T of q and k after RoPE/m);
   assert.match(run(['--tokens', 'a b c', '--rope']).stdout, /^rope: .*theta 10000/m);
   const theta = run(['--rope', '500', '--dk', '4']);

@@ -156,7 +156,7 @@ test('<attention-explorer rope>: the weights are sdpa’s with rope, the tables 
   });
   assert.ok(texts.titles.some((t) => /^q after RoPE/.test(t)) && texts.titles.some((t) => /^k after RoPE/.test(t)), texts.titles.join(' | '));
   assert.match(texts.heading, /q and k after RoPE/);
-  assert.match(texts.projections, /RoPE is on: q after RoPE and k after RoPE are q and k with each pair of dimensions turned .* \(theta 10000; the first 2 dimensions in one pair \(0, 1\); d_k = 3 is odd and RoPE turns pairs, so dimension 2 is not turned\)\.$/);
+  assert.match(texts.projections, /RoPE is on: q after RoPE and k after RoPE are q and k with each pair of dimensions turned .* \(theta 10000; the first 2 dimensions in one pair \(0, 1\); d_k = 3 is odd and RoPE turns pairs, so dimension 2 is not turned; one pair turns 1 radian a position whatever theta is, which sets the slower pairs from d_k = 4\)\.$/);
   assert.match(texts.scores, /dot products of q after RoPE with k after RoPE/);
   // A score's popover names the turned q and k and lights their rows.
   await page.locator(`${E} table[data-id="scores-0"] td[data-i="1"][data-j="2"]`).hover();

@@ -81,12 +81,11 @@ export function sectionTitle(step, config, scaleIsDefault) {
 
 /** Which dimensions RoPE turns, in words (an odd d_k leaves its last one). */
 export function ropeDims({ dk, rope }) {
-  // Pair c turns at theta^(-2c/dims) radians a position: pair 0 at 1 whatever theta is.
-  const pairs = rope.dims === 2
-    ? 'one pair (0, 1), which turns 1 radian a position whatever theta is (theta sets the slower turns of further pairs, from d_k = 4)'
-    : `${rope.dims / 2} pairs (c, c + ${rope.dims / 2})`;
-  if (rope.dims === dk) return `all ${dk} dimensions in ${pairs}`;
-  return `the first ${rope.dims} dimensions in ${pairs}; d_k = ${dk} is odd and RoPE turns pairs, so dimension ${dk - 1} is not turned`;
+  const pairs = rope.dims === 2 ? 'one pair (0, 1)' : `${rope.dims / 2} pairs (c, c + ${rope.dims / 2})`;
+  // Pair c turns theta^(-2c/dims) radians a position: pair 0 turns 1 whatever theta is.
+  const one = rope.dims === 2 ? '; one pair turns 1 radian a position whatever theta is, which sets the slower pairs from d_k = 4' : '';
+  if (rope.dims === dk) return `all ${dk} dimensions in ${pairs}${one}`;
+  return `the first ${rope.dims} dimensions in ${pairs}; d_k = ${dk} is odd and RoPE turns pairs, so dimension ${dk - 1} is not turned${one}`;
 }
 
 /**
