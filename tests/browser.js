@@ -68,6 +68,24 @@ export const EXPLORER = 'attention-explorer';
  * has a state and a section), then for a frame: an update is one microtask
  * after a change, so a change made before the call is on screen after it.
  */
+/**
+ * A page (tests/pages/model.html, which loads the explorer and the model)
+ * whose one explorer is replaced by `<attention-explorer ${attrs}>`; the
+ * caller waits for what it needs drawn.
+ */
+export async function openWith(env, attrs, pageOptions) {
+  const { page, problems, context } = await env.page(pageOptions);
+  await page.goto(`${env.base}/tests/pages/model.html`);
+  await page.evaluate((a) => {
+    const main = document.querySelector('main');
+    main.querySelector('attention-explorer').remove();
+    const tmp = document.createElement('div');
+    tmp.innerHTML = `<attention-explorer ${a}></attention-explorer>`;
+    main.append(tmp.firstElementChild);
+  }, attrs);
+  return { page, problems, context };
+}
+
 export async function settled(page, host = EXPLORER) {
   await page.waitForFunction((sel) => {
     const els = [...document.querySelectorAll(sel)];

@@ -6,21 +6,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { EXPLORER as E, start } from './browser.js';
+import { EXPLORER as E, openWith, start } from './browser.js';
 
 const SENTENCE = 'the cat sat on the mat with my friend';
 const N = SENTENCE.split(' ').length;
 
 async function open(env, attrs, viewport = { width: 1280, height: 900 }) {
-  const { page, problems, context } = await env.page({ viewport });
-  await page.goto(`${env.base}/tests/pages/model.html`);
-  await page.evaluate((a) => {
-    const main = document.querySelector('main');
-    main.querySelector('attention-explorer').remove();
-    const tmp = document.createElement('div');
-    tmp.innerHTML = `<attention-explorer ${a}></attention-explorer>`;
-    main.append(tmp.firstElementChild);
-  }, attrs);
+  const { page, problems, context } = await openWith(env, attrs, { viewport });
   await page.waitForFunction((sel) => document.querySelector(sel)?.shadowRoot.querySelector('.model-part:not([hidden]) button.thumb'), E, { timeout: 60_000 });
   await frame(page);
   return { page, problems, context };

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { Matrix } from '../web/core/matrix.js';
 import { headLabel, normalizeAttentions, patternScores } from '../web/explorer/attentions.js';
 import { parseModelHead } from '../web/explorer/model-source.js';
-import { EXPLORER as E, OUTPUT, cellTexts, start } from './browser.js';
+import { EXPLORER as E, OUTPUT, cellTexts, openWith, start } from './browser.js';
 
 // The issue's bar for the shipped model on the repeat.
 const REPEAT_ACCURACY = 0.95;
@@ -68,15 +68,7 @@ unit.run();
 
 const root = (page) => page.locator(E);
 async function open(env, attrs, viewport = { width: 1280, height: 900 }) {
-  const { page, problems } = await env.page({ viewport });
-  await page.goto(`${env.base}/tests/pages/model.html`);
-  await page.evaluate((a) => {
-    const main = document.querySelector('main');
-    main.querySelector('attention-explorer').remove();
-    const tmp = document.createElement('div');
-    tmp.innerHTML = `<attention-explorer ${a}></attention-explorer>`;
-    main.append(tmp.firstElementChild);
-  }, attrs);
+  const { page, problems } = await openWith(env, attrs, { viewport });
   await page.waitForFunction((sel) => document.querySelector(sel)?.shadowRoot.querySelector('.model-part:not([hidden]) button.thumb'), E, { timeout: 60_000 });
   await frame(page);
   return { page, problems };

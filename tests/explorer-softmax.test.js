@@ -5,18 +5,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { EXPLORER as E, cellTexts, start } from './browser.js';
+import { EXPLORER as E, cellTexts, openWith, start } from './browser.js';
 
 async function open(env, attrs, { model = false } = {}) {
-  const { page, problems, context } = await env.page({ reducedMotion: 'reduce' });
-  await page.goto(`${env.base}/tests/pages/model.html`);
-  await page.evaluate((a) => {
-    const main = document.querySelector('main');
-    main.querySelector('attention-explorer').remove();
-    const tmp = document.createElement('div');
-    tmp.innerHTML = `<attention-explorer ${a}></attention-explorer>`;
-    main.append(tmp.firstElementChild);
-  }, attrs);
+  const { page, problems, context } = await openWith(env, attrs, { reducedMotion: 'reduce' });
   await page.waitForFunction(([sel, m]) => {
     const el = document.querySelector(sel);
     return el?.state && el.shadowRoot.querySelector('.softmax-play-button') && (!m || el.config.dk === 16);
