@@ -206,14 +206,7 @@ export class Attention {
   rope(x, options = {}) {
     this.#wasm.live();
     const X = toMatrix(x, 'rope: x');
-    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new TypeError(`rope: options must be { theta?, dims?, interleaved?, position? }, got ${describe(options)}`);
-    }
-    for (const key in options) {
-      if (key !== 'theta' && key !== 'dims' && key !== 'interleaved' && key !== 'position') {
-        throw new TypeError(`rope: unknown option ${JSON.stringify(key)} (known: theta, dims, interleaved, position)`);
-      }
-    }
+    checkKeys(options, 'rope');
     const { position = 0, ...settings } = options;
     if (typeof position !== 'number') throw new TypeError(`rope: position must be an integer, got ${describe(position)}`);
     const last = WINDOW_MAX - (X.rows - 1);
