@@ -48,6 +48,18 @@ const SPLITS = [
   { name: 'window and softcap: query blocks', parts: 3, nq: 800, nk: 800, d: 64, window: [64, 16], softcap: 20 },
   { name: 'grouped-query decoding nq=1', parts: 3, heads: 16, kvHeads: 4, nq: 1, nk: 8192, d: 64 },
   { name: "layout 'bshd' (not split: one worker)", parts: 1, heads: 2, nq: 512, nk: 512, d: 64, layout: 'bshd' },
+  // Each part gets the rope and the sinks and ALiBi slopes of its own heads;
+  // batch 2 puts kv head 0 of batch 1 after kv head 1 of batch 0 in a part.
+  {
+    name: 'batch 2, GQA 6 over 3, causal, rope, standard alibi, sinks: head groups',
+    parts: 3, batch: 2, heads: 6, kvHeads: 3, nq: 200, nk: 200, d: 32, causal: true,
+    rope: { theta: 500000, dims: 16 }, alibi: true, sinks: Float32Array.of(0.5, -1, 2, 0, 1.5, -0.5),
+  },
+  {
+    name: 'one head, rope interleaved, alibi slope, sink: query blocks through queryOffset',
+    parts: 3, nq: 1030, nk: 1100, d: 64, causal: true, queryOffset: 70,
+    rope: { interleaved: true }, alibi: Float32Array.of(0.25), sinks: Float32Array.of(3),
+  },
 ];
 
 for (const isa of BUILDS) {
@@ -90,10 +102,11 @@ for (const isa of BUILDS) {
     sameBits(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), 'n=4');
     assert.equal(pool.stats, { ...before, local: before.local + 1 });
   });
-  s('multiHeadAttention: same bits, split over head groups (with wo and GQA) and small', async ({ pool, attn }) => {
+  s('multiHeadAttention: same bits, split over head groups (with wo, GQA, rope, alibi and sinks) and small', async ({ pool, attn }) => {
     const m = (rows, cols, seed) => ({ rows, cols, data: draw(rows * cols, seed).map((x) => x / 8) });
-    for (const [n, dModel, heads, kvHeads, dk, wo] of [[256, 256, 8, 8, 32, true], [400, 96, 6, 2, 16, false], [5, 8, 2, 1, 4, true]]) {
-      const options = { wq: m(dModel, heads * dk, 1), wk: m(dModel, kvHeads * dk, 2), wv: m(dModel, kvHeads * dk, 3), heads, kvHeads, causal: true };
+    const positions = { rope: true, alibi: true, sinks: Float32Array.from({ length: 6 }, (_, h) => h - 2) };
+    for (const [n, dModel, heads, kvHeads, dk, wo, extra] of [[256, 256, 8, 8, 32, true], [400, 96, 6, 2, 16, false], [5, 8, 2, 1, 4, true], [400, 96, 6, 3, 16, true, positions]]) {
+      const options = { wq: m(dModel, heads * dk, 1), wk: m(dModel, kvHeads * dk, 2), wv: m(dModel, kvHeads * dk, 3), heads, kvHeads, causal: true, ...extra };
       if (wo) options.wo = m(heads * dk, dModel, 4);
       const x = m(n, dModel, 5);
       const before = pool.stats;

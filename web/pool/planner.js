@@ -134,8 +134,10 @@ export function sdpaPlan(q, k, v, o) {
   if (c.causal) shared.causal = true;
   if (c.softcap !== 0) shared.softcap = c.softcap;
   if (c.window !== null) shared.window = [c.window[0], c.window[1]];
+  if (c.rope !== null) shared.rope = { ...c.rope };
   return {
     batch, heads, kvHeads, group: heads / kvHeads, nq, nk, dk, dv, split, shared,
+    sinks: c.sinks, alibi: c.alibi,
     causal: c.causal, queryOffset: split ? c.queryOffset : 0,
     mask: mask?.data ?? null, bias: bias?.data ?? null,
     work: 2 * batch * heads * nq * nk * (dk + dv),
@@ -193,10 +195,27 @@ function rowBounds(nq, blocks, cost, sameKernel) {
   return bounds;
 }
 
-/** The options of one block's sdpa call: plain values, mask and bias rows sliced. */
+// The per-head values (sinks, ALiBi slopes: Float32Array(heads)) of the
+// query heads of units [u0, u1), u = b kvHeads + g, in the block's head order.
+function unitHeads(values, kvHeads, group, u0, u1) {
+  const out = new Float32Array((u1 - u0) * group);
+  for (let u = u0; u < u1; u++) {
+    const g = u % kvHeads;
+    out.set(values.subarray(g * group, (g + 1) * group), (u - u0) * group);
+  }
+  return out;
+}
+
+/**
+ * The options of one block's sdpa call: plain values, mask and bias rows
+ * sliced, sinks and ALiBi slopes those of the block's heads (the standard
+ * slopes as the numbers they are for the whole call's head count).
+ */
 export function blockOptions(plan, { u0, u1, i0, i1 }) {
-  const { nq, nk, dk, dv, group, mask, bias } = plan;
+  const { nq, nk, dk, dv, group, kvHeads, mask, bias } = plan;
   const opts = { ...plan.shared, heads: (u1 - u0) * group, kvHeads: u1 - u0, nq: i1 - i0, nk, dk, dv };
+  if (plan.sinks !== null) opts.sinks = unitHeads(plan.sinks, kvHeads, group, u0, u1);
+  if (plan.alibi !== null) opts.alibi = unitHeads(plan.alibi, kvHeads, group, u0, u1);
   if (plan.queryOffset !== 0 || i0 > 0) opts.queryOffset = plan.queryOffset + i0;
   // A whole block's mask and bias are the caller's arrays (postMessage copies
   // them, the caller's own share reads them in place); a row block's are rows of them.
@@ -224,6 +243,7 @@ export function mhaPlan(x, o) {
     if (dk % 4 !== 0 || dv % 4 !== 0) return null;
     const c = newCall();
     c.dk = dk;
+    c.heads = heads;
     readShared(c, o, 'multiHeadAttention');
     const shared = {};
     if (o.mask != null) shared.mask = { rows: X.rows, cols: C.rows, data: toMask(o.mask, 'mask', X.rows, C.rows) };
@@ -236,8 +256,9 @@ export function mhaPlan(x, o) {
       if (value === CANNOT) return null;
       shared[key] = value;
     }
+    if (c.rope !== null) shared.rope = { ...c.rope };
     const work = 2 * heads * X.rows * C.rows * (dk + dv) + 2 * X.rows * X.cols * WQ.cols + 2 * C.rows * C.cols * (WK.cols + WV.cols);
-    return { X, C, WQ, WK, WV, WO, heads, kvHeads, group: heads / kvHeads, dk, dv, shared, work };
+    return { X, C, WQ, WK, WV, WO, heads, kvHeads, group: heads / kvHeads, dk, dv, shared, sinks: c.sinks, alibi: c.alibi, work };
   } catch {
     return null;
   }
@@ -259,6 +280,8 @@ export function mhaPartOptions(plan, { g0, g1 }) {
     wq: columns(WQ, g0 * group * dk, g1 * group * dk), wk: columns(WK, g0 * dk, g1 * dk), wv: columns(WV, g0 * dv, g1 * dv),
     heads: (g1 - g0) * group, kvHeads: g1 - g0,
   };
+  if (plan.sinks !== null) opts.sinks = plan.sinks.slice(g0 * group, g1 * group);
+  if (plan.alibi !== null) opts.alibi = plan.alibi.slice(g0 * group, g1 * group);
   if (C !== X) opts.context = plainMatrix(C);
   return opts;
 }
