@@ -152,6 +152,27 @@ turn('attention over attn.rope(q, { position }) and attn.rope(k) equals attentio
   }
 });
 
+turn('attn.rope with heads turns each head from position, as one call per head does', ({ builds }) => {
+  const rng = new NumpyRandom(32);
+  const [heads, n, d] = [3, 4, 8];
+  const x = { rows: heads * n, cols: d, data: Float32Array.from(rng.randn(heads * n * d)) };
+  for (const [build, attn] of Object.entries(builds)) {
+    for (const rope of [{}, { theta: 500, dims: 4, interleaved: true }]) {
+      const got = attn.rope(x, { ...rope, heads, position: 9 }).data;
+      for (let h = 0; h < heads; h++) {
+        const one = attn.rope({ rows: n, cols: d, data: x.data.subarray(h * n * d, (h + 1) * n * d) }, { ...rope, position: 9 }).data;
+        assert.equal(Array.from(got.subarray(h * n * d, (h + 1) * n * d)), Array.from(one), `${build} head ${h} ${JSON.stringify(rope)}`);
+      }
+    }
+  }
+  const attn = builds.simd128;
+  assert.throws(() => attn.rope(x, { heads: 5 }), (e) => e instanceof RangeError && /rope: heads must be a positive integer dividing x's 12 rows, got 5/.test(e.message));
+  assert.throws(() => attn.rope(x, { heads: '3' }), (e) => e instanceof TypeError && /rope: heads must be a positive integer/.test(e.message));
+  // With heads, the last row's position is position + n / heads - 1.
+  assert.is(attn.rope(x, { heads: 3, position: 2 ** 31 - 4 }).rows, 12);
+  assert.throws(() => attn.rope(x, { heads: 3, position: 2 ** 31 - 3 }), (e) => e instanceof RangeError && /row 3's position must fit int32/.test(e.message));
+});
+
 turn('attn.rope checks its arguments and leaves x alone', ({ builds }) => {
   const attn = builds.simd128;
   const x = { rows: 2, cols: 4, data: new Float32Array([1, 2, 3, 4, 5, 6, 7, 8]) };

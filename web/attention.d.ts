@@ -440,9 +440,10 @@ export declare class Attention {
   softmax(x: MatrixLike, options?: MatmulOptions): Matrix;
   /**
    * A copy of x (n, d) with row i turned by RoPE at position `position + i` (default 0): the same
-   * bits the `rope` option attends with (q at i + queryOffset, keys at j).
+   * bits the `rope` option attends with (q at i + queryOffset, keys at j). With `heads`, x is
+   * (heads, n / heads, d) (q or k of one batch entry) and row i of every head is at position + i.
    */
-  rope(x: MatrixLike, options?: RopeOptions & { position?: number }): Matrix;
+  rope(x: MatrixLike, options?: RopeOptions & { position?: number; heads?: number }): Matrix;
   /** Frees the instance; later calls throw. */
   dispose(): void;
 }

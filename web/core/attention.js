@@ -200,20 +200,27 @@ export class Attention {
 
   /**
    * x (n, d) with its rows turned by RoPE as the kernels turn q and k: row i
-   * at position `position` + i (default 0). A new Matrix; the same bits
-   * the attention calls use, for showing or checking the turned rows.
+   * at position `position` + i (default 0). With `heads`, x holds that many
+   * heads of n / heads rows each ((heads, n / heads, d), as q or k of one
+   * batch entry), and row i of every head is at position + i. A new Matrix;
+   * the same bits the attention calls use.
    */
   rope(x, options = {}) {
     this.#wasm.live();
     const X = toMatrix(x, 'rope: x');
     checkKeys(options, 'rope');
-    const { position = 0, ...settings } = options;
-    if (typeof position !== 'number') throw new TypeError(`rope: position must be an integer, got ${describe(position)}`);
-    const last = WINDOW_MAX - (X.rows - 1);
-    if (!Number.isInteger(position) || position < -WINDOW_MAX || position > last) {
-      throw new RangeError(`rope: position must be an integer from ${-WINDOW_MAX} to ${last} (row ${X.rows - 1}'s position must fit int32), got ${position}`);
+    const { position = 0, heads = 1, ...settings } = options;
+    if (typeof heads !== 'number') throw new TypeError(`rope: heads must be a positive integer dividing x's ${X.rows} rows, got ${describe(heads)}`);
+    if (!Number.isInteger(heads) || heads < 1 || X.rows % heads !== 0) {
+      throw new RangeError(`rope: heads must be a positive integer dividing x's ${X.rows} rows, got ${heads}`);
     }
-    return new Matrix(X.rows, X.cols, this.#wasm.rope(X, position, checkRope(settings, 'rope', X.cols)));
+    const n = X.rows / heads;
+    if (typeof position !== 'number') throw new TypeError(`rope: position must be an integer, got ${describe(position)}`);
+    const last = WINDOW_MAX - Math.max(n - 1, 0);
+    if (!Number.isInteger(position) || position < -WINDOW_MAX || position > last) {
+      throw new RangeError(`rope: position must be an integer from ${-WINDOW_MAX} to ${last} (row ${Math.max(n - 1, 0)}'s position must fit int32), got ${position}`);
+    }
+    return new Matrix(X.rows, X.cols, this.#wasm.rope(X, position, checkRope(settings, 'rope', X.cols), heads));
   }
 
   /**

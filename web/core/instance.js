@@ -364,13 +364,13 @@ export class Instance {
   }
 
   /** The rows of a checked Matrix turned by RoPE (a checked rope), row i at position + i, in a new array. */
-  rope(X, position, rope) {
+  rope(X, position, rope, heads = 1) {
     const ex = this.live();
-    const count = X.rows * X.cols, table = X.rows * rope.dims;
+    const n = X.rows / heads, count = X.rows * X.cols, table = n * rope.dims;
     const [xP, tP] = this.#reserve([count * 4, table * 4], 'rope');
     try {
       this.#f32.set(X.data, xP >>> 2);
-      const status = ex.attn_rope(xP, 1, 0, X.rows, X.cols, X.cols, position, rope.theta, rope.dims, rope.interleaved ? 1 : 0, tP, table);
+      const status = ex.attn_rope(xP, heads, n * X.cols, n, X.cols, X.cols, position, rope.theta, rope.dims, rope.interleaved ? 1 : 0, tP, table);
       this.#check(status, 'rope');
       return this.#f32.slice(xP >>> 2, (xP >>> 2) + count);
     } finally {

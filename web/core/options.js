@@ -57,7 +57,7 @@ export const CALL_OPTIONS = Object.freeze({
   append: Object.freeze(['rope']),
   load: Object.freeze(['simd', 'deterministic', 'wasm']),
   matmul: Object.freeze(['out']),
-  rope: Object.freeze(['theta', 'dims', 'interleaved', 'position']),
+  rope: Object.freeze(['theta', 'dims', 'interleaved', 'position', 'heads']),
   softmax: Object.freeze(['out']),
 });
 
