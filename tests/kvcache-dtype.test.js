@@ -307,8 +307,10 @@ t('RoPE on float16 and int8 caches: append turns the keys, then compacts them; a
             if (dtype === 'float16' && nq !== 4) assert.is(sha256(got), sha256(want), `float16 ${layout} nq ${nq}: same bits as the float32 cache of its values`);
             else if (dtype === 'float16') assertClose(got, want, { rtol: 1e-5, what: `float16 ${layout} nq ${nq}` });
             else assertClose(got, want, { rtol: 1e-3, what: `int8 ${layout} nq ${nq}` });
-            // Unturned queries give another result: the rope reached the kernel.
-            assert.not.equal(sha256(cache.attend(qq, { heads, causal: true })), sha256(got));
+            // Over the plain cache (keys appended unturned) unturned queries give another
+            // result: the rope reached the kernel. The turned cache refuses them.
+            assert.not.equal(sha256(plain.attend(qq, { heads, causal: true })), sha256(got));
+            assert.throws(() => cache.attend(qq, { heads, causal: true }), (e) => e instanceof RangeError && /attend needs the same rope/.test(e.message));
           }
         } finally {
           cache.dispose?.();

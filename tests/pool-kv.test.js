@@ -34,15 +34,15 @@ const draw = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i 
 const LONG = 2 * SEGMENT_TOKENS + 904; // three segments, the last partly held
 
 // A pool cache and one instance's, holding the same tokens.
-async function pair({ pool, attn }, { batch = 1, kvHeads = 2, dk = 8, dv = dk, capacity = LONG, layout, chunks = [LONG] }) {
-  const options = { batch, kvHeads, dk, dv, capacity, ...(layout ? { layout } : {}) };
+async function pair({ pool, attn }, { batch = 1, kvHeads = 2, dk = 8, dv = dk, capacity = LONG, layout, dtype, chunks = [LONG], append = {} }) {
+  const options = { batch, kvHeads, dk, dv, capacity, ...(layout ? { layout } : {}), ...(dtype ? { dtype } : {}) };
   const one = attn.kvCache(options);
   const split = await pool.kvCache(options);
   let seed = 10;
   for (const t of chunks) {
     const k = draw(batch * kvHeads * t * dk, seed++), v = draw(batch * kvHeads * t * dv, seed++);
-    one.append(k, v);
-    await split.append(k, v);
+    one.append(k, v, append);
+    await split.append(k, v, append);
   }
   return { one, split, dispose() { one.dispose(); split.dispose(); } };
 }
@@ -144,6 +144,38 @@ s("layout 'bshd', keys and values in the layout, out", async (ctx) => {
   assert.is(await c.split.attend(q, { heads: 4, out }), out);
   close(out.subarray(0, 96), c.one.attend(q, { heads: 4 }), 'out');
   assert.is(out[96], 9, 'out past the output is left alone');
+  c.dispose();
+});
+
+s('rope, alibi and sinks: keys and queries turned at their positions in the whole cache, each sink joined once', async (ctx) => {
+  const heads = 4, sinks = Float32Array.of(1, -2, 0.5, 3), rope = { theta: 500, dims: 6 };
+  for (const layout of ['bhsd', 'bshd']) {
+    for (const dtype of ['float32', 'int8']) {
+      const what = `${layout} ${dtype}`;
+      const c = await pair(ctx, { batch: 2, layout, dtype, capacity: LONG + 1, chunks: [1000, LONG - 1000], append: { rope } });
+      assert.is(c.split.dtype, dtype);
+      assert.is(c.split.bytes, c.one.bytes, `${what}: bytes`);
+      // The keys turn on the calling thread with the kernels' own turn: the one instance's bits.
+      assert.equal(await c.split.keys(), c.one.keys(), `${what}: keys`);
+      const q = draw(2 * heads * 3 * 8, 11);
+      await sameAttend(c, q, { heads, nq: 3, causal: true, rope, alibi: true, sinks }, `${what}: rope, alibi, sinks`);
+      await sameAttend(c, q, { heads, nq: 3, causal: true, rope, queryOffset: Int32Array.of(10, 4000), sinks }, `${what}: per-batch offsets`);
+      // Rows with no allowed key: output 0 and lse the sink, as one call gives.
+      const none = await sameAttend(c, q, { heads, nq: 3, causal: true, rope, queryOffset: -5, sinks }, `${what}: no keys`);
+      assert.equal(Array.from(none.output.subarray(0, 8)), new Array(8).fill(0));
+      assert.is(none.lse[0], sinks[0]);
+      await rejectsWith(c.split.attend(q, { heads, nq: 3 }), RangeError, 'kvCache.attend: the keys were turned with rope { theta: 500, dims: 6, interleaved: false }');
+      await rejectsWith(c.split.append(draw(2 * 2 * 8, 1), draw(2 * 2 * 8, 2)), RangeError, 'kvCache.append: the held keys were appended with rope');
+      assert.is(c.split.length, LONG, 'a refused append changes nothing');
+      c.dispose();
+    }
+  }
+  // A small cache is attended on the calling thread in one part: the one instance's bits.
+  const c = await pair(ctx, { capacity: 300, chunks: [200, 1], append: { rope: true } });
+  const q = draw(heads * 8, 12);
+  const a = await c.split.attend(q, { heads, rope: true, alibi: true, sinks, stats: true }), b = c.one.attend(q, { heads, rope: true, alibi: true, sinks, stats: true });
+  assert.equal(Array.from(a.output), Array.from(b.output), 'small cache: output bits');
+  assert.equal(Array.from(a.lse), Array.from(b.lse), 'small cache: lse bits');
   c.dispose();
 });
 

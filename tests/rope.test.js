@@ -219,8 +219,19 @@ consistency('attend with rope over keys appended one at a time equals sdpa with 
     const viaCache = cache.attend(q, { heads, rope });
     const direct = attn.sdpa(q, k, v, { heads, kvHeads, nq, nk, dk: d, dv: d, queryOffset: nk - nq, causal: true, rope });
     assert.equal(Array.from(viaCache), Array.from(direct), `${build}: cache and sdpa differ`);
-    // Without rope on attend the queries stay unturned: a different result.
-    assert.not.equal(Array.from(cache.attend(q, { heads })), Array.from(direct));
+    // The keys are turned: an attend without the rope, or with another, is refused, as is an
+    // append with another rope; clear() lets the cache start over.
+    assert.throws(() => cache.attend(q, { heads }), (e) => e instanceof RangeError &&
+      /kvCache.attend: the keys were turned with rope \{ theta: 10000, dims: 16, interleaved: false \} as they were appended; attend needs the same rope to turn the queries, got no rope/.test(e.message));
+    assert.throws(() => cache.attend(q, { heads, rope: { ...rope, theta: 500000 } }), (e) => e instanceof RangeError && /got rope \{ theta: 500000/.test(e.message));
+    cache.truncate(nk - 1);
+    assert.throws(() => cache.append(k.subarray(0, kvHeads * d), v.subarray(0, kvHeads * d), { rope: true, interleaved: true }), TypeError);
+    assert.throws(() => cache.append(k.subarray(0, kvHeads * d), v.subarray(0, kvHeads * d)), (e) => e instanceof RangeError &&
+      /kvCache.append: the held keys were appended with rope \{ theta: 10000, dims: 16, interleaved: false \}, got no rope; a cache's keys all turn alike/.test(e.message));
+    assert.is(cache.length, nk - 1, 'a refused append changes nothing');
+    cache.clear();
+    cache.append(k.subarray(0, kvHeads * d), v.subarray(0, kvHeads * d));
+    assert.is(cache.attend(q, { heads, rope }).length, heads * d, 'over keys appended unturned, attend may turn the queries');
     cache.dispose();
   }
 });

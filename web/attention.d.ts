@@ -20,6 +20,14 @@ export type MatrixLike =
   | { rows: number; cols: number; data: Float32Array | Float64Array | ArrayLike<number> }
   | number[][];
 
+/**
+ * A Float16Array (engines with ES2025's Float16Array; TypeScript's lib has it from 5.7 with
+ * "esnext"). Matched by its tag, so this file needs no lib that declares the type.
+ */
+export interface Float16ArrayLike extends ArrayLike<number> {
+  readonly [Symbol.toStringTag]: 'Float16Array';
+}
+
 /** A float16 matrix for attention({ dtype: 'float16' }): its values as float16 bits. */
 export interface HalfMatrix {
   rows: number;
@@ -30,6 +38,18 @@ export interface HalfMatrix {
 /** attention()'s result for float16 matrices: the output in float16 bits, steps in float32. */
 export interface HalfAttentionResult extends Omit<AttentionResult, 'output'> {
   output: HalfMatrix;
+}
+
+/** A matrix of a Float16Array: float16 by its type, no dtype needed. */
+export interface Float16Matrix {
+  rows: number;
+  cols: number;
+  data: Float16ArrayLike;
+}
+
+/** attention()'s result for Float16Array matrices: the output a Float16Array, steps in float32. */
+export interface Float16AttentionResult extends Omit<AttentionResult, 'output'> {
+  output: Float16Matrix;
 }
 
 /** A keep-mask (nq, nk): true / nonzero = may attend. */
@@ -187,6 +207,18 @@ export interface SdpaHalfResult extends Omit<SdpaResult, 'output'> {
   output: Uint16Array;
 }
 
+/** sdpa's options for Float16Array tensors (dtype may be left out: the arrays say float16). */
+export interface SdpaFloat16Options extends Omit<SdpaOptions, 'bias' | 'out' | 'dtype'> {
+  dtype?: 'float16' | null;
+  bias?: Float16ArrayLike | Broadcast<Float16ArrayLike> | null;
+  out?: Float16ArrayLike | null;
+}
+
+/** sdpa's result for Float16Array tensors with steps or stats: the output a Float16Array. */
+export interface SdpaFloat16Result extends Omit<SdpaResult, 'output'> {
+  output: Float16ArrayLike;
+}
+
 /** What sdpa() and KVCache#attend() return with steps or stats. */
 export interface SdpaResult {
   output: Float32Array;
@@ -249,8 +281,13 @@ export declare class KVCache {
   readonly bytes: number;
   /** Tokens held. */
   readonly length: number;
-  /** k (batch, kvHeads, t, dk), v (batch, kvHeads, t, dv) (or bshd), t >= 1. RangeError past capacity; then nothing changes. */
-  /** With rope, the keys turn at their positions (length ..) before they are stored (as float32, then compacted for float16 or int8); attend takes the same rope and turns only the queries. */
+  /**
+   * Appends t >= 1 tokens: k (batch, kvHeads, t, dk) and v (batch, kvHeads, t, dv), or (batch, t, kvHeads, d)
+   * for layout 'bshd'. Past the capacity: a RangeError, the cache unchanged. With rope, the keys turn at
+   * their positions (length ..) before they are stored (as float32, then compacted for float16 or int8);
+   * attend takes the same rope and turns only the queries. Until the cache is empty again, every append
+   * and attend must pass that rope (RangeError otherwise).
+   */
   append(k: Float32Array, v: Float32Array, options?: { rope?: boolean | RopeOptions | null }): void;
   /** Copy of the held keys (batch, kvHeads, length, dk) in the cache's layout, as float32 (what attend computes with). */
   keys(): Float32Array;
@@ -395,6 +432,7 @@ export declare class Attention {
    * (nearest, ties to even) in q's array type; steps stay float32.
    */
   attention(q: HalfMatrix, k: HalfMatrix, v: HalfMatrix, options: Omit<AttentionOptions, 'bias'> & { dtype: 'float16'; bias?: HalfMatrix | null }): HalfAttentionResult;
+  attention(q: Float16Matrix, k: Float16Matrix, v: Float16Matrix, options?: Omit<AttentionOptions, 'bias' | 'dtype'> & { dtype?: 'float16' | null; bias?: Float16Matrix | null }): Float16AttentionResult;
   /** softmax(q k^T * scale + bias) v for one head: q (nq, dk), k (nk, dk), v (nk, dv). */
   attention(q: MatrixLike, k: MatrixLike, v: MatrixLike, options?: AttentionOptions): AttentionResult;
   /** Flat PyTorch layout: q (batch, heads, nq, dk), k and v (batch, kvHeads, nk, d). Returns (batch, heads, nq, dv). */
@@ -411,6 +449,8 @@ export declare class Attention {
    */
   sdpa(q: Uint16Array, k: Uint16Array, v: Uint16Array, options: SdpaHalfOptions & { steps?: false | null; stats?: false | null }): Uint16Array;
   sdpa(q: Uint16Array, k: Uint16Array, v: Uint16Array, options: SdpaHalfOptions): Uint16Array | SdpaHalfResult;
+  sdpa(q: Float16ArrayLike, k: Float16ArrayLike, v: Float16ArrayLike, options: SdpaFloat16Options & { steps?: false | null; stats?: false | null }): Float16ArrayLike;
+  sdpa(q: Float16ArrayLike, k: Float16ArrayLike, v: Float16ArrayLike, options: SdpaFloat16Options): Float16ArrayLike | SdpaFloat16Result;
   /** A KV cache in this instance's memory. */
   kvCache(options: KVCacheOptions): KVCache;
   /** Projections, heads, concat and output projection, as torch.nn.MultiheadAttention. */
@@ -460,10 +500,10 @@ export declare function simdSupported(): boolean;
 /** True when this engine validates a relaxed-SIMD probe (f32x4.relaxed_madd). */
 export declare function relaxedSimdSupported(): boolean;
 
-/** The build loadAttention picks for these options on this engine. */
 /** The standard ALiBi slopes for a head count (the ALiBi paper's get_slopes; BLOOM, MPT). */
 export declare function alibiSlopes(heads: number): Float32Array;
 
+/** The build loadAttention picks for these options on this engine. */
 export declare function chooseIsa(options?: { simd?: boolean; deterministic?: boolean }): Isa;
 
 /**
@@ -471,6 +511,7 @@ export declare function chooseIsa(options?: { simd?: boolean; deterministic?: bo
  * Uint16Array of the IEEE half bits (what sdpa takes with dtype: 'float16'). Rounds to nearest,
  * ties to even; past 65504 gives Infinity.
  */
+export declare function float32ToFloat16(values: ArrayLike<number>, like: Float16ArrayLike): Float16ArrayLike;
 export declare function float32ToFloat16(values: ArrayLike<number>, like?: Uint16Array | object): Uint16Array;
 /** The float32 values of float16 bits (a Uint16Array) or of a Float16Array. */
 export declare function float16ToFloat32(half: Uint16Array | ArrayLike<number>): Float32Array;

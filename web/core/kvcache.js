@@ -4,12 +4,23 @@
 
 import { MAX_ARENA_BYTES, formatBytes } from './instance.js';
 import { describe } from './matrix.js';
-import { attendCall, checkKeys, checkRope } from './options.js';
+import { attendCall, checkCacheRope, checkKeys, checkRope } from './options.js';
 import { ropeKeys } from './rope.js';
 
 // attn_kv_dtype of c/attention.h, and bytes per element.
 const DTYPES = Object.freeze({ float32: 0, float16: 1, int8: 2 });
 const ELEMENT_BYTES = Object.freeze({ float32: 4, float16: 2, int8: 1 });
+
+/**
+ * The buffers of a cache, in bytes: K, V and for int8 the scales of K's and
+ * V's rows (a float32 per token and kv head).
+ */
+export function cacheSizes({ batch, kvHeads, dk, dv, capacity, dtype }) {
+  const rows = batch * kvHeads * capacity, e = ELEMENT_BYTES[dtype];
+  const sizes = [rows * dk * e, rows * dv * e];
+  if (dtype === 'int8') sizes.push(rows * 4, rows * 4);
+  return sizes;
+}
 
 /**
  * Keys and values of a generation in wasm memory, (batch, kvHeads, capacity,
@@ -25,14 +36,13 @@ export class KVCache {
   #kScalesAt = 0; // int8: byte addresses of the scales of K's and V's rows
   #vScalesAt = 0;
   #length = 0;
+  #rope; // the rope the held keys were appended with (null: none); undefined while empty
   #disposed = false;
 
   /** @internal use Attention#kvCache() */
   constructor(wasm, { batch, kvHeads, dk, dv, capacity, layout, dtype = 'float32' }) {
     if (!Object.hasOwn(DTYPES, dtype)) throw new TypeError(`kvCache: dtype must be 'float32', 'float16' or 'int8', got ${describe(dtype)}`);
-    const rows = batch * kvHeads * capacity, e = ELEMENT_BYTES[dtype];
-    const sizes = [rows * dk * e, rows * dv * e];
-    if (dtype === 'int8') sizes.push(rows * 4, rows * 4);
+    const sizes = cacheSizes({ batch, kvHeads, dk, dv, capacity, dtype });
     const bytes = sizes.reduce((a, b) => a + b, 0);
     const need = `kvCache: a capacity of ${capacity} needs ${formatBytes(bytes)} of wasm memory (${bytes} bytes: batch ${batch} x ${kvHeads} kv heads of dk = ${dk} and dv = ${dv} as ${dtype})`;
     if (bytes > MAX_ARENA_BYTES) throw new RangeError(`${need}; wasm32 holds at most 4 GiB`);
@@ -85,6 +95,8 @@ export class KVCache {
    * capacity it throws a RangeError and the cache is unchanged.
    * options.rope turns the keys at their positions (length ..) as they are
    * stored; attend then takes the same rope and turns only the queries.
+   * Until the cache is empty again, appends and attends with another rope
+   * (or none) are a RangeError: the held keys are turned one way.
    */
   append(k, v, options = {}) {
     this.#live('append');
@@ -100,6 +112,7 @@ export class KVCache {
     if (this.#length + t > capacity) {
       throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${this.#length}); the cache is unchanged`);
     }
+    checkCacheRope(this.#length === 0 ? undefined : this.#rope, rope, 'kvCache.append');
     if (this.dtype === 'float32') {
       const f32 = this.#wasm.f32();
       this.#copy(f32, k, this.#kAt >>> 2, dk, t, true);
@@ -113,6 +126,7 @@ export class KVCache {
       this.#wasm.kvWrite(DTYPES[this.dtype], v, dv, this.#runs(dv, t, this.#vAt, this.#vScalesAt, this.#length));
     }
     this.#length += t;
+    this.#rope = rope;
   }
 
   // The runs of consecutive rows (of d values) that t tokens from position
@@ -190,6 +204,7 @@ export class KVCache {
   attend(q, options = {}) {
     this.#live('attend');
     const c = attendCall(q, options, this, this.#length);
+    checkCacheRope(this.#rope, c.rope, 'kvCache.attend');
     c.kAt = this.#kAt; c.vAt = this.#vAt; c.kStrides = this.#strides(c.dk); c.vStrides = this.#strides(c.dv);
     c.kvDtype = DTYPES[this.dtype];
     if (this.dtype === 'int8') { c.kScalesAt = this.#kScalesAt; c.vScalesAt = this.#vScalesAt; c.scaleStrides = this.#strides(1); }

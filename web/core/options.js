@@ -273,6 +273,27 @@ export function checkRope(value, name, dk) {
   return { theta, dims, interleaved: checkBool(o.interleaved, `${name}.interleaved`) };
 }
 
+const ropeText = (r) => (r === null ? 'no rope' : `rope { theta: ${r.theta}, dims: ${r.dims}, interleaved: ${r.interleaved} }`);
+const sameRope = (a, b) => a === b || (a !== null && b !== null && a.theta === b.theta && a.dims === b.dims && a.interleaved === b.interleaved);
+
+/**
+ * A KV cache's keys are turned once, as they are appended, so every append
+ * and attend of a cache must use the rope its keys were turned with:
+ * `held` is the rope of the appends since the cache was last empty
+ * (undefined while it is empty), `rope` this call's (checked). An append
+ * may not change it; an attend must repeat it, except that an attend may
+ * turn its queries over keys the caller turned (appended with no rope).
+ */
+export function checkCacheRope(held, rope, fn) {
+  if (held === undefined || sameRope(held, rope)) return;
+  if (fn.endsWith('append')) {
+    throw new RangeError(`${fn}: the held keys were appended with ${ropeText(held)}, got ${ropeText(rope)}; a cache's keys all turn alike (clear() it to change)`);
+  }
+  if (held !== null) {
+    throw new RangeError(`${fn}: the keys were turned with ${ropeText(held)} as they were appended; attend needs the same rope to turn the queries, got ${ropeText(rope)}`);
+  }
+}
+
 /** A Float32Array of one finite float32 per head (sinks, ALiBi slopes). */
 function checkPerHead(value, name, heads, what) {
   if (!(value instanceof Float32Array)) throw new TypeError(`${name} must be a Float32Array of heads = ${heads} ${what}, got ${describe(value)}`);
@@ -530,7 +551,10 @@ export function attendCall(q, options, cache, nk, fn = 'kvCache.attend') {
   const qs = layoutShapes(cache.layout).q;
   if (!(q instanceof Float32Array)) throw new TypeError(`${fn}: q must be a Float32Array ${qs}, got ${describe(q)}`);
   const nq = options.nq == null ? q.length / (batch * heads * dk) : checkCount(options.nq, `${fn}: nq`);
-  if (!Number.isInteger(nq) || nq < 1 || q.length !== batch * heads * nq * dk) throw new RangeError(`${fn}: q has ${q.length} values, expected a positive multiple of batch * heads * dk = ${batch * heads * dk} for ${qs}${options.nq == null ? '' : ` with nq = ${nq}`}`);
+  if (!Number.isInteger(nq) || nq < 1 || q.length !== batch * heads * nq * dk) {
+    const expected = options.nq == null ? `a positive multiple of batch * heads * dk = ${batch * heads * dk}` : `batch * heads * nq * dk = ${batch * heads * nq * dk} (nq = ${nq})`;
+    throw new RangeError(`${fn}: q has ${q.length} values, expected ${expected} for ${qs}`);
+  }
   const c = newCall();
   c.q = q; c.batch = batch; c.heads = heads; c.kvHeads = kvHeads; c.nq = nq; c.nk = nk; c.dk = dk; c.dv = dv;
   c.layout = cache.layout;

@@ -29,9 +29,10 @@
 // single-instance cache (web/core/kvcache.js), before any worker is asked.
 
 import { MAX_ARENA_BYTES, formatBytes } from '../core/instance.js';
+import { cacheSizes } from '../core/kvcache.js';
 import { describe } from '../core/matrix.js';
-import { WINDOW_MAX, attendCall, checkCount, checkKeys, checkLayout } from '../core/options.js';
-import { Shard, SoftmaxMerge, placeTokens, sliceTokens } from './kvshard.js';
+import { WINDOW_MAX, attendCall, checkCacheRope, checkCount, checkKeys, checkLayout, checkRope } from '../core/options.js';
+import { Shard, SoftmaxMerge, placeTokens, sliceTokens, turnRows } from './kvshard.js';
 
 /** Positions per segment, and the length up to which a cache stays on the calling thread. */
 export const SEGMENT_TOKENS = 2048;
@@ -93,6 +94,7 @@ export class PoolKVCache {
   #holders; // [{ slot: null (the calling thread) | a worker slot, segments: how many it keeps }]
   #here = null; // the calling thread's Shard
   #length = 0;
+  #rope; // the rope the held keys were appended with (null: none); undefined while empty
   #disposed = false;
   #lost = null; // why the cache's contents are gone, when a worker holding them stopped
 
@@ -106,6 +108,9 @@ export class PoolKVCache {
     /** @readonly */ this.dv = dv;
     /** @readonly */ this.capacity = capacity;
     /** @readonly */ this.layout = layout;
+    /** @readonly element type of the held keys and values */ this.dtype = options.dtype ?? 'float32';
+    /** @readonly bytes of wasm memory the cache holds over all holders (int8 scales included) */
+    this.bytes = cacheSizes(this).reduce((a, b) => a + b, 0);
     const { capacity: _, ...rest } = options;
     this.#options = rest;
     // With callerShare the calling thread is one of `threads` holders; else
@@ -210,8 +215,10 @@ export class PoolKVCache {
    * Calls may follow without awaiting: each holder takes them in order.
    * @returns {Promise<void>}
    */
-  async append(k, v) {
+  async append(k, v, options = {}) {
     this.#live('append');
+    checkKeys(options, 'append', 'kvCache.append');
+    const rope = checkRope(options.rope, 'kvCache.append: rope', this.dk);
     const { batch, kvHeads, dk, dv, capacity, layout } = this;
     const shape = (d, label) => (layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
     if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
@@ -222,8 +229,13 @@ export class PoolKVCache {
     if (this.#length + t > capacity) {
       throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${this.#length}); the cache is unchanged`);
     }
+    checkCacheRope(this.#length === 0 ? undefined : this.#rope, rope, 'kvCache.append');
     const first = this.#length;
+    // The keys turn here, at their positions in the whole cache, as one
+    // instance's append turns them; the holders store them as they come.
+    if (rope !== null) k = turnRows(this.#pool.local, k, layout, batch, kvHeads, t, dk, rope, () => first);
     this.#length += t;
+    this.#rope = rope;
     const sent = [];
     for (let s = Math.floor(first / SEGMENT_TOKENS); s * SEGMENT_TOKENS < first + t; s++) {
       const start = s * SEGMENT_TOKENS;
@@ -269,6 +281,8 @@ export class PoolKVCache {
     if (c.causal) o.causal = true;
     if (c.softcap) o.softcap = c.softcap;
     if (c.window) o.window = c.window;
+    // ALiBi's bias -slope (p - j) is the same for positions shifted alike.
+    if (c.alibi) o.alibi = c.alibi;
     o.queryOffset = c.queryOffsets ? Int32Array.from(c.queryOffsets, (x) => shift(x, start)) : shift(c.queryOffset, start);
     if (c.kvLengths) o.kvLengths = Int32Array.from(c.kvLengths, (x) => Math.min(Math.max(x - start, 0), n));
     if (c.mask) o.mask = sliceColumns(c.mask, Uint8Array, [batch, heads, nq], start, n, 0);
@@ -288,7 +302,11 @@ export class PoolKVCache {
   async attend(q, options = {}) {
     this.#live('attend');
     const c = attendCall(q, options, this, this.#length);
+    checkCacheRope(this.#rope, c.rope, 'kvCache.attend');
     const { batch, heads, nq, nk, dv } = c;
+    // The queries turn here, at their positions in the whole cache (the
+    // kernel's own turn, attn.rope), so each segment attends them as they are.
+    if (c.rope !== null) q = turnRows(this.#pool.local, q, this.layout, batch, heads, nq, c.dk, c.rope, (b) => (c.queryOffsets ? c.queryOffsets[b] : c.queryOffset));
 
     const calls = this.#holders.map(() => []);
     for (const [s, start, n] of this.#segments()) {
@@ -301,6 +319,7 @@ export class PoolKVCache {
       const { start, options: o } = calls[0][0];
       o.stats = c.stats;
       if (c.out) o.out = c.out;
+      if (c.sinks) o.sinks = c.sinks;
       return this.#here.attendOne(start, q, o);
     }
     const shape = { heads, nq, steps: c.steps };
@@ -321,6 +340,8 @@ export class PoolKVCache {
     const parts = [...(here ? [here] : []), ...(await Promise.all(asked))];
     const output = c.out ?? new Float32Array(batch * heads * nq * dv);
     const merge = new SoftmaxMerge(batch, heads, nq, dv, this.layout);
+    // A sink joins each row's denominator once, so it joins the merge, not the parts.
+    if (c.sinks) merge.addSinks(c.sinks);
     if (!c.steps) {
       for (const part of parts) merge.addState(part);
       const lse = merge.finish(output);

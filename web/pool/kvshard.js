@@ -44,6 +44,28 @@ export function placeTokens(flat, piece, layout, batch, kvHeads, t, d, from) {
 }
 
 /**
+ * A copy of flat q or k rows, (batch, heads, n, d) for layout 'bhsd' or
+ * (batch, n, heads, d) for 'bshd', turned by RoPE (checked settings `rope`)
+ * with row i of batch entry b at position position(b) + i: attn.rope's
+ * turn, which is the kernels' own, one call per batch entry.
+ */
+export function turnRows(attn, flat, layout, batch, heads, n, d, rope, position) {
+  const out = new Float32Array(flat.length);
+  const block = heads * n * d;
+  const staged = layout === 'bshd' ? new Float32Array(block) : null;
+  for (let b = 0; b < batch; b++) {
+    const src = flat.subarray(b * block, (b + 1) * block);
+    // bshd rows go through a (heads, n, d) copy and back.
+    if (staged) for (let i = 0; i < n; i++) for (let h = 0; h < heads; h++) staged.set(src.subarray((i * heads + h) * d, (i * heads + h + 1) * d), (h * n + i) * d);
+    const turned = attn.rope({ rows: heads * n, cols: d, data: staged ?? src }, { ...rope, heads, position: position(b) }).data;
+    const dst = out.subarray(b * block, (b + 1) * block);
+    if (!staged) dst.set(turned);
+    else for (let i = 0; i < n; i++) for (let h = 0; h < heads; h++) dst.set(turned.subarray((h * n + i) * d, (h * n + i + 1) * d), (i * heads + h) * d);
+  }
+  return out;
+}
+
+/**
  * The online softmax across parts of the keys. Each part gives its output
  * o_s (a softmax-weighted mean of its values) and lse_s = log sum_j
  * exp(logit_j) over its keys; per row (b, h, i) this keeps
@@ -92,6 +114,24 @@ export class SoftmaxMerge {
     this.l[r] += w * l;
     const ws = w * scale;
     for (let c = 0; c < dv; c++) acc[row + c] += ws * src[from + c];
+  }
+
+  /**
+   * Adds each head's sink (Float32Array(heads)) to its rows: a logit in the
+   * denominator with no value, as one call's softmax has it.
+   */
+  addSinks(sinks) {
+    const { heads, nq, m, l, acc, dv } = this;
+    for (let r = 0; r < m.length; r++) {
+      const s = sinks[Math.floor(r / nq) % heads];
+      if (s > m[r]) {
+        const f = Math.exp(m[r] - s);
+        l[r] *= f;
+        for (let c = 0; c < dv; c++) acc[r * dv + c] *= f;
+        m[r] = s;
+      }
+      l[r] += Math.exp(s - m[r]);
+    }
   }
 
   /** Adds a part's output (in the layout) and its lse (batch, heads, nq). */

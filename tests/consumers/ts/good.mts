@@ -1,5 +1,5 @@
 // A strict TypeScript consumer: must type-check.
-import { loadAttention, Matrix, NumpyRandom, type AttentionResult, type SdpaGradients, type SdpaOptions, type SdpaResult } from 'attention-wasm';
+import { float32ToFloat16, loadAttention, Matrix, NumpyRandom, type AttentionResult, type Float16ArrayLike, type SdpaGradients, type SdpaOptions, type SdpaResult } from 'attention-wasm';
 import 'attention-wasm/explorer';
 import { createAttentionPool } from 'attention-wasm/pool';
 
@@ -49,8 +49,22 @@ const pooledSteps: SdpaResult = await pool.sdpa(new Float32Array(4), new Float32
 const pooledEither: Float32Array | SdpaResult = await pool.sdpa(new Float32Array(4), new Float32Array(4), new Float32Array(4), small as SdpaOptions);
 const pooledMha: Matrix = (await pool.multiHeadAttention([[1, 2]], { wq: [[1], [0]], wk: [[1], [0]], wv: [[0], [1]], heads: 1 })).output;
 console.log(pooled.length, pooledStats.lse?.length, pooledSteps.weights?.length, pooledEither, pooledMha.rows, pool.stats.parts);
+// A pool cache: its dtype and bytes, and append with rope as KVCache#append.
+const poolCache = await pool.kvCache({ kvHeads: 1, dk: 2, capacity: 8, dtype: 'int8' });
+await poolCache.append(new Float32Array(2), new Float32Array(2), { rope: { theta: 500000 } });
+const poolBytes: number = poolCache.bytes, poolType: 'float32' | 'float16' | 'int8' = poolCache.dtype;
+console.log(poolBytes, poolType, (await poolCache.attend(new Float32Array(2), { rope: { theta: 500000 } })).length);
 pool.dispose();
 // float16 matrices through attention().
 const h = { rows: 1, cols: 2, data: new Uint16Array([0x3c00, 0]) };
 const halfOut: Uint16Array = attn.attention(h, h, h, { dtype: 'float16', causal: true }).output.data;
 console.log(halfOut.length);
+// Float16Array tensors, typed by their tag (this project's lib, ES2022, has no Float16Array).
+declare const f16: Float16ArrayLike;
+const f16Out: Float16ArrayLike = attn.sdpa(f16, f16, f16, { nq: 1, nk: 1, dk: 2, dv: 2 });
+const f16Stats = attn.sdpa(f16, f16, f16, { nq: 1, nk: 1, dk: 2, dv: 2, stats: true });
+const f16Matrix: Float16ArrayLike = attn.attention({ rows: 1, cols: 2, data: f16 }, { rows: 1, cols: 2, data: f16 }, { rows: 1, cols: 2, data: f16 }).output.data;
+const f16Made: Float16ArrayLike = float32ToFloat16([1, 2], f16);
+// attn.rope over a (heads, n, d) block.
+const turned: Matrix = attn.rope({ rows: 4, cols: 2, data: new Float32Array(8) }, { heads: 2, position: 3, theta: 500 });
+console.log(f16Out.length, f16Stats, f16Matrix.length, f16Made.length, turned.rows);
