@@ -199,6 +199,32 @@ s('truncate: the kept tokens attend as a cache that only held them; appends go o
   c.dispose();
 });
 
+s('holders keeping several segments back to back: decode in one call each, per segment where positions matter', async (ctx) => {
+  // Seven segments over three holders: the calling thread keeps 0, 3 and 6, the workers 1, 4 and 2, 5.
+  const n = 6 * SEGMENT_TOKENS + 333;
+  const c = await pair(ctx, { capacity: n + 40, chunks: [5000, n - 5000] });
+  const q = draw(4 * 8, 18), q3 = draw(4 * 3 * 8, 19);
+  await sameAttend(c, q, { heads: 4 }, 'decode');
+  await sameAttend(c, q, { heads: 4, causal: true, window: [-1, 0] }, 'causal decode at the newest position: nothing cut');
+  await sameAttend(c, q, { heads: 4, window: [n, -1], queryOffset: n - 1 }, 'a window wider than the cache');
+  await sameAttend(c, q, { heads: 4, causal: true, queryOffset: n - 2 }, 'causal decode one position back: the newest key cut');
+  await sameAttend(c, q, { heads: 4, window: [4 * SEGMENT_TOKENS, -1] }, 'a window that cuts the oldest segments');
+  await sameAttend(c, q3, { heads: 4, causal: true }, 'causal rows');
+  await sameAttend(c, q, { heads: 4, softcap: 3, scale: 0.5 }, 'softcap and scale');
+  assert.equal(await c.split.keys(), c.one.keys(), 'keys');
+  assert.equal(await c.split.values(), c.one.values(), 'values');
+  // Into the calling thread's second segment: its third and the workers' later segments go too.
+  const keep = 3 * SEGMENT_TOKENS + 5;
+  await c.split.truncate(keep);
+  c.one.truncate(keep);
+  const k = draw(2 * 40 * 8, 20), v = draw(2 * 40 * 8, 21);
+  c.one.append(k, v);
+  await c.split.append(k, v);
+  await sameAttend(c, q, { heads: 4 }, 'after truncate and append');
+  assert.equal(await c.split.keys(), c.one.keys(), 'keys after truncate and append');
+  c.dispose();
+});
+
 s('clear forgets every holder\'s tokens', async (ctx) => {
   const c = await pair(ctx, {});
   await c.split.clear();

@@ -189,10 +189,34 @@ export class KVCache {
    */
   attend(q, options = {}) {
     this.#live('attend');
-    const c = attendCall(q, options, this, this.#length);
-    c.kAt = this.#kAt; c.vAt = this.#vAt; c.kStrides = this.#strides(c.dk); c.vStrides = this.#strides(c.dv);
+    return this.#attend(q, options, 0, this.#length);
+  }
+
+  /**
+   * @internal attend over the held positions [from, from + n) alone, as if
+   * they were the whole cache (position from is position 0): a pool
+   * holder's one cache keeps several runs of positions back to back
+   * (web/pool/kvshard.js).
+   */
+  attendRange(q, options, from, n) {
+    this.#live('attend');
+    if (!Number.isInteger(from) || !Number.isInteger(n) || from < 0 || n < 0 || from + n > this.#length) {
+      throw new RangeError(`kvCache.attendRange: [${from}, ${from} + ${n}) is not within the ${this.#length} held tokens`);
+    }
+    return this.#attend(q, options, from, n);
+  }
+
+  #attend(q, options, from, n) {
+    const c = attendCall(q, options, this, n);
+    const e = ELEMENT_BYTES[this.dtype];
+    c.kStrides = this.#strides(c.dk); c.vStrides = this.#strides(c.dv);
+    // The row stride (the last) steps one position in either layout.
+    c.kAt = this.#kAt + from * c.kStrides[2] * e; c.vAt = this.#vAt + from * c.vStrides[2] * e;
     c.kvDtype = DTYPES[this.dtype];
-    if (this.dtype === 'int8') { c.kScalesAt = this.#kScalesAt; c.vScalesAt = this.#vScalesAt; c.scaleStrides = this.#strides(1); }
+    if (this.dtype === 'int8') {
+      c.scaleStrides = this.#strides(1);
+      c.kScalesAt = this.#kScalesAt + from * c.scaleStrides[2] * 4; c.vScalesAt = this.#vScalesAt + from * c.scaleStrides[2] * 4;
+    }
     c.ropeQueries = c.rope !== null; // the keys were turned at append
     return this.#wasm.sdpa(c);
   }

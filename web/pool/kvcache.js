@@ -277,6 +277,24 @@ export class PoolKVCache {
     return o;
   }
 
+  // Whether no key of the held ones is barred by a position in call c, so
+  // every holder may attend all it keeps in one call: no option that names
+  // columns or positions (mask, bias, kvLengths, ALiBi, steps), and causal
+  // and window, if set, cut no held key for any row.
+  #positionFree(c) {
+    if (c.steps || c.mask || c.bias || c.kvLengths || c.alibi) return false;
+    if (!c.causal && !c.window) return true;
+    const last = this.#length - 1;
+    for (let b = 0; b < c.batch; b++) {
+      const offset = c.queryOffsets ? c.queryOffsets[b] : c.queryOffset;
+      // Row 0 sees the fewest keys on the right, row nq - 1 on the left.
+      if (c.causal && offset < last) return false;
+      if (c.window && c.window[1] >= 0 && offset + c.window[1] < last) return false;
+      if (c.window && c.window[0] >= 0 && offset + c.nq - 1 - c.window[0] > 0) return false;
+    }
+    return true;
+  }
+
   /**
    * Attention of q over the held keys and values, as Attention#kvCache's
    * attend: the same options, defaults, errors and result, as a Promise.
@@ -293,27 +311,33 @@ export class PoolKVCache {
     const calls = this.#holders.map(() => []);
     for (const [s, start, n] of this.#segments()) {
       const o = this.#segmentOptions(c, start, n);
-      if (o !== null) calls[this.#owner(s)].push({ start, options: o });
+      if (o !== null) calls[this.#owner(s)].push({ start, n, options: o });
     }
     if (calls[0].length === 1 && calls.every((list, h) => h === 0 || list.length === 0)) {
       // One part, on the calling thread: it is the whole result (the others
       // would weigh 0), so it is asked for exactly what the caller asked.
-      const { start, options: o } = calls[0][0];
+      const { start, n, options: o } = calls[0][0];
       o.stats = c.stats;
       if (c.out) o.out = c.out;
-      return this.#here.attendOne(start, q, o);
+      return this.#here.attendOne(start, n, q, o);
+    }
+    // Options that hold no position: each holder attends all it keeps in one call.
+    let whole = null;
+    if (this.#positionFree(c)) {
+      whole = { heads, nq, scale: c.scale, stats: true };
+      if (c.softcap) whole.softcap = c.softcap;
     }
     const shape = { heads, nq, steps: c.steps };
     const asked = [];
     for (let h = 1; h < calls.length; h++) {
       if (calls[h].length === 0) continue;
       const qc = q.slice();
-      asked.push(this.#send(this.#holders[h], { op: 'attend', q: qc, calls: calls[h], shape }, [qc.buffer]));
+      asked.push(this.#send(this.#holders[h], { op: 'attend', q: qc, calls: whole ? { whole } : calls[h], shape }, [qc.buffer]));
     }
     // The calling thread attends its segments while the workers attend theirs.
     let here = null;
     try {
-      if (calls[0].length > 0) here = this.#here.attend(q, calls[0], shape);
+      if (calls[0].length > 0) here = this.#here.attend(q, whole ? { whole } : calls[0], shape);
     } catch (err) {
       for (const p of asked) p.catch(() => {});
       throw err;
