@@ -225,6 +225,27 @@ s('holders keeping several segments back to back: decode in one call each, per s
   c.dispose();
 });
 
+s('sinks join each row once, ALiBi biases by position: decode, causal rows, rows without keys, steps', async (ctx) => {
+  const n = 4 * SEGMENT_TOKENS + 100;
+  const c = await pair(ctx, { capacity: n, chunks: [n] });
+  const q = draw(4 * 8, 22), q3 = draw(4 * 3 * 8, 23);
+  // Large enough to hold a share of every row against thousands of keys.
+  const sinks = Float32Array.of(12, -1, 9, 15);
+  await sameAttend(c, q, { heads: 4, sinks }, 'sinks, decode');
+  await sameAttend(c, q3, { heads: 4, sinks, causal: true, queryOffset: -1 }, 'sinks, rows without keys');
+  await sameAttend(c, q, { heads: 4, alibi: true }, 'ALiBi, decode');
+  await sameAttend(c, q3, { heads: 4, alibi: Float32Array.of(0.5, 0.25, 0.1, 0.01), sinks, causal: true, window: [5000, 0] }, 'ALiBi slopes, sinks, causal window');
+  const options = { heads: 4, steps: true, stats: true, sinks, alibi: true, window: [3000, 0], queryOffset: 4000 };
+  const a = await c.split.attend(q, options), b = c.one.attend(q, options);
+  for (const name of ['output', 'scores', 'scaled', 'logits', 'weights']) close(a[name], b[name], `steps: ${name}`);
+  closeLse(a.lse, b.lse, 'steps: lse');
+  c.dispose();
+  // A cache in segment 0 alone: the caller's own options, sinks and ALiBi included.
+  const small = await pair(ctx, { capacity: 100, chunks: [100] });
+  await sameAttend(small, q, { heads: 4, sinks, alibi: true }, 'one segment');
+  small.dispose();
+});
+
 s('clear forgets every holder\'s tokens', async (ctx) => {
   const c = await pair(ctx, {});
   await c.split.clear();

@@ -269,6 +269,8 @@ export class PoolKVCache {
     if (c.causal) o.causal = true;
     if (c.softcap) o.softcap = c.softcap;
     if (c.window) o.window = c.window;
+    // ALiBi's bias -slope (p - j) is the same with both positions shifted by start.
+    if (c.alibi) o.alibi = c.alibi;
     o.queryOffset = c.queryOffsets ? Int32Array.from(c.queryOffsets, (x) => shift(x, start)) : shift(c.queryOffset, start);
     if (c.kvLengths) o.kvLengths = Int32Array.from(c.kvLengths, (x) => Math.min(Math.max(x - start, 0), n));
     if (c.mask) o.mask = sliceColumns(c.mask, Uint8Array, [batch, heads, nq], start, n, 0);
@@ -308,9 +310,16 @@ export class PoolKVCache {
     const c = attendCall(q, options, this, this.#length);
     const { batch, heads, nq, nk, dv } = c;
 
+    // Options that hold no position: each holder attends all it keeps in one
+    // call. A cache in segment 0 alone takes the path below (the caller's own options).
+    let whole = null;
+    if (this.#length > SEGMENT_TOKENS && this.#positionFree(c)) {
+      whole = { heads, nq, scale: c.scale, stats: true };
+      if (c.softcap) whole.softcap = c.softcap;
+    }
     const calls = this.#holders.map(() => []);
     for (const [s, start, n] of this.#segments()) {
-      const o = this.#segmentOptions(c, start, n);
+      const o = whole ?? this.#segmentOptions(c, start, n);
       if (o !== null) calls[this.#owner(s)].push({ start, n, options: o });
     }
     if (calls[0].length === 1 && calls.every((list, h) => h === 0 || list.length === 0)) {
@@ -319,13 +328,8 @@ export class PoolKVCache {
       const { start, n, options: o } = calls[0][0];
       o.stats = c.stats;
       if (c.out) o.out = c.out;
+      if (c.sinks) o.sinks = c.sinks;
       return this.#here.attendOne(start, n, q, o);
-    }
-    // Options that hold no position: each holder attends all it keeps in one call.
-    let whole = null;
-    if (this.#positionFree(c)) {
-      whole = { heads, nq, scale: c.scale, stats: true };
-      if (c.softcap) whole.softcap = c.softcap;
     }
     const shape = { heads, nq, steps: c.steps };
     const asked = [];
@@ -345,6 +349,8 @@ export class PoolKVCache {
     const parts = [...(here ? [here] : []), ...(await Promise.all(asked))];
     const output = c.out ?? new Float32Array(batch * heads * nq * dv);
     const merge = new SoftmaxMerge(batch, heads, nq, dv, this.layout);
+    // Sinks join each row's denominator once: here, not in every part.
+    if (c.sinks) merge.addSinks(c.sinks);
     if (!c.steps) {
       for (const part of parts) merge.addState(part);
       const lse = merge.finish(output);

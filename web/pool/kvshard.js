@@ -90,8 +90,18 @@ export class SoftmaxMerge {
     }
     const w = Math.exp(lse - m[r]);
     this.l[r] += w * l;
+    if (src === null) return;
     const ws = w * scale;
     for (let c = 0; c < dv; c++) acc[row + c] += ws * src[from + c];
+  }
+
+  /**
+   * Adds attention sinks (a logit per head, c/attention.h): each joins its
+   * head's rows' denominators once, with no value, as if a part held it alone.
+   */
+  addSinks(sinks) {
+    const { heads, nq } = this;
+    for (let r = 0; r < this.m.length; r++) this.#add(r, sinks[Math.floor(r / nq) % heads], 1, null, 0, 0);
   }
 
   /** Adds a part's output (in the layout) and its lse (batch, heads, nq). */
