@@ -1,8 +1,9 @@
 // The pool's split KV cache (pool.kvCache, web/pool/kvcache.js) against one
 // instance's cache (attn.kvCache) of the same module: attend agrees within
 // POOL_VS_ONE for GQA, causal rows, windows, batch > 1 with kvLengths,
-// masks and biases, the 'bshd' layout, steps; appends of one token and of
-// many; a cache crossing the small-cache threshold (SEGMENT_TOKENS, below
+// masks and biases, the 'bshd' layout, steps, sinks and ALiBi, holders
+// keeping several segments (one call each, or one per segment where
+// positions matter); appends of one token and of many; rope refused; a cache crossing the small-cache threshold (SEGMENT_TOKENS, below
 // which it is the one instance's result bit for bit); truncate, clear,
 // keys and values; the same errors, before any worker is asked; dispose
 // returns the workers' memory; a worker's death loses the cache, loudly. Node 20 needs a flag for relaxed SIMD:
@@ -335,6 +336,18 @@ async function rejectsWith(promise, E, start) {
   }
   assert.unreachable(`expected a ${E.name}`);
 }
+
+e('rope is refused, not dropped: append and attend reject with a TypeError and the cache is unchanged', async (ctx) => {
+  const c = await pair(ctx, { capacity: LONG + 1, chunks: [LONG] });
+  const k = draw(2 * 8, 24), v = draw(2 * 8, 25), q = draw(4 * 8, 26);
+  await rejectsWith(c.split.append(k, v, { rope: true }), TypeError, 'kvCache.append: a pool cache does not take rope');
+  await rejectsWith(c.split.append(k, v, { rope: { theta: 500000 } }), TypeError, 'kvCache.append: a pool cache does not take rope');
+  assert.is(c.split.length, LONG);
+  await assertSameError(() => c.split.append(k, v, { turn: true }), () => c.one.append(k, v, { turn: true }));
+  await rejectsWith(c.split.attend(q, { heads: 4, rope: true }), TypeError, 'kvCache.attend: a pool cache does not take rope');
+  await sameAttend(c, q, { heads: 4, rope: false }, 'rope: false');
+  c.dispose();
+});
 
 e('dispose returns the workers\' memory: caches of 1.5 GiB per worker, made and disposed four times', async ({ pool }) => {
   // Each worker holds about half of the capacity; four such caches at once

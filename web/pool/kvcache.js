@@ -10,15 +10,20 @@
 // not one contiguous range per holder: a cache fills from position 0, so
 // ranges fixed by the capacity would leave every holder but the first idle
 // until the cache is a capacity / threads full, whereas segments keep the
-// holders within one segment of each other at every length. Each segment is
-// an ordinary single-instance cache holding consecutive positions, so its
-// keys are read in place and every option translates exactly: a segment
-// starting at position s sees queryOffset - s, kvLengths - s (clamped to
-// what it holds) and the columns [s, s + n) of a mask or bias; causal and
-// window are relative to the query's position and stay as they are.
+// holders within one segment of each other at every length. A holder keeps
+// its segments back to back in one single-instance cache (kvshard.js), read
+// in place. When no option depends on positions (a decode step: no mask,
+// bias, kvLengths, ALiBi or steps, and causal or window cutting no held key)
+// each holder attends all it keeps in one call. Otherwise each segment is
+// attended alone, and every option translates exactly: a segment starting
+// at position s sees queryOffset - s, kvLengths - s (clamped to what it
+// holds) and the columns [s, s + n) of a mask or bias; causal, window and
+// ALiBi are relative to the query's position and stay as they are.
 // Segments with no key any query may see (outside every window, past every
-// kvLengths) are not asked. An append costs one copy of its tokens and one
-// message per worker it reaches (none while the cache is in segment 0).
+// kvLengths) are not asked. Sinks join the merge once, on the calling
+// thread. RoPE is refused (see NO_ROPE). An append costs one copy of its
+// tokens and one message per worker it reaches (none while the cache is in
+// segment 0).
 //
 // A cache of at most SEGMENT_TOKENS tokens lives in segment 0 alone: it is
 // attended on the calling thread, with no message, and only longer caches
@@ -37,6 +42,11 @@ import { Shard, SoftmaxMerge, placeTokens, sliceTokens } from './kvshard.js';
 export const SEGMENT_TOKENS = 2048;
 
 let nextId = 1;
+
+// A holder's cache turns keys at its own positions, not the cache's, and a
+// holder's one call covers positions of several segments: RoPE here would
+// need keys and queries turned at their positions in the whole cache.
+const NO_ROPE = (fn) => `${fn}: a pool cache does not take rope; turn q and k before the call (attn.rope), or use one instance's cache`;
 
 /**
  * Makes a pool cache: pool is { local, workers, threads, callerShare, live }
@@ -210,8 +220,10 @@ export class PoolKVCache {
    * Calls may follow without awaiting: each holder takes them in order.
    * @returns {Promise<void>}
    */
-  async append(k, v) {
+  async append(k, v, options = {}) {
     this.#live('append');
+    checkKeys(options, 'append', 'kvCache.append');
+    if (options.rope != null && options.rope !== false) throw new TypeError(NO_ROPE('kvCache.append'));
     const { batch, kvHeads, dk, dv, capacity, layout } = this;
     const shape = (d, label) => (layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
     if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
@@ -308,6 +320,7 @@ export class PoolKVCache {
   async attend(q, options = {}) {
     this.#live('attend');
     const c = attendCall(q, options, this, this.#length);
+    if (c.rope) throw new TypeError(NO_ROPE('kvCache.attend'));
     const { batch, heads, nq, nk, dv } = c;
 
     // Options that hold no position: each holder attends all it keeps in one
