@@ -35,8 +35,8 @@ const draw = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i 
 const LONG = 2 * SEGMENT_TOKENS + 904; // three segments, the last partly held
 
 // A pool cache and one instance's, holding the same tokens.
-async function pair({ pool, attn }, { batch = 1, kvHeads = 2, dk = 8, dv = dk, capacity = LONG, layout, chunks = [LONG] }) {
-  const options = { batch, kvHeads, dk, dv, capacity, ...(layout ? { layout } : {}) };
+async function pair({ pool, attn }, { batch = 1, kvHeads = 2, dk = 8, dv = dk, capacity = LONG, layout, dtype, chunks = [LONG] }) {
+  const options = { batch, kvHeads, dk, dv, capacity, ...(layout ? { layout } : {}), ...(dtype ? { dtype } : {}) };
   const one = attn.kvCache(options);
   const split = await pool.kvCache(options);
   let seed = 10;
@@ -245,6 +245,23 @@ s('sinks join each row once, ALiBi biases by position: decode, causal rows, rows
   const small = await pair(ctx, { capacity: 100, chunks: [100] });
   await sameAttend(small, q, { heads: 4, sinks, alibi: true }, 'one segment');
   small.dispose();
+});
+
+s('float16 and int8 caches, both layouts: held in place by every holder, equal to one instance\'s of the dtype', async (ctx) => {
+  const n = 5 * SEGMENT_TOKENS + 77;
+  const q = draw(2 * 4 * 8, 27), q2 = draw(2 * 2 * 4 * 8, 28);
+  for (const dtype of ['float16', 'int8']) {
+    for (const layout of ['bhsd', 'bshd']) {
+      const what = `${dtype}, ${layout}`;
+      const c = await pair(ctx, { batch: 2, dtype, layout, capacity: n, chunks: [3000, n - 3000] });
+      await sameAttend(c, q, { heads: 4 }, `${what}: decode`);
+      await sameAttend(c, q, { heads: 4, window: [2 * SEGMENT_TOKENS + 9, -1] }, `${what}: a window that cuts`);
+      await sameAttend(c, q2, { heads: 4, causal: true, kvLengths: Int32Array.of(n, 3 * SEGMENT_TOKENS + 1) }, `${what}: causal rows, kvLengths`);
+      assert.equal(await c.split.keys(), c.one.keys(), `${what}: keys`);
+      assert.equal(await c.split.values(), c.one.values(), `${what}: values`);
+      c.dispose();
+    }
+  }
 });
 
 s('clear forgets every holder\'s tokens', async (ctx) => {
