@@ -3,7 +3,7 @@
 // POOL_VS_ONE for GQA, causal rows, windows, batch > 1 with kvLengths,
 // masks and biases, the 'bshd' layout, steps, sinks and ALiBi, holders
 // keeping several segments (one call each, or one per segment where
-// positions matter); appends of one token and of many; rope refused; a cache crossing the small-cache threshold (SEGMENT_TOKENS, below
+// positions matter), RoPE; appends of one token and of many; a cache crossing the small-cache threshold (SEGMENT_TOKENS, below
 // which it is the one instance's result bit for bit); truncate, clear,
 // keys and values; the same errors, before any worker is asked; dispose
 // returns the workers' memory; a worker's death loses the cache, loudly. Node 20 needs a flag for relaxed SIMD:
@@ -35,15 +35,15 @@ const draw = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i 
 const LONG = 2 * SEGMENT_TOKENS + 904; // three segments, the last partly held
 
 // A pool cache and one instance's, holding the same tokens.
-async function pair({ pool, attn }, { batch = 1, kvHeads = 2, dk = 8, dv = dk, capacity = LONG, layout, dtype, chunks = [LONG] }) {
+async function pair({ pool, attn }, { batch = 1, kvHeads = 2, dk = 8, dv = dk, capacity = LONG, layout, dtype, rope, chunks = [LONG] }) {
   const options = { batch, kvHeads, dk, dv, capacity, ...(layout ? { layout } : {}), ...(dtype ? { dtype } : {}) };
   const one = attn.kvCache(options);
   const split = await pool.kvCache(options);
   let seed = 10;
   for (const t of chunks) {
     const k = draw(batch * kvHeads * t * dk, seed++), v = draw(batch * kvHeads * t * dv, seed++);
-    one.append(k, v);
-    await split.append(k, v);
+    one.append(k, v, rope ? { rope } : {});
+    await split.append(k, v, rope ? { rope } : {});
   }
   return { one, split, dispose() { one.dispose(); split.dispose(); } };
 }
@@ -264,6 +264,33 @@ s('float16 and int8 caches, both layouts: held in place by every holder, equal t
   }
 });
 
+s('RoPE: keys turned at their positions in the whole cache, queries at theirs; every path, compact caches, bshd', async (ctx) => {
+  const n = 4 * SEGMENT_TOKENS + 300;
+  const q = draw(2 * 4 * 8, 29), q3 = draw(2 * 3 * 4 * 8, 30);
+  const cases = [
+    { rope: true, chunks: [5, 3000, n - 3005] },
+    { rope: { theta: 500000, dims: 4, interleaved: true }, layout: 'bshd', chunks: [n] },
+    { rope: true, dtype: 'int8', chunks: [2047, n - 2047] },
+    { rope: { dims: 6 }, dtype: 'float16', layout: 'bshd', chunks: [4000, n - 4000] },
+  ];
+  for (const { rope, ...options } of cases) {
+    const what = `${JSON.stringify(rope)} ${options.dtype ?? 'float32'} ${options.layout ?? 'bhsd'}`;
+    const c = await pair(ctx, { batch: 2, capacity: n, rope, ...options });
+    await sameAttend(c, q, { heads: 4, rope }, `${what}: decode`);
+    await sameAttend(c, q, { heads: 4, rope, causal: true, queryOffset: Int32Array.of(n - 1, 7000) }, `${what}: causal, offsets per entry`);
+    await sameAttend(c, q3, { heads: 4, rope, causal: true, alibi: true }, `${what}: causal rows, ALiBi`);
+    await sameAttend(c, q, { heads: 4, rope, window: [1000, 0], queryOffset: 3 * SEGMENT_TOKENS + 10 }, `${what}: a window`);
+    assert.equal(await c.split.keys(), c.one.keys(), `${what}: the turned keys`);
+    c.dispose();
+  }
+  // A cache in segment 0 alone: one instance's bits.
+  const small = await pair(ctx, { capacity: 300, rope: true, chunks: [100, 200] });
+  const qs = draw(4 * 8, 31);
+  const a = await small.split.attend(qs, { heads: 4, rope: true }), b = small.one.attend(qs, { heads: 4, rope: true });
+  assert.equal(Array.from(a), Array.from(b), 'one segment: bits');
+  small.dispose();
+});
+
 s('clear forgets every holder\'s tokens', async (ctx) => {
   const c = await pair(ctx, {});
   await c.split.clear();
@@ -353,18 +380,6 @@ async function rejectsWith(promise, E, start) {
   }
   assert.unreachable(`expected a ${E.name}`);
 }
-
-e('rope is refused, not dropped: append and attend reject with a TypeError and the cache is unchanged', async (ctx) => {
-  const c = await pair(ctx, { capacity: LONG + 1, chunks: [LONG] });
-  const k = draw(2 * 8, 24), v = draw(2 * 8, 25), q = draw(4 * 8, 26);
-  await rejectsWith(c.split.append(k, v, { rope: true }), TypeError, 'kvCache.append: a pool cache does not take rope');
-  await rejectsWith(c.split.append(k, v, { rope: { theta: 500000 } }), TypeError, 'kvCache.append: a pool cache does not take rope');
-  assert.is(c.split.length, LONG);
-  await assertSameError(() => c.split.append(k, v, { turn: true }), () => c.one.append(k, v, { turn: true }));
-  await rejectsWith(c.split.attend(q, { heads: 4, rope: true }), TypeError, 'kvCache.attend: a pool cache does not take rope');
-  await sameAttend(c, q, { heads: 4, rope: false }, 'rope: false');
-  c.dispose();
-});
 
 e('dispose returns the workers\' memory: caches of 1.5 GiB per worker, made and disposed four times', async ({ pool }) => {
   // Each worker holds about half of the capacity; four such caches at once

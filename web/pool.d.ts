@@ -1,5 +1,5 @@
 // Types for attention-wasm/pool (web/pool.js).
-import type { AttendOptions, Isa, KVCacheOptions, LoadOptions, MatrixLike, MultiHeadOptions, MultiHeadResult, SdpaOptions, SdpaResult } from './attention.js';
+import type { AttendOptions, Isa, KVCacheOptions, LoadOptions, MatrixLike, MultiHeadOptions, MultiHeadResult, RopeOptions, SdpaOptions, SdpaResult } from './attention.js';
 
 export interface PoolOptions extends LoadOptions {
   /** Workers. Default: navigator.hardwareConcurrency (browser) or os.availableParallelism() (Node). */
@@ -63,8 +63,11 @@ export declare class PoolKVCache {
   readonly layout: 'bhsd' | 'bshd';
   /** Tokens held. */
   readonly length: number;
-  /** Appends t >= 1 tokens, as KVCache#append; past the capacity it rejects and the cache is unchanged. */
-  append(k: Float32Array, v: Float32Array): Promise<void>;
+  /**
+   * Appends t >= 1 tokens, as KVCache#append (with rope the keys turn at their positions in the
+   * whole cache); past the capacity it rejects and the cache is unchanged.
+   */
+  append(k: Float32Array, v: Float32Array, options?: { rope?: boolean | RopeOptions | null }): Promise<void>;
   /** A copy of the held keys, (batch, kvHeads, length, dk) in the cache's layout. */
   keys(): Promise<Float32Array>;
   /** A copy of the held values, (batch, kvHeads, length, dv) in the cache's layout. */

@@ -89,7 +89,21 @@ export class KVCache {
   append(k, v, options = {}) {
     this.#live('append');
     checkKeys(options, 'append', 'kvCache.append');
-    const rope = checkRope(options.rope, 'kvCache.append: rope', this.dk);
+    this.#append(k, v, checkRope(options.rope, 'kvCache.append: rope', this.dk), this.#length);
+  }
+
+  /**
+   * @internal append with the keys turned (by a checked rope, or none) at
+   * positions position .. position + t - 1 rather than at the held length:
+   * a pool holder's one cache keeps runs of the whole cache's positions
+   * back to back (web/pool/kvshard.js).
+   */
+  appendAt(k, v, rope, position) {
+    this.#live('append');
+    this.#append(k, v, rope, position);
+  }
+
+  #append(k, v, rope, position) {
     const { batch, kvHeads, dk, dv, capacity } = this;
     const shape = (d, label) => (this.layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
     if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
@@ -104,11 +118,11 @@ export class KVCache {
       const f32 = this.#wasm.f32();
       this.#copy(f32, k, this.#kAt >>> 2, dk, t, true);
       this.#copy(f32, v, this.#vAt >>> 2, dv, t, true);
-      if (rope) ropeKeys(this.#wasm, this.#kAt, this.#strides(dk), this, t, this.#length, rope);
+      if (rope) ropeKeys(this.#wasm, this.#kAt, this.#strides(dk), this, t, position, rope, this.#length);
     } else {
       // A compact cache's keys turn first, as float32 where kvWrite stages
       // them in wasm memory (laid out as k), then are written compact.
-      const turn = rope ? (at) => ropeKeys(this.#wasm, at, this.#flatStrides(dk, t), this, t, this.#length, rope, 0) : undefined;
+      const turn = rope ? (at) => ropeKeys(this.#wasm, at, this.#flatStrides(dk, t), this, t, position, rope, 0) : undefined;
       this.#wasm.kvWrite(DTYPES[this.dtype], k, dk, this.#runs(dk, t, this.#kAt, this.#kScalesAt, this.#length), turn);
       this.#wasm.kvWrite(DTYPES[this.dtype], v, dv, this.#runs(dv, t, this.#vAt, this.#vScalesAt, this.#length));
     }

@@ -21,9 +21,10 @@
 // ALiBi are relative to the query's position and stay as they are.
 // Segments with no key any query may see (outside every window, past every
 // kvLengths) are not asked. Sinks join the merge once, on the calling
-// thread. RoPE is refused (see NO_ROPE). An append costs one copy of its
-// tokens and one message per worker it reaches (none while the cache is in
-// segment 0).
+// thread. With RoPE, keys turn at append at their positions in the whole
+// cache (not the holder's), and q turns once on the calling thread at its
+// own, so no part turns anything. An append costs one copy of its tokens and
+// one message per worker it reaches (none while the cache is in segment 0).
 //
 // A cache of at most SEGMENT_TOKENS tokens lives in segment 0 alone: it is
 // attended on the calling thread, with no message, and only longer caches
@@ -35,18 +36,13 @@
 
 import { MAX_ARENA_BYTES, formatBytes } from '../core/instance.js';
 import { describe } from '../core/matrix.js';
-import { WINDOW_MAX, attendCall, checkCount, checkKeys, checkLayout } from '../core/options.js';
-import { Shard, SoftmaxMerge, placeTokens, sliceTokens } from './kvshard.js';
+import { WINDOW_MAX, attendCall, checkCount, checkKeys, checkLayout, checkRope } from '../core/options.js';
+import { Shard, SoftmaxMerge, placeTokens, sliceTokens, turnQueries } from './kvshard.js';
 
 /** Positions per segment, and the length up to which a cache stays on the calling thread. */
 export const SEGMENT_TOKENS = 2048;
 
 let nextId = 1;
-
-// A holder's cache turns keys at its own positions, not the cache's, and a
-// holder's one call covers positions of several segments: RoPE here would
-// need keys and queries turned at their positions in the whole cache.
-const NO_ROPE = (fn) => `${fn}: a pool cache does not take rope; turn q and k before the call (attn.rope), or use one instance's cache`;
 
 /**
  * Makes a pool cache: pool is { local, workers, threads, callerShare, live }
@@ -216,15 +212,17 @@ export class PoolKVCache {
   /**
    * Appends t >= 1 tokens: k flat (batch, kvHeads, t, dk) and v (batch,
    * kvHeads, t, dv), or (batch, t, kvHeads, d) for layout 'bshd'. Past the
-   * capacity it rejects with a RangeError and the cache is unchanged.
+   * capacity it rejects with a RangeError and the cache is unchanged. With
+   * options.rope the keys turn at their positions in the whole cache, as one
+   * instance's cache turns them, wherever they are held.
    * Calls may follow without awaiting: each holder takes them in order.
    * @returns {Promise<void>}
    */
   async append(k, v, options = {}) {
     this.#live('append');
     checkKeys(options, 'append', 'kvCache.append');
-    if (options.rope != null && options.rope !== false) throw new TypeError(NO_ROPE('kvCache.append'));
     const { batch, kvHeads, dk, dv, capacity, layout } = this;
+    const rope = checkRope(options.rope, 'kvCache.append: rope', dk);
     const shape = (d, label) => (layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
     if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
     if (!(v instanceof Float32Array)) throw new TypeError(`kvCache.append: v must be a Float32Array ${shape(dv, 'dv')}, got ${describe(v)}`);
@@ -246,11 +244,11 @@ export class PoolKVCache {
         // The calling thread's segment copies the tokens into its memory itself.
         const kp = whole ? k : sliceTokens(k, layout, batch, kvHeads, t, dk, from, to);
         const vp = whole ? v : sliceTokens(v, layout, batch, kvHeads, t, dv, from, to);
-        this.#here.append(start, kp, vp);
+        this.#here.append(start, kp, vp, rope, first + from);
       } else {
         const kp = whole ? k.slice() : sliceTokens(k, layout, batch, kvHeads, t, dk, from, to);
         const vp = whole ? v.slice() : sliceTokens(v, layout, batch, kvHeads, t, dv, from, to);
-        sent.push(this.#change(holder, { op: 'append', start, k: kp, v: vp }, [kp.buffer, vp.buffer]));
+        sent.push(this.#change(holder, { op: 'append', start, k: kp, v: vp, rope, position: first + from }, [kp.buffer, vp.buffer]));
       }
     }
     await Promise.all(sent);
@@ -320,7 +318,6 @@ export class PoolKVCache {
   async attend(q, options = {}) {
     this.#live('attend');
     const c = attendCall(q, options, this, this.#length);
-    if (c.rope) throw new TypeError(NO_ROPE('kvCache.attend'));
     const { batch, heads, nq, nk, dv } = c;
 
     // Options that hold no position: each holder attends all it keeps in one
@@ -342,8 +339,11 @@ export class PoolKVCache {
       o.stats = c.stats;
       if (c.out) o.out = c.out;
       if (c.sinks) o.sinks = c.sinks;
+      if (c.rope) o.rope = c.rope; // segment 0: its positions are the cache's
       return this.#here.attendOne(start, n, q, o);
     }
+    // The parts' positions are not the cache's: q turns here, once, at its own.
+    if (c.rope) q = turnQueries(q, c, c.queryOffsets ?? Array(batch).fill(c.queryOffset), c.rope);
     const shape = { heads, nq, steps: c.steps };
     const asked = [];
     for (let h = 1; h < calls.length; h++) {

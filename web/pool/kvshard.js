@@ -44,6 +44,43 @@ export function placeTokens(flat, piece, layout, batch, kvHeads, t, d, from) {
 }
 
 /**
+ * q turned by RoPE (a checked { theta, dims, interleaved }) in a new array,
+ * as the kernels turn queries (c/kernels/f32-rope.h): row i of batch entry
+ * b at position offsets[b] + i, pair c by the angle p w_c with w_c =
+ * theta^(-2c / dims), cos and sin in float64 rounded to float32, each
+ * product of the turn rounded to float32. q is (batch, heads, nq, dk), or
+ * (batch, nq, heads, dk) for layout 'bshd'. The C side computes the same
+ * float64 values by other steps, so a table entry may differ by one float32
+ * ulp from the kernel's: rounding, as the merge's.
+ */
+export function turnQueries(q, { batch, heads, nq, dk, layout }, offsets, { theta, dims, interleaved }) {
+  const out = q.slice();
+  const half = dims / 2, logTheta = Math.log(Math.fround(theta));
+  const w = Float64Array.from({ length: half }, (_, c) => Math.exp((-2 * c / dims) * logTheta));
+  const cos = new Float32Array(half), sin = new Float32Array(half);
+  const f = Math.fround;
+  for (let b = 0; b < batch; b++) {
+    for (let i = 0; i < nq; i++) {
+      const p = offsets[b] + i;
+      for (let c = 0; c < half; c++) {
+        cos[c] = Math.cos(p * w[c]);
+        sin[c] = Math.sin(p * w[c]);
+      }
+      for (let h = 0; h < heads; h++) {
+        const row = (layout === 'bshd' ? (b * nq + i) * heads + h : (b * heads + h) * nq + i) * dk;
+        for (let c = 0; c < half; c++) {
+          const ia = row + (interleaved ? 2 * c : c), ib = interleaved ? ia + 1 : ia + half;
+          const a = q[ia], x = q[ib];
+          out[ia] = f(a * cos[c]) - f(x * sin[c]);
+          out[ib] = f(x * cos[c]) + f(a * sin[c]);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
  * The online softmax across parts of the keys. Each part gives its output
  * o_s (a softmax-weighted mean of its values) and lse_s = log sum_j
  * exp(logit_j) over its keys; per row (b, h, i) this keeps
@@ -180,10 +217,15 @@ export class Shard {
     return s;
   }
 
-  /** Appends tokens (in the cache's layout) to the segment at `start`: the end of what the holder keeps. */
-  append(start, k, v) {
+  /**
+   * Appends tokens (in the cache's layout) to the segment at `start`: the
+   * end of what the holder keeps; with a rope the keys turn at their
+   * positions in the whole cache, position ...
+   */
+  append(start, k, v, rope = null, position = 0) {
     this.#offset(start);
-    this.#cache.append(k, v);
+    if (rope) this.#cache.appendAt(k, v, rope, position);
+    else this.#cache.append(k, v);
   }
 
   /** attend over the `n` held tokens of the segment at `start` alone, with its options as given. */
