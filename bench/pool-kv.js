@@ -1,15 +1,19 @@
 #!/usr/bin/env node
 // pool-kv.js - one decode step from a KV cache: the pool's split cache
-// (pool.kvCache, web/pool/kvcache.js) with 2 threads against one instance's
-// cache on the calling thread (the same module), and onnxruntime-web's
+// (pool.kvCache, web/pool/kvcache.js) with 2 threads, and with 1 (every
+// segment on the calling thread: what the split itself costs), against one
+// instance's cache on the calling thread (the same module), float32 and
+// int8 each against its own dtype, and onnxruntime-web's
 // standard Attention op (opset 23) with past key/value at the same shape,
 // numThreads 1 and 2, each in a worker thread of its own, warmed up
 // (bench/ort-worker.js). Shape: one layer of a Llama-3.2-1B-like model,
 // 32 query heads over 8 kv heads, d = 64, one query row, nk keys.
 // Contenders run interleaved round by round (each round starts at the next
 // contender); cells are medians, ratios medians of per-round ratios to the
-// one instance (above 1: faster). Before timing, the pool's output is
-// checked against the one instance's.
+// one instance of the same dtype (above 1: faster). The load average is
+// read after every round: on a machine shared with other work a 2-thread
+// ratio says little. Before timing, the pool's output is checked against
+// the one instance's.
 //   node bench/pool-kv.js [--quick] [--nk 4096,32768] [--no-ort]
 // bench/run.js runs it at the end of npm run bench (Node 20 needs
 // --experimental-wasm-relaxed-simd for the relaxed module; without it this
@@ -88,6 +92,7 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
   const { heads, kvHeads, d } = POOL_KV_SHAPE;
   const single = await loadAttention();
   const pool = await createAttentionPool({ threads: 2, callerShare: true });
+  const pool1 = await createAttentionPool({ threads: 1, callerShare: true });
   const dtypes = CALL_OPTIONS.kvCache.includes('dtype') ? ['float32', 'int8'] : ['float32'];
   const results = [];
   for (const nk of lengths) {
@@ -95,6 +100,7 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
     const k = random(kvHeads * nk * d, 2), v = random(kvHeads * nk * d, 3), q = random(heads * d, 1);
     const list = [];
     const caches = [];
+    const base = []; // each contender's one-instance row
     let error = 0;
     for (const dtype of dtypes) {
       const options = { kvHeads, dk: d, capacity: nk, ...(dtype === 'float32' ? {} : { dtype }) };
@@ -102,16 +108,22 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
       one.append(k, v);
       const split = await pool.kvCache(options);
       await split.append(k, v);
-      caches.push(one, split);
+      const split1 = await pool1.kvCache(options);
+      await split1.append(k, v);
+      caches.push(one, split, split1);
       const out = new Float32Array(heads * d);
       if (dtype === 'float32') error = maxDiff(await split.attend(q, { heads }), one.attend(q, { heads }));
+      const at = list.length;
       list.push(timed(`one instance (${single.isa}), ${dtype}`, () => one.attend(q, { heads, out })));
+      list.push(timed(`pool.kvCache, 1 thread, ${dtype}`, () => split1.attend(q, { heads, out })));
       list.push(timed(`pool.kvCache, 2 threads, ${dtype}`, () => split.attend(q, { heads, out })));
+      base.push(at, at, at);
     }
     if (ort) {
       for (const numThreads of [1, 2]) {
         try {
           list.push(await ortContender(numThreads, { kind: 'attention-op', heads, kvHeads, nq: 1, past: nk - 1, d }));
+          base.push(0);
         } catch (err) {
           log(`(onnxruntime-web numThreads ${numThreads} skipped: ${err.message})`);
         }
@@ -119,21 +131,25 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
     }
     for (const c of list) await c.round(roundMs / 2);
     const times = list.map(() => []);
+    const loads = list.map(() => []);
     for (let r = 0; r < rounds; r++) {
       for (let j = 0; j < list.length; j++) {
         const i = (r + j) % list.length;
         times[i].push(await list[i].round(roundMs));
+        loads[i].push(os.loadavg()[0]);
       }
     }
-    const rows = list.map((c, i) => ({ name: c.name, ms: median(times[i]), vsSingle: median(times[i].map((t, r) => times[0][r] / t)) }));
+    const span = (xs) => `${Math.min(...xs).toFixed(1)}-${Math.max(...xs).toFixed(1)}`;
+    const rows = list.map((c, i) => ({ name: c.name, ms: median(times[i]), vsSingle: median(times[i].map((t, r) => times[base[i]][r] / t)), load: span(loads[i]) }));
     const load = [loadBefore, os.loadavg()[0]].map((x) => x.toFixed(1)).join(' -> ');
     results.push({ nk, rows, error, load });
     log(`\nKV cache decode: ${heads} heads over ${kvHeads} kv heads, nq = 1, nk = ${nk}, d = ${d} (pool output within ${error.toExponential(1)} of one instance's, relative to its largest; load average ${load})`);
-    for (const r of rows) log(`  ${r.name.padEnd(44)} ${`${r.ms.toFixed(3)} ms`.padStart(11)}  ${r.vsSingle.toFixed(2).padStart(5)}x vs one instance`);
+    for (const r of rows) log(`  ${r.name.padEnd(44)} ${`${r.ms.toFixed(3)} ms`.padStart(11)}  ${r.vsSingle.toFixed(2).padStart(5)}x vs one instance  (load ${r.load})`);
     for (const c of list) await c.close();
     for (const c of caches) c.dispose();
   }
   pool.dispose();
+  pool1.dispose();
   return results;
 }
 
@@ -142,14 +158,16 @@ export function poolKvMarkdown(results, { rounds, roundMs }) {
   const { heads, kvHeads, d } = POOL_KV_SHAPE;
   const lines = ['## Pool: split-KV decoding', '',
     `One decode step, ${heads} query heads over ${kvHeads} kv heads, d = ${d}, nq = 1: pool.kvCache with 2 threads (positions in segments of`,
-    `${SEGMENT_TOKENS}, the calling thread holding every other one) against one instance's kvCache on the calling thread, and`,
+    `${SEGMENT_TOKENS}, the calling thread holding every other one, each holder attending all it keeps in one call) and with 1 thread`,
+    "(every segment on the calling thread: the split's own cost), against one instance's kvCache on the calling thread, and",
     "onnxruntime-web's standard Attention op (opset 23) with past_key/past_value (copied in, present copied out, as its API does each step),",
     `numThreads 1 and 2, each in its own worker thread, warmed up. Median of ${rounds} interleaved rounds of about ${roundMs} ms;`,
-    `ratios are medians of per-round ratios to the one instance (the machine's ${os.cpus().length} cores may be shared: see each load average).`, ''];
+    'ratios are medians of per-round ratios to the one instance of the same dtype (onnxruntime-web: to float32). The load average is',
+    `the 1-minute one read after each of the row's rounds (the machine's ${os.cpus().length} cores may be shared: a 2-thread ratio needs 2 free cores).`, ''];
   for (const { nk, rows, error, load } of results) {
     lines.push(`### nk = ${nk}`, '', `Pool output within ${error.toExponential(1)} of one instance's (relative to its largest value); 1-minute load average ${load}.`, '',
-      '| contender | time per step | vs one instance |', '|---|---:|---:|');
-    for (const r of rows) lines.push(`| ${r.name} | ${r.ms.toFixed(3)} ms | ${r.vsSingle.toFixed(2)}x |`);
+      '| contender | time per step | vs one instance | load average |', '|---|---:|---:|---:|');
+    for (const r of rows) lines.push(`| ${r.name} | ${r.ms.toFixed(3)} ms | ${r.vsSingle.toFixed(2)}x | ${r.load} |`);
     lines.push('');
   }
   return lines;

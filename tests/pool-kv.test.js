@@ -1,8 +1,9 @@
 // The pool's split KV cache (pool.kvCache, web/pool/kvcache.js) against one
 // instance's cache (attn.kvCache) of the same module: attend agrees within
 // POOL_VS_ONE for GQA, causal rows, windows, batch > 1 with kvLengths,
-// masks and biases, the 'bshd' layout, steps; appends of one token and of
-// many; a cache crossing the small-cache threshold (SEGMENT_TOKENS, below
+// masks and biases, the 'bshd' layout, steps, sinks and ALiBi, holders
+// keeping several segments (one call each, or one per segment where
+// positions matter), RoPE; appends of one token and of many; a cache crossing the small-cache threshold (SEGMENT_TOKENS, below
 // which it is the one instance's result bit for bit); truncate, clear,
 // keys and values; the same errors, before any worker is asked; dispose
 // returns the workers' memory; a worker's death loses the cache, loudly. Node 20 needs a flag for relaxed SIMD:
@@ -34,7 +35,7 @@ const draw = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i 
 const LONG = 2 * SEGMENT_TOKENS + 904; // three segments, the last partly held
 
 // A pool cache and one instance's, holding the same tokens.
-async function pair({ pool, attn }, { batch = 1, kvHeads = 2, dk = 8, dv = dk, capacity = LONG, layout, dtype, chunks = [LONG], append = {} }) {
+async function pair({ pool, attn }, { batch = 1, kvHeads = 2, dk = 8, dv = dk, capacity = LONG, layout, dtype, rope, chunks = [LONG], append = rope ? { rope } : {} }) {
   const options = { batch, kvHeads, dk, dv, capacity, ...(layout ? { layout } : {}), ...(dtype ? { dtype } : {}) };
   const one = attn.kvCache(options);
   const split = await pool.kvCache(options);
@@ -229,6 +230,97 @@ s('truncate: the kept tokens attend as a cache that only held them; appends go o
   await assertSameError(() => c.split.attend(q, { heads: 4 }), () => c.one.attend(q, { heads: 4 }));
   await rejectsWith(c.split.truncate(1), RangeError, 'kvCache.truncate: length must be an integer from 0 to the held length 0, got 1');
   c.dispose();
+});
+
+s('holders keeping several segments back to back: decode in one call each, per segment where positions matter', async (ctx) => {
+  // Seven segments over three holders: the calling thread keeps 0, 3 and 6, the workers 1, 4 and 2, 5.
+  const n = 6 * SEGMENT_TOKENS + 333;
+  const c = await pair(ctx, { capacity: n + 40, chunks: [5000, n - 5000] });
+  const q = draw(4 * 8, 18), q3 = draw(4 * 3 * 8, 19);
+  await sameAttend(c, q, { heads: 4 }, 'decode');
+  await sameAttend(c, q, { heads: 4, causal: true, window: [-1, 0] }, 'causal decode at the newest position: nothing cut');
+  await sameAttend(c, q, { heads: 4, window: [n, -1], queryOffset: n - 1 }, 'a window wider than the cache');
+  await sameAttend(c, q, { heads: 4, causal: true, queryOffset: n - 2 }, 'causal decode one position back: the newest key cut');
+  await sameAttend(c, q, { heads: 4, window: [4 * SEGMENT_TOKENS, -1] }, 'a window that cuts the oldest segments');
+  await sameAttend(c, q3, { heads: 4, causal: true }, 'causal rows');
+  await sameAttend(c, q, { heads: 4, softcap: 3, scale: 0.5 }, 'softcap and scale');
+  assert.equal(await c.split.keys(), c.one.keys(), 'keys');
+  assert.equal(await c.split.values(), c.one.values(), 'values');
+  // Into the calling thread's second segment: its third and the workers' later segments go too.
+  const keep = 3 * SEGMENT_TOKENS + 5;
+  await c.split.truncate(keep);
+  c.one.truncate(keep);
+  const k = draw(2 * 40 * 8, 20), v = draw(2 * 40 * 8, 21);
+  c.one.append(k, v);
+  await c.split.append(k, v);
+  await sameAttend(c, q, { heads: 4 }, 'after truncate and append');
+  assert.equal(await c.split.keys(), c.one.keys(), 'keys after truncate and append');
+  c.dispose();
+});
+
+s('sinks join each row once, ALiBi biases by position: decode, causal rows, rows without keys, steps', async (ctx) => {
+  const n = 4 * SEGMENT_TOKENS + 100;
+  const c = await pair(ctx, { capacity: n, chunks: [n] });
+  const q = draw(4 * 8, 22), q3 = draw(4 * 3 * 8, 23);
+  // Large enough to hold a share of every row against thousands of keys.
+  const sinks = Float32Array.of(12, -1, 9, 15);
+  await sameAttend(c, q, { heads: 4, sinks }, 'sinks, decode');
+  await sameAttend(c, q3, { heads: 4, sinks, causal: true, queryOffset: -1 }, 'sinks, rows without keys');
+  await sameAttend(c, q, { heads: 4, alibi: true }, 'ALiBi, decode');
+  await sameAttend(c, q3, { heads: 4, alibi: Float32Array.of(0.5, 0.25, 0.1, 0.01), sinks, causal: true, window: [5000, 0] }, 'ALiBi slopes, sinks, causal window');
+  const options = { heads: 4, steps: true, stats: true, sinks, alibi: true, window: [3000, 0], queryOffset: 4000 };
+  const a = await c.split.attend(q, options), b = c.one.attend(q, options);
+  for (const name of ['output', 'scores', 'scaled', 'logits', 'weights']) close(a[name], b[name], `steps: ${name}`);
+  closeLse(a.lse, b.lse, 'steps: lse');
+  c.dispose();
+  // A cache in segment 0 alone: the caller's own options, sinks and ALiBi included.
+  const small = await pair(ctx, { capacity: 100, chunks: [100] });
+  await sameAttend(small, q, { heads: 4, sinks, alibi: true }, 'one segment');
+  small.dispose();
+});
+
+s('float16 and int8 caches, both layouts: held in place by every holder, equal to one instance\'s of the dtype', async (ctx) => {
+  const n = 5 * SEGMENT_TOKENS + 77;
+  const q = draw(2 * 4 * 8, 27), q2 = draw(2 * 2 * 4 * 8, 28);
+  for (const dtype of ['float16', 'int8']) {
+    for (const layout of ['bhsd', 'bshd']) {
+      const what = `${dtype}, ${layout}`;
+      const c = await pair(ctx, { batch: 2, dtype, layout, capacity: n, chunks: [3000, n - 3000] });
+      await sameAttend(c, q, { heads: 4 }, `${what}: decode`);
+      await sameAttend(c, q, { heads: 4, window: [2 * SEGMENT_TOKENS + 9, -1] }, `${what}: a window that cuts`);
+      await sameAttend(c, q2, { heads: 4, causal: true, kvLengths: Int32Array.of(n, 3 * SEGMENT_TOKENS + 1) }, `${what}: causal rows, kvLengths`);
+      assert.equal(await c.split.keys(), c.one.keys(), `${what}: keys`);
+      assert.equal(await c.split.values(), c.one.values(), `${what}: values`);
+      c.dispose();
+    }
+  }
+});
+
+s('RoPE: keys turned at their positions in the whole cache, queries at theirs; every path, compact caches, bshd', async (ctx) => {
+  const n = 4 * SEGMENT_TOKENS + 300;
+  const q = draw(2 * 4 * 8, 29), q3 = draw(2 * 3 * 4 * 8, 30);
+  const cases = [
+    { rope: true, chunks: [5, 3000, n - 3005] },
+    { rope: { theta: 500000, dims: 4, interleaved: true }, layout: 'bshd', chunks: [n] },
+    { rope: true, dtype: 'int8', chunks: [2047, n - 2047] },
+    { rope: { dims: 6 }, dtype: 'float16', layout: 'bshd', chunks: [4000, n - 4000] },
+  ];
+  for (const { rope, ...options } of cases) {
+    const what = `${JSON.stringify(rope)} ${options.dtype ?? 'float32'} ${options.layout ?? 'bhsd'}`;
+    const c = await pair(ctx, { batch: 2, capacity: n, rope, ...options });
+    await sameAttend(c, q, { heads: 4, rope }, `${what}: decode`);
+    await sameAttend(c, q, { heads: 4, rope, causal: true, queryOffset: Int32Array.of(n - 1, 7000) }, `${what}: causal, offsets per entry`);
+    await sameAttend(c, q3, { heads: 4, rope, causal: true, alibi: true }, `${what}: causal rows, ALiBi`);
+    await sameAttend(c, q, { heads: 4, rope, window: [1000, 0], queryOffset: 3 * SEGMENT_TOKENS + 10 }, `${what}: a window`);
+    assert.equal(await c.split.keys(), c.one.keys(), `${what}: the turned keys`);
+    c.dispose();
+  }
+  // A cache in segment 0 alone: one instance's bits.
+  const small = await pair(ctx, { capacity: 300, rope: true, chunks: [100, 200] });
+  const qs = draw(4 * 8, 31);
+  const a = await small.split.attend(qs, { heads: 4, rope: true }), b = small.one.attend(qs, { heads: 4, rope: true });
+  assert.equal(Array.from(a), Array.from(b), 'one segment: bits');
+  small.dispose();
 });
 
 s('clear forgets every holder\'s tokens', async (ctx) => {

@@ -9,7 +9,7 @@
 //               { id, method: 'multiHeadAttention', x, options }
 //               { id, method: 'kv', op, cache, ... }   a pool KV cache's part here
 //                 (web/pool/kvcache.js): op 'create' { spec }, 'append'
-//                 { start, k, v }, 'attend' { q, calls, shape }, 'read'
+//                 { start, k, v, rope?, position? }, 'attend' { q, calls, shape }, 'read'
 //                 { which, starts }, 'truncate' { start, length }, 'clear', 'dispose'
 // Messages out: { type: 'ready', isa } | { type: 'failed', name, message }
 //               { id, result } | { id, error: { name, message } }
@@ -73,7 +73,7 @@ function kv(data) {
   const shard = shards.get(cache);
   if (shard === undefined) throw new Error(`attention-wasm pool worker: no cache ${cache} here`);
   switch (op) {
-    case 'append': shard.append(data.start, data.k, data.v); return true;
+    case 'append': shard.append(data.start, data.k, data.v, data.rope, data.position); return true;
     case 'attend': return shard.attend(data.q, data.calls, data.shape);
     case 'read': return shard.read(data.which, data.starts);
     case 'truncate': shard.truncate(data.start, data.length); return true;

@@ -101,7 +101,21 @@ export class KVCache {
   append(k, v, options = {}) {
     this.#live('append');
     checkKeys(options, 'append', 'kvCache.append');
-    const rope = checkRope(options.rope, 'kvCache.append: rope', this.dk);
+    this.#append(k, v, checkRope(options.rope, 'kvCache.append: rope', this.dk), this.#length);
+  }
+
+  /**
+   * @internal append with the keys turned (by a checked rope, or none) at
+   * positions position .. position + t - 1 rather than at the held length:
+   * a pool holder's one cache keeps runs of the whole cache's positions
+   * back to back (web/pool/kvshard.js).
+   */
+  appendAt(k, v, rope, position) {
+    this.#live('append');
+    this.#append(k, v, rope, position);
+  }
+
+  #append(k, v, rope, position) {
     const { batch, kvHeads, dk, dv, capacity } = this;
     const shape = (d, label) => (this.layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
     if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
@@ -117,11 +131,11 @@ export class KVCache {
       const f32 = this.#wasm.f32();
       this.#copy(f32, k, this.#kAt >>> 2, dk, t, true);
       this.#copy(f32, v, this.#vAt >>> 2, dv, t, true);
-      if (rope) ropeKeys(this.#wasm, this.#kAt, this.#strides(dk), this, t, this.#length, rope);
+      if (rope) ropeKeys(this.#wasm, this.#kAt, this.#strides(dk), this, t, position, rope, this.#length);
     } else {
       // A compact cache's keys turn first, as float32 where kvWrite stages
       // them in wasm memory (laid out as k), then are written compact.
-      const turn = rope ? (at) => ropeKeys(this.#wasm, at, this.#flatStrides(dk, t), this, t, this.#length, rope, 0) : undefined;
+      const turn = rope ? (at) => ropeKeys(this.#wasm, at, this.#flatStrides(dk, t), this, t, position, rope, 0) : undefined;
       this.#wasm.kvWrite(DTYPES[this.dtype], k, dk, this.#runs(dk, t, this.#kAt, this.#kScalesAt, this.#length), turn);
       this.#wasm.kvWrite(DTYPES[this.dtype], v, dv, this.#runs(dv, t, this.#vAt, this.#vScalesAt, this.#length));
     }
@@ -203,11 +217,37 @@ export class KVCache {
    */
   attend(q, options = {}) {
     this.#live('attend');
-    const c = attendCall(q, options, this, this.#length);
-    checkCacheRope(this.#rope, c.rope, 'kvCache.attend');
-    c.kAt = this.#kAt; c.vAt = this.#vAt; c.kStrides = this.#strides(c.dk); c.vStrides = this.#strides(c.dv);
+    return this.#attend(q, options, 0, this.#length, true);
+  }
+
+  /**
+   * @internal attend over the held positions [from, from + n) alone, as if
+   * they were the whole cache (position from is position 0): a pool
+   * holder's one cache keeps several runs of positions back to back
+   * (web/pool/kvshard.js).
+   */
+  attendRange(q, options, from, n) {
+    this.#live('attend');
+    if (!Number.isInteger(from) || !Number.isInteger(n) || from < 0 || n < 0 || from + n > this.#length) {
+      throw new RangeError(`kvCache.attendRange: [${from}, ${from} + ${n}) is not within the ${this.#length} held tokens`);
+    }
+    return this.#attend(q, options, from, n, false);
+  }
+
+  // ownRope: the call is the user's, so its rope must be the held keys'; a
+  // pool holder's parts come with their queries turned already.
+  #attend(q, options, from, n, ownRope) {
+    const c = attendCall(q, options, this, n);
+    if (ownRope) checkCacheRope(this.#rope, c.rope, 'kvCache.attend');
+    const e = ELEMENT_BYTES[this.dtype];
+    c.kStrides = this.#strides(c.dk); c.vStrides = this.#strides(c.dv);
+    // The row stride (the last) steps one position in either layout.
+    c.kAt = this.#kAt + from * c.kStrides[2] * e; c.vAt = this.#vAt + from * c.vStrides[2] * e;
     c.kvDtype = DTYPES[this.dtype];
-    if (this.dtype === 'int8') { c.kScalesAt = this.#kScalesAt; c.vScalesAt = this.#vScalesAt; c.scaleStrides = this.#strides(1); }
+    if (this.dtype === 'int8') {
+      c.scaleStrides = this.#strides(1);
+      c.kScalesAt = this.#kScalesAt + from * c.scaleStrides[2] * 4; c.vScalesAt = this.#vScalesAt + from * c.scaleStrides[2] * 4;
+    }
     c.ropeQueries = c.rope !== null; // the keys were turned at append
     return this.#wasm.sdpa(c);
   }

@@ -10,15 +10,21 @@
 // not one contiguous range per holder: a cache fills from position 0, so
 // ranges fixed by the capacity would leave every holder but the first idle
 // until the cache is a capacity / threads full, whereas segments keep the
-// holders within one segment of each other at every length. Each segment is
-// an ordinary single-instance cache holding consecutive positions, so its
-// keys are read in place and every option translates exactly: a segment
-// starting at position s sees queryOffset - s, kvLengths - s (clamped to
-// what it holds) and the columns [s, s + n) of a mask or bias; causal and
-// window are relative to the query's position and stay as they are.
+// holders within one segment of each other at every length. A holder keeps
+// its segments back to back in one single-instance cache (kvshard.js), read
+// in place. When no option depends on positions (a decode step: no mask,
+// bias, kvLengths, ALiBi or steps, and causal or window cutting no held key)
+// each holder attends all it keeps in one call. Otherwise each segment is
+// attended alone, and every option translates exactly: a segment starting
+// at position s sees queryOffset - s, kvLengths - s (clamped to what it
+// holds) and the columns [s, s + n) of a mask or bias; causal, window and
+// ALiBi are relative to the query's position and stay as they are.
 // Segments with no key any query may see (outside every window, past every
-// kvLengths) are not asked. An append costs one copy of its tokens and one
-// message per worker it reaches (none while the cache is in segment 0).
+// kvLengths) are not asked. Sinks join the merge once, on the calling
+// thread. With RoPE, keys turn at append at their positions in the whole
+// cache (not the holder's), and q turns once on the calling thread at its
+// own, so no part turns anything. An append costs one copy of its tokens and
+// one message per worker it reaches (none while the cache is in segment 0).
 //
 // A cache of at most SEGMENT_TOKENS tokens lives in segment 0 alone: it is
 // attended on the calling thread, with no message, and only longer caches
@@ -211,15 +217,17 @@ export class PoolKVCache {
   /**
    * Appends t >= 1 tokens: k flat (batch, kvHeads, t, dk) and v (batch,
    * kvHeads, t, dv), or (batch, t, kvHeads, d) for layout 'bshd'. Past the
-   * capacity it rejects with a RangeError and the cache is unchanged.
+   * capacity it rejects with a RangeError and the cache is unchanged. With
+   * options.rope the keys turn at their positions in the whole cache, as one
+   * instance's cache turns them, wherever they are held.
    * Calls may follow without awaiting: each holder takes them in order.
    * @returns {Promise<void>}
    */
   async append(k, v, options = {}) {
     this.#live('append');
     checkKeys(options, 'append', 'kvCache.append');
-    const rope = checkRope(options.rope, 'kvCache.append: rope', this.dk);
     const { batch, kvHeads, dk, dv, capacity, layout } = this;
+    const rope = checkRope(options.rope, 'kvCache.append: rope', dk);
     const shape = (d, label) => (layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
     if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
     if (!(v instanceof Float32Array)) throw new TypeError(`kvCache.append: v must be a Float32Array ${shape(dv, 'dv')}, got ${describe(v)}`);
@@ -231,9 +239,6 @@ export class PoolKVCache {
     }
     checkCacheRope(this.#length === 0 ? undefined : this.#rope, rope, 'kvCache.append');
     const first = this.#length;
-    // The keys turn here, at their positions in the whole cache, as one
-    // instance's append turns them; the holders store them as they come.
-    if (rope !== null) k = turnRows(this.#pool.local, k, layout, batch, kvHeads, t, dk, rope, () => first);
     this.#length += t;
     this.#rope = rope;
     const sent = [];
@@ -246,11 +251,11 @@ export class PoolKVCache {
         // The calling thread's segment copies the tokens into its memory itself.
         const kp = whole ? k : sliceTokens(k, layout, batch, kvHeads, t, dk, from, to);
         const vp = whole ? v : sliceTokens(v, layout, batch, kvHeads, t, dv, from, to);
-        this.#here.append(start, kp, vp);
+        this.#here.append(start, kp, vp, rope, first + from);
       } else {
         const kp = whole ? k.slice() : sliceTokens(k, layout, batch, kvHeads, t, dk, from, to);
         const vp = whole ? v.slice() : sliceTokens(v, layout, batch, kvHeads, t, dv, from, to);
-        sent.push(this.#change(holder, { op: 'append', start, k: kp, v: vp }, [kp.buffer, vp.buffer]));
+        sent.push(this.#change(holder, { op: 'append', start, k: kp, v: vp, rope, position: first + from }, [kp.buffer, vp.buffer]));
       }
     }
     await Promise.all(sent);
@@ -281,7 +286,7 @@ export class PoolKVCache {
     if (c.causal) o.causal = true;
     if (c.softcap) o.softcap = c.softcap;
     if (c.window) o.window = c.window;
-    // ALiBi's bias -slope (p - j) is the same for positions shifted alike.
+    // ALiBi's bias -slope (p - j) is the same with both positions shifted by start.
     if (c.alibi) o.alibi = c.alibi;
     o.queryOffset = c.queryOffsets ? Int32Array.from(c.queryOffsets, (x) => shift(x, start)) : shift(c.queryOffset, start);
     if (c.kvLengths) o.kvLengths = Int32Array.from(c.kvLengths, (x) => Math.min(Math.max(x - start, 0), n));
@@ -289,6 +294,24 @@ export class PoolKVCache {
     if (c.bias) o.bias = sliceColumns(c.bias, Float32Array, [batch, heads, nq], start, n, -Infinity);
     if (c.steps) o.steps = true;
     return o;
+  }
+
+  // Whether no key of the held ones is barred by a position in call c, so
+  // every holder may attend all it keeps in one call: no option that names
+  // columns or positions (mask, bias, kvLengths, ALiBi, steps), and causal
+  // and window, if set, cut no held key for any row.
+  #positionFree(c) {
+    if (c.steps || c.mask || c.bias || c.kvLengths || c.alibi) return false;
+    if (!c.causal && !c.window) return true;
+    const last = this.#length - 1;
+    for (let b = 0; b < c.batch; b++) {
+      const offset = c.queryOffsets ? c.queryOffsets[b] : c.queryOffset;
+      // Row 0 sees the fewest keys on the right, row nq - 1 on the left.
+      if (c.causal && offset < last) return false;
+      if (c.window && c.window[1] >= 0 && offset + c.window[1] < last) return false;
+      if (c.window && c.window[0] >= 0 && offset + c.nq - 1 - c.window[0] > 0) return false;
+    }
+    return true;
   }
 
   /**
@@ -304,35 +327,43 @@ export class PoolKVCache {
     const c = attendCall(q, options, this, this.#length);
     checkCacheRope(this.#rope, c.rope, 'kvCache.attend');
     const { batch, heads, nq, nk, dv } = c;
-    // The queries turn here, at their positions in the whole cache (the
-    // kernel's own turn, attn.rope), so each segment attends them as they are.
-    if (c.rope !== null) q = turnRows(this.#pool.local, q, this.layout, batch, heads, nq, c.dk, c.rope, (b) => (c.queryOffsets ? c.queryOffsets[b] : c.queryOffset));
 
+    // Options that hold no position: each holder attends all it keeps in one
+    // call. A cache in segment 0 alone takes the path below (the caller's own options).
+    let whole = null;
+    if (this.#length > SEGMENT_TOKENS && this.#positionFree(c)) {
+      whole = { heads, nq, scale: c.scale, stats: true };
+      if (c.softcap) whole.softcap = c.softcap;
+    }
     const calls = this.#holders.map(() => []);
     for (const [s, start, n] of this.#segments()) {
-      const o = this.#segmentOptions(c, start, n);
-      if (o !== null) calls[this.#owner(s)].push({ start, options: o });
+      const o = whole ?? this.#segmentOptions(c, start, n);
+      if (o !== null) calls[this.#owner(s)].push({ start, n, options: o });
     }
     if (calls[0].length === 1 && calls.every((list, h) => h === 0 || list.length === 0)) {
       // One part, on the calling thread: it is the whole result (the others
       // would weigh 0), so it is asked for exactly what the caller asked.
-      const { start, options: o } = calls[0][0];
+      const { start, n, options: o } = calls[0][0];
       o.stats = c.stats;
       if (c.out) o.out = c.out;
       if (c.sinks) o.sinks = c.sinks;
-      return this.#here.attendOne(start, q, o);
+      if (c.rope) o.rope = c.rope; // segment 0: its positions are the cache's
+      return this.#here.attendOne(start, n, q, o);
     }
+    // The parts' positions are not the cache's: q turns here, once, at its
+    // own, by attn.rope (the kernels' own turn), and the parts get no rope.
+    if (c.rope) q = turnRows(this.#pool.local, q, this.layout, batch, heads, nq, c.dk, c.rope, (b) => (c.queryOffsets ? c.queryOffsets[b] : c.queryOffset));
     const shape = { heads, nq, steps: c.steps };
     const asked = [];
     for (let h = 1; h < calls.length; h++) {
       if (calls[h].length === 0) continue;
       const qc = q.slice();
-      asked.push(this.#send(this.#holders[h], { op: 'attend', q: qc, calls: calls[h], shape }, [qc.buffer]));
+      asked.push(this.#send(this.#holders[h], { op: 'attend', q: qc, calls: whole ? { whole } : calls[h], shape }, [qc.buffer]));
     }
     // The calling thread attends its segments while the workers attend theirs.
     let here = null;
     try {
-      if (calls[0].length > 0) here = this.#here.attend(q, calls[0], shape);
+      if (calls[0].length > 0) here = this.#here.attend(q, whole ? { whole } : calls[0], shape);
     } catch (err) {
       for (const p of asked) p.catch(() => {});
       throw err;

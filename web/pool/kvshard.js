@@ -112,26 +112,18 @@ export class SoftmaxMerge {
     }
     const w = Math.exp(lse - m[r]);
     this.l[r] += w * l;
+    if (src === null) return;
     const ws = w * scale;
     for (let c = 0; c < dv; c++) acc[row + c] += ws * src[from + c];
   }
 
   /**
-   * Adds each head's sink (Float32Array(heads)) to its rows: a logit in the
-   * denominator with no value, as one call's softmax has it.
+   * Adds attention sinks (a logit per head, c/attention.h): each joins its
+   * head's rows' denominators once, with no value, as if a part held it alone.
    */
   addSinks(sinks) {
-    const { heads, nq, m, l, acc, dv } = this;
-    for (let r = 0; r < m.length; r++) {
-      const s = sinks[Math.floor(r / nq) % heads];
-      if (s > m[r]) {
-        const f = Math.exp(m[r] - s);
-        l[r] *= f;
-        for (let c = 0; c < dv; c++) acc[r * dv + c] *= f;
-        m[r] = s;
-      }
-      l[r] += Math.exp(s - m[r]);
-    }
+    const { heads, nq } = this;
+    for (let r = 0; r < this.m.length; r++) this.#add(r, sinks[Math.floor(r / nq) % heads], 1, null, 0, 0);
   }
 
   /** Adds a part's output (in the layout) and its lse (batch, heads, nq). */
@@ -171,26 +163,37 @@ export class SoftmaxMerge {
 }
 
 /**
- * A holder's segments of one pool cache: each a cache of `attn` (an
- * Attention instance) of its own capacity, keyed by its first position.
+ * A holder's segments of one pool cache, kept back to back in one cache of
+ * `attn` (an Attention instance): segment i (in position order) starts at
+ * the sum of the earlier ones' capacities. Segments fill in position order
+ * and a holder's segments are in that order too, so every append lands at
+ * that cache's end, and a decode step whose options do not depend on
+ * positions attends everything the holder keeps in one call: one copy of q
+ * into wasm memory and one pass of the kernel instead of one per segment.
  */
 export class Shard {
-  #segments = new Map();
+  #cache = null; // null while the holder keeps no segment
+  #segments = new Map(); // a segment's first position -> [where it starts in #cache, its capacity]
   #spec;
 
   /**
-   * spec: { options, shape, segments: [[start, capacity], ...] }; options
-   * are what attn.kvCache takes, without capacity (and anything else the
-   * instance's cache takes, passed through); shape is { batch, dv, layout }.
+   * spec: { options, shape, segments: [[start, capacity], ...] } in
+   * position order; options are what attn.kvCache takes, without capacity
+   * (and anything else the instance's cache takes, passed through); shape
+   * is { batch, dv, layout }.
    */
   constructor(attn, spec) {
     this.#spec = spec;
-    try {
-      for (const [start, capacity] of spec.segments) this.#segments.set(start, attn.kvCache({ ...spec.options, capacity }));
-    } catch (err) {
-      this.dispose();
-      throw err;
+    let total = 0;
+    for (const [start, capacity] of spec.segments) {
+      this.#segments.set(start, [total, capacity]);
+      total += capacity;
     }
+    if (total > 0) this.#cache = attn.kvCache({ ...spec.options, capacity: total });
+  }
+
+  #offset(start) {
+    return this.#segment(start)[0];
   }
 
   #segment(start) {
@@ -199,64 +202,78 @@ export class Shard {
     return s;
   }
 
-  /** Appends tokens (in the cache's layout) to the segment at `start`. */
-  append(start, k, v) {
-    this.#segment(start).append(k, v);
+  /**
+   * Appends tokens (in the cache's layout) to the segment at `start`: the
+   * end of what the holder keeps; with a rope the keys turn at their
+   * positions in the whole cache, position ...
+   */
+  append(start, k, v, rope = null, position = 0) {
+    this.#offset(start);
+    if (rope) this.#cache.appendAt(k, v, rope, position);
+    else this.#cache.append(k, v);
   }
 
-  /** attend of the segment at `start` alone, with its options as given. */
-  attendOne(start, q, options) {
-    return this.#segment(start).attend(q, options);
+  /** attend over the `n` held tokens of the segment at `start` alone, with its options as given. */
+  attendOne(start, n, q, options) {
+    return this.#cache.attendRange(q, options, this.#offset(start), n);
   }
 
   /**
-   * Attends q over the segments named by `calls` ([{ start, options }],
-   * options already translated to the segment's positions, with stats).
-   * Without steps the parts are merged here: { m, l, acc } (SoftmaxMerge
-   * state) for `heads` query heads of `nq` rows. With steps, each segment's
-   * whole result comes back: { parts: [{ start, ...result }] }.
+   * Attends q, then merges here: { m, l, acc } (SoftmaxMerge state) for
+   * `heads` query heads of `nq` rows. `calls` is either { whole: options }:
+   * everything the holder keeps in one call (options that no position
+   * changes), or [{ start, n, options }]: each segment's held tokens alone,
+   * options translated to its positions, with stats. With steps, each
+   * segment's whole result comes back: { parts: [{ start, ...result }] }.
    */
   attend(q, calls, { heads, nq, steps }) {
-    if (steps) return { parts: calls.map(({ start, options }) => ({ start, ...this.#segment(start).attend(q, options) })) };
+    const cache = this.#cache;
+    if (steps) return { parts: calls.map(({ start, n, options }) => ({ start, ...cache.attendRange(q, options, this.#offset(start), n) })) };
     const { batch, dv, layout } = this.#spec.shape;
     const merge = new SoftmaxMerge(batch, heads, nq, dv, layout);
-    for (const { start, options } of calls) {
-      const r = this.#segment(start).attend(q, options);
+    if (calls.whole) {
+      const r = cache.attendRange(q, calls.whole, 0, cache.length);
       merge.addPart(r.output, r.lse);
+    } else {
+      for (const { start, n, options } of calls) {
+        const r = cache.attendRange(q, options, this.#offset(start), n);
+        merge.addPart(r.output, r.lse);
+      }
     }
     return merge.state();
   }
 
   /** The held keys (which = 'keys') or values of the segments at `starts`, one array each. */
   read(which, starts) {
-    return starts.map((start) => this.#segment(start)[which]());
+    const cache = this.#cache;
+    if (cache === null) return [];
+    const held = cache.length, all = cache[which]();
+    const d = which === 'keys' ? cache.dk : cache.dv;
+    return starts.map((start) => {
+      const [at, capacity] = this.#segment(start);
+      return sliceTokens(all, cache.layout, cache.batch, cache.kvHeads, held, d, at, Math.min(at + capacity, held));
+    });
   }
 
   /**
-   * Keeps the first `length` tokens of the segment at `start`: its own
-   * truncate when the cache has one; else (length 0) clear, or a copy of the
-   * kept tokens appended again (bounded by a segment's capacity).
+   * Keeps the first `length` tokens of the segment at `start`, and so
+   * nothing of the holder's later segments: truncations of several
+   * segments may come in any order.
    */
   truncate(start, length) {
-    const s = this.#segment(start);
-    if (typeof s.truncate === 'function') return s.truncate(length);
-    if (length === 0) return s.clear();
-    const held = s.length;
-    if (length >= held) return;
-    const k = sliceTokens(s.keys(), s.layout, s.batch, s.kvHeads, held, s.dk, 0, length);
-    const v = sliceTokens(s.values(), s.layout, s.batch, s.kvHeads, held, s.dv, 0, length);
-    s.clear();
-    s.append(k, v);
+    const to = this.#offset(start) + length;
+    if (to < this.#cache.length) this.#cache.truncate(to);
   }
 
   /** Forgets every segment's tokens. */
   clear() {
-    for (const s of this.#segments.values()) s.clear();
+    this.#cache?.clear();
   }
 
   /** Frees every segment's memory. */
   dispose() {
-    for (const s of this.#segments.values()) s.dispose();
+    this.#cache?.dispose();
+    this.#cache = null;
     this.#segments.clear();
   }
 }
