@@ -429,9 +429,10 @@ static int attn__queries_up_wasmsimd(const attn__decode_args* args, float* q_up)
  * most 1). Powers of two multiply exactly short of overflow, so each
  * product q_p k_p and p_j v_j is the same real number as with the values
  * and rounds (alone or fused into its sum) to the same float. A decode
- * step's rows (one per head, one span) go in fours that read each float16
- * block in place, widened in registers (no block store and reload), in the
- * same order; a block with Infinity or NaN goes through the tile. */
+ * step's rows (one per head, one span) take their logits in fours that read
+ * each float16 block of K in place, widened in registers (no block store
+ * and reload), in the same order; a block with Infinity or NaN goes through
+ * the tile. */
 static void attn__decode_compact_wasmsimd(const attn__decode_args* args) {
   assert(args->tile != NULL);
   const attn__head* h0 = &args->heads[0];
@@ -504,22 +505,8 @@ static void attn__decode_compact_wasmsimd(const attn__decode_args* args) {
     attn__zero_row(h->out + i * h->out_stride, d_v);  /* the accumulator until the end */
     if (f16 && l[r] != 0.0f) attn__scale_wasmsimd(z + r * z_stride, s.hi - s.lo, 0x1p112f);
   }
-  /* Rows in fours with one span and keys to weigh, V widened in registers
-   * (attn__f16_pv4_wasmsimd). */
-  int fours_v = f16 && n_rows % 4 == 0 && d_v % 8 == 0 && attn__one_span(args);
-  for (size_t r = 0; r < n_rows; r++) fours_v = fours_v && l[r] != 0.0f;
   for (size_t j0 = lo; j0 < hi; j0 += ATTN__DECODE_KB) {
     const size_t nb = hi - j0 < ATTN__DECODE_KB ? hi - j0 : ATTN__DECODE_KB;
-    int done = fours_v;
-    for (size_t r = 0; done && r < n_rows; r += 4) {
-      const float* const pr[4] = {z + r * z_stride + (j0 - lo), z + (r + 1) * z_stride + (j0 - lo),
-                                  z + (r + 2) * z_stride + (j0 - lo), z + (r + 3) * z_stride + (j0 - lo)};
-      const attn__head* h = &args->heads[r];  /* n_q = 1: row r is head r */
-      float* const acc[4] = {h[0].out, h[1].out, h[2].out, h[3].out};
-      done = attn__f16_pv4_wasmsimd(pr, nb, (const uint16_t*)h0->v_rows.data + j0 * h0->v_rows.stride,
-                                    h0->v_rows.stride, d_v, acc, tile);
-    }
-    if (done) continue;
     if (f16) {
       attn__f16_kv_load_bits_wasmsimd(&h0->v_rows, j0, nb, d_v, tile, d_v);
     } else {

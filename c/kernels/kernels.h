@@ -386,18 +386,15 @@ typedef struct attn__decode_args {
  * i8_logits: every row's logits from an int8 K (attn__i8_logits_ok) for
  *   keys [lo, hi), row r's from its span's start at z + r * z_stride;
  *   space holds the rows' rounded queries;
- * f16_logits4, f16_pv4: four rows' logits, and their P V sums, from float16
- *   bits read in place, the values times 2^-112 and q or the weights times
- *   2^112; 0 when a value is Infinity or NaN (the caller takes the block
- *   through f16_kv_load_bits then). */
+ * f16_logits4: four rows' logits from float16 K read in place, the values
+ *   times 2^-112 and q times 2^112; 0 when a value is Infinity or NaN (the
+ *   caller takes the block through f16_kv_load_bits then). */
 void attn__f16_kv_load_bits_wasmsimd(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst,
                                      size_t dst_stride);
 void attn__i8_logits_wasmsimd(const attn__decode_args* args, size_t lo, size_t hi, float* z, size_t z_stride,
                               void* space);
 int attn__f16_logits4_wasmsimd(const float* q, const uint16_t* k, size_t k_stride, size_t j0, size_t j1, size_t d_k,
                                const float scale[4], float* const z[4]);
-int attn__f16_pv4_wasmsimd(const float* const p[4], size_t n, const uint16_t* v, size_t v_stride, size_t d_v,
-                           float* const acc[4], float* save);
 
 /* Keys per block of the decode kernel when several rows share K and V: a
  * block of K or V (64 keys of up to a few hundred floats) stays in L1 while

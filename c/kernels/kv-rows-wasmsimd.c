@@ -16,7 +16,8 @@
  * And the decode kernel's reads of a compact cache (kernels.h states
  * them): float16 as its bits' float32, which needs no rebias multiply
  * (the decode moves the 2^112 to q and the weights), into a block or
- * into registers for four rows at once; int8 K's logits in integers. */
+ * into registers for four rows' logits at once; int8 K's logits in
+ * integers. */
 #include <assert.h>
 #include <math.h>
 #include <wasm_simd128.h>
@@ -331,59 +332,4 @@ int attn__f16_logits4_wasmsimd(const float* q, const uint16_t* k, size_t k_strid
     z[3][j + 1 - j0] = wasm_f32x4_extract_lane(vzb, 3);
   }
   return !wasm_v128_any_true(wasm_u16x8_ge(vmax, wasm_i16x8_splat(0x7c00)));
-}
-
-/* acc_t (d_v) += sum_j p_t[j] v_j over float16 keys j < n (bits, rows
- * v_stride apart) for four rows t, d_v a multiple of 8: 8 columns of the
- * four rows at a time over all keys, each value widened in registers and
- * used by the four rows, in key order per column (attn__pv_acc_wasmsimd's
- * bits). The weights are times 2^112. When a value has exponent 31
- * (Infinity or NaN) the rows are put back as they came (from save, 4 x d_v
- * floats) and it returns 0. */
-int attn__f16_pv4_wasmsimd(const float* const p[4], size_t n, const uint16_t* v, size_t v_stride, size_t d_v,
-                                  float* const acc[4], float* save) {
-  for (size_t t = 0; t < 4; t++) {
-    for (size_t c = 0; c < d_v; c++) save[t * d_v + c] = acc[t][c];
-  }
-  const v128_t vzero = wasm_i16x8_splat(0), vabs = wasm_i16x8_splat(0x7fff);
-  v128_t vmax = vzero;  /* max of |h| */
-  for (size_t c = 0; c < d_v; c += 8) {
-    v128_t va0 = wasm_v128_load(acc[0] + c), va1 = wasm_v128_load(acc[0] + c + 4);
-    v128_t vb0 = wasm_v128_load(acc[1] + c), vb1 = wasm_v128_load(acc[1] + c + 4);
-    v128_t vc0 = wasm_v128_load(acc[2] + c), vc1 = wasm_v128_load(acc[2] + c + 4);
-    v128_t vd0 = wasm_v128_load(acc[3] + c), vd1 = wasm_v128_load(acc[3] + c + 4);
-    const uint16_t* v_col = v + c;  /* (n, 8) with row stride v_stride */
-    for (size_t j = 0; j < n; j++) {
-      const v128_t h = wasm_v128_load(v_col);
-      vmax = wasm_u16x8_max(vmax, wasm_v128_and(h, vabs));
-      v128_t lo, hi;
-      attn__f16x8_bits(h, vzero, &lo, &hi);
-      v128_t vw = wasm_v128_load32_splat(p[0] + j);
-      va0 = attn__f32x4_madd(vw, lo, va0);
-      va1 = attn__f32x4_madd(vw, hi, va1);
-      vw = wasm_v128_load32_splat(p[1] + j);
-      vb0 = attn__f32x4_madd(vw, lo, vb0);
-      vb1 = attn__f32x4_madd(vw, hi, vb1);
-      vw = wasm_v128_load32_splat(p[2] + j);
-      vc0 = attn__f32x4_madd(vw, lo, vc0);
-      vc1 = attn__f32x4_madd(vw, hi, vc1);
-      vw = wasm_v128_load32_splat(p[3] + j);
-      vd0 = attn__f32x4_madd(vw, lo, vd0);
-      vd1 = attn__f32x4_madd(vw, hi, vd1);
-      v_col += v_stride;
-    }
-    wasm_v128_store(acc[0] + c, va0);
-    wasm_v128_store(acc[0] + c + 4, va1);
-    wasm_v128_store(acc[1] + c, vb0);
-    wasm_v128_store(acc[1] + c + 4, vb1);
-    wasm_v128_store(acc[2] + c, vc0);
-    wasm_v128_store(acc[2] + c + 4, vc1);
-    wasm_v128_store(acc[3] + c, vd0);
-    wasm_v128_store(acc[3] + c + 4, vd1);
-  }
-  if (!wasm_v128_any_true(wasm_u16x8_ge(vmax, wasm_i16x8_splat(0x7c00)))) return 1;
-  for (size_t t = 0; t < 4; t++) {
-    for (size_t c = 0; c < d_v; c++) acc[t][c] = save[t * d_v + c];
-  }
-  return 0;
 }
