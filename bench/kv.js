@@ -17,9 +17,14 @@
 // is faster) or to the same cache's decode step (verify rows: the cost of
 // verifying 8 tokens in decode steps). Then the memory per cached token of
 // each cache (K and V of all kv heads, int8 scales included) and its ratio
-// to float32. Timings are reported here, never asserted in tests.
+// to float32. KV_AGAINST=<dist directory of another build> adds that
+// build's decode steps (the same module file) to the same rounds, their
+// ratios also to this build's float32 cache: a change to the kernels
+// measured in one process, paired round by round.
+// Timings are reported here, never asserted in tests.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { random } from './random.js';
@@ -32,6 +37,7 @@ if (wantRelaxed && !relaxedSimdSupported() && !process.execArgv.includes(RELAXED
 }
 const file = wantRelaxed && relaxedSimdSupported() ? 'attention-relaxed.wasm' : 'attention-simd.wasm';
 const attn = await loadAttention({ wasm: readFileSync(new URL(`../dist/${file}`, import.meta.url)) });
+const against = process.env.KV_AGAINST ? await loadAttention({ wasm: readFileSync(join(process.env.KV_AGAINST, file)) }) : null;
 
 const ROUNDS = Number(process.env.KV_ROUNDS ?? 31);
 const ROUND_MS = Number(process.env.KV_MS ?? 10);
@@ -53,6 +59,12 @@ for (const nk of (process.env.KV_NK ?? '4096,16384,32768').split(',').map(Number
     list.push({ dtype, name: `${dtype} verify ${DRAFT} drafts`, verify: true, run: () => cache.attend(q8, { heads, causal: true, out: out8 }) });
     return cache;
   });
+  for (const dtype of against ? DTYPES : []) {
+    const cache = against.kvCache({ kvHeads, dk: d, capacity: nk, dtype });
+    cache.append(k, v);
+    list.push({ dtype, other: true, name: `KV_AGAINST ${dtype} decode`, run: () => cache.attend(q1, { heads, out: out1 }) });
+    caches.push(cache);
+  }
   for (const c of list) {
     c.times = [];
     for (let i = 0; i < 3; i++) c.run();
@@ -69,8 +81,8 @@ for (const nk of (process.env.KV_NK ?? '4096,16384,32768').split(',').map(Number
       c.times.push(t / calls);
     }
   }
-  console.log(`\nnk = ${nk}`);
-  const decode = (dtype) => list.find((c) => c.dtype === dtype && !c.verify);
+  console.log(`\nnk = ${nk}${existsSync('/proc/loadavg') ? `, load ${readFileSync('/proc/loadavg', 'utf8').split(' ', 3).join(' ')}` : ''}`);
+  const decode = (dtype) => list.find((c) => c.dtype === dtype && !c.verify && !c.other);
   for (const c of list) {
     const base = c.verify ? decode(c.dtype) : decode('float32');
     const ratio = median(c.times.map((t, r) => (c.verify ? t / base.times[r] : base.times[r] / t)));
@@ -78,8 +90,8 @@ for (const nk of (process.env.KV_NK ?? '4096,16384,32768').split(',').map(Number
     console.log(`  ${c.name.padEnd(26)} median ${(median(c.times) * 1000).toFixed(0).padStart(7)} µs  min ${(Math.min(...c.times) * 1000).toFixed(0).padStart(7)} µs  ${what}`);
   }
   const f32 = caches[0].bytes / nk;
-  for (const cache of caches) {
+  for (const cache of caches.slice(0, DTYPES.length)) {
     console.log(`  ${cache.dtype.padEnd(8)} ${String(cache.bytes / nk).padStart(5)} bytes per cached token (${(cache.bytes / 2 ** 20).toFixed(1)} MiB at ${nk}), x${(cache.bytes / nk / f32).toFixed(3)} of float32`);
-    cache.dispose();
   }
+  for (const cache of caches) cache.dispose();
 }

@@ -65,6 +65,7 @@ static size_t attn__compact_heads(size_t n_q, size_t group) {
  *                      rows, or a compact cache's heads x n_q;
  *            kv_tile   a compact cache: (ATTN__DECODE_KB, max(d_k, d_v)), or
  *                      more: rows x (d_k / 2 + 1), int8 K's rounded queries;
+ *                      float16: and then (rows, d_k), the queries times 2^112;
  *   fused:   k_panels  (n_k rounded up to 8, d_k) K in panels of 8 keys;
  *            v_col_panels (d_v rounded up to 8, n_k) V in panels of 8 columns;
  *            tile      attn__flash_tile_floats;
@@ -100,6 +101,10 @@ static int attn__scratch_layout(const attn_shape* shape, int32_t dtype, int with
      * 16 bits with their scales (attn__i8_logits_wasmsimd). */
     size_t kb_d = ATTN__DECODE_KB * (d_k > d_v ? d_k : d_v);
     if (rows * (d_k / 2 + 1) > kb_d) kb_d = rows * (d_k / 2 + 1);
+    /* float16: and the rows' queries times 2^112 (attn__decode_compact_wasmsimd). */
+    if (dtype == ATTN_KV_FLOAT16 && (!attn__count(rows, d_k, 1, 1, &n) || __builtin_add_overflow(kb_d, n, &kb_d))) {
+      return 0;
+    }
     if (!attn__count(rows, attn__round_up(n_k, 4) + 2, 1, 1, &n) || !attn__part(&total, n, &at->logits) ||
         !attn__part(&total, compact ? kb_d : 0, &at->kv_tile)) {
       return 0;

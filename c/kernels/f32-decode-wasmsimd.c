@@ -17,6 +17,7 @@
 
 #include "f32-alibi-wasmsimd.h"
 #include "f32-exp-wasmsimd.h"
+#include "f32-hsum-wasmsimd.h"
 #include "f32-madd-wasmsimd.h"
 #include "f32-rope.h"
 #include "f32-tanh-wasmsimd.h"
@@ -27,13 +28,6 @@
  * code (about 14 KB of each SIMD module), at no measured speed. */
 #define ATTN__SHARED __attribute__((noinline))
 
-
-/* Lane t of the result: (a_t[0] + a_t[2]) + (a_t[1] + a_t[3]). */
-static inline v128_t attn__hsum4(v128_t a0, v128_t a1, v128_t a2, v128_t a3) {
-  const v128_t x01 = wasm_f32x4_add(wasm_i32x4_shuffle(a0, a1, 0, 4, 1, 5), wasm_i32x4_shuffle(a0, a1, 2, 6, 3, 7));
-  const v128_t x23 = wasm_f32x4_add(wasm_i32x4_shuffle(a2, a3, 0, 4, 1, 5), wasm_i32x4_shuffle(a2, a3, 2, 6, 3, 7));
-  return wasm_f32x4_add(wasm_i32x4_shuffle(x01, x23, 0, 1, 4, 5), wasm_i32x4_shuffle(x01, x23, 2, 3, 6, 7));
-}
 
 /* z[j] = (q . k_j) * scale for keys j0 <= j < j1, one row; key rows are
  * k_stride apart. */
@@ -379,133 +373,66 @@ void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
   }
 }
 
-/* Keys [a, b) of row span s within the block [j0, j0 + nb): empty when
- * they do not meet. */
-static attn__span attn__block_part(attn__span s, size_t j0, size_t nb) {
-  const size_t a = s.lo > j0 ? s.lo : j0, b = s.hi < j0 + nb ? s.hi : j0 + nb;
-  return a < b ? (attn__span){a, b} : (attn__span){a, a};
+/* x (n) *= s. */
+static void attn__scale_wasmsimd(float* x, size_t n, float s) {
+  const v128_t vs = wasm_f32x4_splat(s);
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) wasm_v128_store(x + j, wasm_f32x4_mul(wasm_v128_load(x + j), vs));
+  for (; j < n; j++) x[j] = x[j] * s;
 }
 
-/* Lane t of the result: the sum of a_t's four lanes (integers: exact in
- * any order). */
-static inline v128_t attn__hsum4_i32(v128_t a0, v128_t a1, v128_t a2, v128_t a3) {
-  const v128_t x01 = wasm_i32x4_add(wasm_i32x4_shuffle(a0, a1, 0, 4, 1, 5), wasm_i32x4_shuffle(a0, a1, 2, 6, 3, 7));
-  const v128_t x23 = wasm_i32x4_add(wasm_i32x4_shuffle(a2, a3, 0, 4, 1, 5), wasm_i32x4_shuffle(a2, a3, 2, 6, 3, 7));
-  return wasm_i32x4_add(wasm_i32x4_shuffle(x01, x23, 0, 1, 4, 5), wasm_i32x4_shuffle(x01, x23, 2, 3, 6, 7));
-}
-
-/* Integer logits of rows a and b (their q rounded to 16 bits, qa and qb;
- * qs_a, qs_b = sq * scale) for int8 keys [j0, j1) 4 at a time, sharing each
- * load of K; za[j - j0], zb[j - j0] get key j's logits. Returns the first
- * key not done (fewer than 4 left). */
-static size_t attn__i8_logits2_wasmsimd(const attn__kv_rows* kr, size_t j0, size_t j1, size_t d_k, const int16_t* qa,
-                                        const int16_t* qb, float qs_a, float qs_b, float* za, float* zb) {
-  const int8_t* k8 = kr->data;
-  const size_t ks = kr->stride, ss = kr->scale_stride;
-  const v128_t vzero = wasm_i32x4_splat(0), vqsa = wasm_f32x4_splat(qs_a), vqsb = wasm_f32x4_splat(qs_b);
-  size_t j = j0;
-  for (; j + 4 <= j1; j += 4) {
-    const int8_t* k0 = k8 + j * ks;  /* (4, d_k) keys j .. j+3 */
-    v128_t va0 = vzero, va1 = vzero, va2 = vzero, va3 = vzero, vb0 = vzero, vb1 = vzero, vb2 = vzero, vb3 = vzero;
-    for (size_t p = 0; p < d_k; p += 8) {
-      const v128_t vqa = wasm_v128_load(qa + p), vqb = wasm_v128_load(qb + p);
-      v128_t vk = wasm_i16x8_load8x8(k0 + p);
-      va0 = wasm_i32x4_add(va0, wasm_i32x4_dot_i16x8(vk, vqa));
-      vb0 = wasm_i32x4_add(vb0, wasm_i32x4_dot_i16x8(vk, vqb));
-      vk = wasm_i16x8_load8x8(k0 + ks + p);
-      va1 = wasm_i32x4_add(va1, wasm_i32x4_dot_i16x8(vk, vqa));
-      vb1 = wasm_i32x4_add(vb1, wasm_i32x4_dot_i16x8(vk, vqb));
-      vk = wasm_i16x8_load8x8(k0 + 2 * ks + p);
-      va2 = wasm_i32x4_add(va2, wasm_i32x4_dot_i16x8(vk, vqa));
-      vb2 = wasm_i32x4_add(vb2, wasm_i32x4_dot_i16x8(vk, vqb));
-      vk = wasm_i16x8_load8x8(k0 + 3 * ks + p);
-      va3 = wasm_i32x4_add(va3, wasm_i32x4_dot_i16x8(vk, vqa));
-      vb3 = wasm_i32x4_add(vb3, wasm_i32x4_dot_i16x8(vk, vqb));
-    }
-    const float* sc = kr->scales + j * ss;
-    const v128_t vsk = wasm_f32x4_make(sc[0], sc[ss], sc[2 * ss], sc[3 * ss]);
-    wasm_v128_store(za + (j - j0), wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(attn__hsum4_i32(va0, va1, va2, va3)), vqsa), vsk));
-    wasm_v128_store(zb + (j - j0), wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(attn__hsum4_i32(vb0, vb1, vb2, vb3)), vqsb), vsk));
+/* Whether args has one query row per head, all with the same key span. */
+static int attn__one_span(const attn__decode_args* args) {
+  if (args->heads[0].n_q != 1) return 0;
+  const attn__span s0 = attn__key_span(&args->heads[0], 0);
+  for (size_t r = 1; r < args->n_heads; r++) {
+    const attn__span s = attn__key_span(&args->heads[r], 0);
+    if (s.lo != s0.lo || s.hi != s0.hi) return 0;
   }
-  return j;
+  return 1;
 }
 
-/* Logits from an int8 K (attn__i8_logits_ok): q rounded to 16 bits per
- * row (attn__q16_row), z_j = ((float)(k8_j . qi) * (sq * scale)) * s_j,
- * the dot products in integers from the cache's rows where they are: eight
- * bytes sign-extended by their load and i32x4.dot_i16x8_s, 8 products in
- * two operations, K never converted. Integers sum exactly in any order, so
- * the scalar twin gives the same bits. `space` holds the rows' qi
- * (n_rows, d_k) and sq * scale (n_rows). */
-static void attn__i8_logits_wasmsimd(const attn__decode_args* args, size_t lo, size_t hi, float* z, size_t z_stride,
-                                     void* space) {
-  const attn__head* h0 = &args->heads[0];
-  const size_t n_rows = attn__decode_rows(args), d_k = h0->d_k;
-  int16_t* qi = space;                       /* (n_rows, d_k) */
-  float* qs = (float*)(qi + n_rows * d_k);   /* (n_rows) */
+/* Whether every query row of args has |q_p| < 2^16 (no NaN): then each
+ * row times 2^112 (exact) goes to q_up (n_rows, d_k). */
+static int attn__queries_up_wasmsimd(const attn__decode_args* args, float* q_up) {
+  const size_t n_rows = attn__decode_rows(args), d_k = args->heads[0].d_k, d_k4 = d_k / 4 * 4;
   for (size_t r = 0; r < n_rows; r++) {
     size_t i;
     const attn__head* h = attn__decode_head(args, r, &i);
-    qs[r] = attn__q16_row(h->q + i * h->q_stride, d_k, qi + r * d_k) * h->scale;
+    const float* q = h->q + i * h->q_stride;  /* (d_k) */
+    v128_t vmax = wasm_f32x4_splat(0.0f);
+    for (size_t p = 0; p < d_k4; p += 4) vmax = wasm_f32x4_max(vmax, wasm_f32x4_abs(wasm_v128_load(q + p)));
+    float amax = attn__hmax_nan_wasmsimd(vmax);
+    for (size_t p = d_k4; p < d_k; p++) amax = attn__max_nan(amax, fabsf(q[p]));
+    if (!(amax < 0x1p16f)) return 0;
   }
-  const attn__kv_rows* kr = &h0->k_rows;
-  const int8_t* k8 = kr->data;
-  const size_t ks = kr->stride, ss = kr->scale_stride;
-  const v128_t vzero = wasm_i32x4_splat(0);
-  for (size_t j0 = lo; j0 < hi; j0 += ATTN__DECODE_KB) {
-    const size_t nb = hi - j0 < ATTN__DECODE_KB ? hi - j0 : ATTN__DECODE_KB;
-    for (size_t r = 0; r < n_rows; r++) {
-      size_t i;
-      const attn__head* h = attn__decode_head(args, r, &i);
-      const attn__span s = attn__key_span(h, i), part = attn__block_part(s, j0, nb);
-      const int16_t* q = qi + r * d_k;
-      const v128_t vqs = wasm_f32x4_splat(qs[r]);
-      float* zr = z + r * z_stride;  /* zr[j - s.lo]: key j's logit */
-      size_t j = part.lo;
-      if (r + 1 < n_rows && part.lo < part.hi) {
-        size_t i2;
-        const attn__head* h2 = attn__decode_head(args, r + 1, &i2);
-        const attn__span s2 = attn__key_span(h2, i2), part2 = attn__block_part(s2, j0, nb);
-        if (part2.lo == part.lo && part2.hi == part.hi) {
-          float* zr2 = z + (r + 1) * z_stride;
-          j = attn__i8_logits2_wasmsimd(kr, part.lo, part.hi, d_k, q, q + d_k, qs[r], qs[r + 1], zr + (part.lo - s.lo),
-                                        zr2 + (part.lo - s2.lo));
-          for (size_t jt = j; jt < part.hi; jt++) {
-            zr[jt - s.lo] = attn__i8_logit(kr, jt, q, d_k, qs[r]);
-            zr2[jt - s2.lo] = attn__i8_logit(kr, jt, q + d_k, d_k, qs[r + 1]);
-          }
-          r++;
-          continue;
-        }
-      }
-      for (; j + 4 <= part.hi; j += 4) {
-        const int8_t* k0 = k8 + j * ks;  /* (4, d_k) keys j .. j+3 */
-        v128_t vacc0 = vzero, vacc1 = vzero, vacc2 = vzero, vacc3 = vzero;
-        for (size_t p = 0; p < d_k; p += 8) {
-          const v128_t vq = wasm_v128_load(q + p);
-          vacc0 = wasm_i32x4_add(vacc0, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(k0 + p), vq));
-          vacc1 = wasm_i32x4_add(vacc1, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(k0 + ks + p), vq));
-          vacc2 = wasm_i32x4_add(vacc2, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(k0 + 2 * ks + p), vq));
-          vacc3 = wasm_i32x4_add(vacc3, wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(k0 + 3 * ks + p), vq));
-        }
-        const v128_t vdot = attn__hsum4_i32(vacc0, vacc1, vacc2, vacc3);
-        const float* sc = kr->scales + j * ss;
-        const v128_t vsk = wasm_f32x4_make(sc[0], sc[ss], sc[2 * ss], sc[3 * ss]);
-        wasm_v128_store(zr + (j - s.lo), wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(vdot), vqs), vsk));
-      }
-      for (; j < part.hi; j++) zr[j - s.lo] = attn__i8_logit(kr, j, q, d_k, qs[r]);
-    }
+  for (size_t r = 0; r < n_rows; r++) {
+    size_t i;
+    const attn__head* h = attn__decode_head(args, r, &i);
+    const float* q = h->q + i * h->q_stride;  /* (d_k) */
+    for (size_t p = 0; p < d_k; p++) q_up[r * d_k + p] = q[p] * 0x1p112f;
   }
+  return 1;
 }
 
 /* A compact cache's K and V (float16 or int8): every row of every head in
  * args (each with its own key span) goes through the keys in blocks of
  * ATTN__DECODE_KB, each block of K, then of V, loaded once as float32 into
- * args->tile (attn__f32_kv_load_wasmsimd) and read from there by all rows, two
- * at a time where their parts of the block coincide. Logits, weights and
- * P V are the float32 path's functions on those floats, so a row gets the
- * bits the scalar twin gives (each logit alone, P V added block by block in
- * key order). */
+ * args->tile and read from there by all rows, two at a time where their
+ * parts of the block coincide. Logits, weights and P V are the float32
+ * path's functions on those floats, so a row gets the bits the scalar twin
+ * gives (each logit alone, P V added block by block in key order).
+ * A float16 block is loaded as its bits' float32, the values times 2^-112
+ * (attn__f16_kv_load_bits_wasmsimd: no rebias multiply), and the 2^112
+ * moves to the other factor: the query rows for the logits (when every
+ * |q_p| < 2^16, else K is loaded as its values), the weights for P V (at
+ * most 1). Powers of two multiply exactly short of overflow, so each
+ * product q_p k_p and p_j v_j is the same real number as with the values
+ * and rounds (alone or fused into its sum) to the same float. A decode
+ * step's rows (one per head, one span) take their logits in fours that read
+ * each float16 block of K in place, widened in registers (no block store
+ * and reload), in the same order; a block with Infinity or NaN goes through
+ * the tile. */
 static void attn__decode_compact_wasmsimd(const attn__decode_args* args) {
   assert(args->tile != NULL);
   const attn__head* h0 = &args->heads[0];
@@ -525,23 +452,43 @@ static void attn__decode_compact_wasmsimd(const attn__decode_args* args) {
       hi = s.hi > hi ? s.hi : hi;
     }
   }
-  const int integer_logits = attn__i8_logits_ok(h0);
+  const int integer_logits = attn__i8_logits_ok(h0), f16 = h0->k_rows.dtype == ATTN__KV_F16;
+  float* q_up = tile + ATTN__DECODE_KB * (d_k > d_v ? d_k : d_v);  /* float16: (n_rows, d_k) q * 2^112 */
+  const int k_bits = f16 && attn__queries_up_wasmsimd(args, q_up);
   if (integer_logits) attn__i8_logits_wasmsimd(args, lo, hi, z, z_stride, tile);
+  /* Rows in fours with one span (a decode step's heads), K widened in
+   * registers (attn__f16_logits4_wasmsimd). */
+  const int fours = k_bits && n_rows % 4 == 0 && d_k % 8 == 0 && attn__one_span(args);
   for (size_t j0 = lo; !integer_logits && j0 < hi; j0 += ATTN__DECODE_KB) {
     const size_t nb = hi - j0 < ATTN__DECODE_KB ? hi - j0 : ATTN__DECODE_KB;
-    attn__f32_kv_load_wasmsimd(&h0->k_rows, j0, nb, d_k, tile, d_k);
+    int done = fours;
+    for (size_t r = 0; done && r < n_rows; r += 4) {
+      float* const zr[4] = {z + r * z_stride + (j0 - lo), z + (r + 1) * z_stride + (j0 - lo),
+                            z + (r + 2) * z_stride + (j0 - lo), z + (r + 3) * z_stride + (j0 - lo)};
+      const attn__head* h = &args->heads[r];  /* n_q = 1: row r is head r */
+      const float scale[4] = {h[0].scale, h[1].scale, h[2].scale, h[3].scale};
+      done = attn__f16_logits4_wasmsimd(q_up + r * d_k, (const uint16_t*)h0->k_rows.data, h0->k_rows.stride, j0,
+                                        j0 + nb, d_k, scale, zr);
+    }
+    if (done) continue;
+    if (k_bits) {
+      attn__f16_kv_load_bits_wasmsimd(&h0->k_rows, j0, nb, d_k, tile, d_k);
+    } else {
+      attn__f32_kv_load_wasmsimd(&h0->k_rows, j0, nb, d_k, tile, d_k);
+    }
     for (size_t r = 0; r < n_rows; r++) {
       size_t i, i2;
       const attn__head* h = attn__decode_head(args, r, &i);
       const attn__span s = attn__key_span(h, i), part = attn__block_part(s, j0, nb);
       if (part.lo == part.hi) continue;
       const float* k = tile + (part.lo - j0) * d_k;  /* (part, d_k) */
-      const float* q = h->q + i * h->q_stride;
+      const float* q = k_bits ? q_up + r * d_k : h->q + i * h->q_stride;
       if (r + 1 < n_rows) {
         const attn__head* h2 = attn__decode_head(args, r + 1, &i2);
         const attn__span s2 = attn__key_span(h2, i2), part2 = attn__block_part(s2, j0, nb);
         if (part2.lo == part.lo && part2.hi == part.hi) {
-          attn__logits2_wasmsimd(q, h2->q + i2 * h2->q_stride, k, d_k, part.hi - part.lo, d_k, h->scale,
+          attn__logits2_wasmsimd(q, k_bits ? q_up + (r + 1) * d_k : h2->q + i2 * h2->q_stride, k, d_k,
+                                 part.hi - part.lo, d_k, h->scale,
                                  z + r * z_stride + (part.lo - s.lo), z + (r + 1) * z_stride + (part.lo - s2.lo));
           r++;
           continue;
@@ -553,12 +500,18 @@ static void attn__decode_compact_wasmsimd(const attn__decode_args* args) {
   for (size_t r = 0; r < n_rows; r++) {
     size_t i;
     const attn__head* h = attn__decode_head(args, r, &i);
-    l[r] = attn__weights_wasmsimd(h, i, attn__key_span(h, i), z + r * z_stride, &m[r]);
+    const attn__span s = attn__key_span(h, i);
+    l[r] = attn__weights_wasmsimd(h, i, s, z + r * z_stride, &m[r]);
     attn__zero_row(h->out + i * h->out_stride, d_v);  /* the accumulator until the end */
+    if (f16 && l[r] != 0.0f) attn__scale_wasmsimd(z + r * z_stride, s.hi - s.lo, 0x1p112f);
   }
   for (size_t j0 = lo; j0 < hi; j0 += ATTN__DECODE_KB) {
     const size_t nb = hi - j0 < ATTN__DECODE_KB ? hi - j0 : ATTN__DECODE_KB;
-    attn__f32_kv_load_wasmsimd(&h0->v_rows, j0, nb, d_v, tile, d_v);
+    if (f16) {
+      attn__f16_kv_load_bits_wasmsimd(&h0->v_rows, j0, nb, d_v, tile, d_v);
+    } else {
+      attn__f32_kv_load_wasmsimd(&h0->v_rows, j0, nb, d_v, tile, d_v);
+    }
     for (size_t r = 0; r < n_rows; r++) {
       if (l[r] == 0.0f) continue;
       size_t i, i2;

@@ -173,6 +173,10 @@ static inline float attn__i8_logit(const attn__kv_rows* k, size_t j, const int16
  *   back as NaN). */
 void attn__f32_kv_load_scalar(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride);
 void attn__f32_kv_load_wasmsimd(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride);
+/* The SIMD decode's read of a float16 K or V block (f32-decode-wasmsimd.c):
+ * as kv_load, each value times 2^-112, exactly (its bits' float32:
+ * attn__f16_value before the rebias), Infinity and NaN as they are. It has
+ * no scalar twin: the decode kernels' results are its spec. */
 void attn__f32_kv_store_scalar(int32_t dtype, const float* x, size_t n, size_t d, void* dst, float* scales);
 void attn__f32_kv_store_wasmsimd(int32_t dtype, const float* x, size_t n, size_t d, void* dst, float* scales);
 
@@ -236,6 +240,13 @@ static inline attn__span attn__key_span(const attn__head* h, size_t i) {
   if (lo < 0) lo = 0;
   if (lo > hi) lo = hi;
   return (attn__span){(size_t)lo, (size_t)hi};
+}
+
+/* Keys [a, b) of row span s within the block [j0, j0 + nb): empty when
+ * they do not meet. */
+static inline attn__span attn__block_part(attn__span s, size_t j0, size_t nb) {
+  const size_t a = s.lo > j0 ? s.lo : j0, b = s.hi < j0 + nb ? s.hi : j0 + nb;
+  return a < b ? (attn__span){a, b} : (attn__span){a, a};
 }
 
 /* The whole rule: key j is allowed for query row i when it lies in the
@@ -356,6 +367,7 @@ typedef struct attn__decode_args {
   float* tile;              /* a compact cache: max(ATTN__DECODE_KB x max(d_k, d_v),
                                rows x (d_k / 2 + 1)) floats for one block of its K or V as
                                float32, or an int8 K's rows of q in 16 bits and their scales;
+                               float16: and then rows x d_k for q times 2^112;
                                with k_table, (min(n_k, ATTN__DECODE_KB), d_k) turned keys */
   const float* k_table;     /* RoPE on float32 keys with one query row per head: (n_k, rope_dims)
                                cos and sin at key positions 0 .. n_k - 1 (f32-rope.h); the kernel
@@ -364,6 +376,25 @@ typedef struct attn__decode_args {
   size_t rope_dims;
   uint32_t rope_flags;      /* ATTN__ROPE_PAIRS_INTERLEAVED or 0 */
 } attn__decode_args;
+
+/* The SIMD decode's reads of a compact cache (kv-rows-wasmsimd.c; its
+ * spec is the scalar decode, which reads values with attn__kv_value and
+ * int8 logits with attn__i8_logit):
+ * f16_kv_load_bits: as kv_load on a float16 K or V, each value times
+ *   2^-112, exactly (its bits' float32: attn__f16_value before the
+ *   rebias), Infinity and NaN as they are;
+ * i8_logits: every row's logits from an int8 K (attn__i8_logits_ok) for
+ *   keys [lo, hi), row r's from its span's start at z + r * z_stride;
+ *   space holds the rows' rounded queries;
+ * f16_logits4: four rows' logits from float16 K read in place, the values
+ *   times 2^-112 and q times 2^112; 0 when a value is Infinity or NaN (the
+ *   caller takes the block through f16_kv_load_bits then). */
+void attn__f16_kv_load_bits_wasmsimd(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst,
+                                     size_t dst_stride);
+void attn__i8_logits_wasmsimd(const attn__decode_args* args, size_t lo, size_t hi, float* z, size_t z_stride,
+                              void* space);
+int attn__f16_logits4_wasmsimd(const float* q, const uint16_t* k, size_t k_stride, size_t j0, size_t j1, size_t d_k,
+                               const float scale[4], float* const z[4]);
 
 /* Keys per block of the decode kernel when several rows share K and V: a
  * block of K or V (64 keys of up to a few hundred floats) stays in L1 while
