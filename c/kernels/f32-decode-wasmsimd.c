@@ -251,11 +251,19 @@ static void attn__finish_row_wasmsimd(const attn__head* h, size_t i, float l, fl
   if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
 }
 
+/* Keys per block of the logits when RoPE turns them (a part of
+ * ATTN__DECODE_KB's tile): the turn of a short run of keys reads K from
+ * memory while the logits of the run before it still compute from L1, so
+ * the two overlap; a turn of 64 keys at once waits on memory alone and
+ * then computes alone. Blocks change no bits: each logit is its own key's
+ * dot product. */
+#define ATTN__DECODE_ROPE_KB 16
+
 /* Grouped-query decoding of three or more heads, or of any with RoPE's
  * k_table (one query row each, all with the same key span): logits block
  * by block for all rows (each block of keys turned first into args->tile
- * with RoPE), then each row's weights, then P V block by block into the
- * output rows, divided by l at the end. */
+ * with RoPE, in blocks of ATTN__DECODE_ROPE_KB), then each row's weights,
+ * then P V block by block into the output rows, divided by l at the end. */
 static void attn__decode_group_wasmsimd(const attn__decode_args* args) {
   const attn__head* heads = args->heads;
   const size_t n_rows = args->n_heads, d_k = heads[0].d_k, d_v = heads[0].d_v;
@@ -267,8 +275,9 @@ static void attn__decode_group_wasmsimd(const attn__decode_args* args) {
   float* z = args->logits;                           /* (n_rows, z_stride) logits, then weights */
   float* l = z + n_rows * z_stride;                  /* (n_rows) sums */
   float* m = l + n_rows;                             /* (n_rows) maxima */
-  for (size_t j0 = 0; j0 < n; j0 += ATTN__DECODE_KB) {
-    const size_t nb = n - j0 < ATTN__DECODE_KB ? n - j0 : ATTN__DECODE_KB;
+  const size_t kb_keys = args->k_table != NULL ? ATTN__DECODE_ROPE_KB : ATTN__DECODE_KB;
+  for (size_t j0 = 0; j0 < n; j0 += kb_keys) {
+    const size_t nb = n - j0 < kb_keys ? n - j0 : kb_keys;
     const float* kb = k + j0 * k_stride;  /* (nb, d_k) the block's keys, rows kb_stride apart */
     size_t kb_stride = k_stride;
     if (args->k_table != NULL) {
