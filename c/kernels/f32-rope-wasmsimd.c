@@ -2,7 +2,9 @@
  * and bits as f32-rope-scalar.c (read that first): plain multiplies and
  * adds (never attn__f32x4_madd), so every build rotates alike.
  *   - rotate_half pairs: 4 pairs per step, a from [c, c + 4), b from
- *     [c + half, c + half + 4);
+ *     [c + half, c + half + 4), a loop each for forward and inverse (one
+ *     loop with the sign chosen per step compiles to a select and a
+ *     negation per vector);
  *   - interleaved pairs: 2 pairs per vector [a0 b0 a1 b1], against
  *     [cos0 cos0 cos1 cos1] and, swapped to [b0 a0 b1 a1], against
  *     [-sin0 sin0 -sin1 sin1] (x + (-y) is x - y, bit for bit). */
@@ -46,15 +48,22 @@ void attn__f32_rope_wasmsimd(const float* x, size_t x_stride, size_t n, size_t d
         y_row[2 * c] = attn__rope_a(a, b, cos_row[c], sin_row[c], inverse);
         y_row[2 * c + 1] = attn__rope_b(a, b, cos_row[c], sin_row[c], inverse);
       }
+    } else if (inverse) {
+      for (; c + 4 <= half; c += 4) {
+        const v128_t va = wasm_v128_load(x_row + c), vb = wasm_v128_load(x_row + c + half);
+        const v128_t vcs = wasm_v128_load(cos_row + c), vsn = wasm_v128_load(sin_row + c);
+        wasm_v128_store(y_row + c, wasm_f32x4_add(wasm_f32x4_mul(va, vcs), wasm_f32x4_mul(vb, vsn)));
+        wasm_v128_store(y_row + c + half, wasm_f32x4_sub(wasm_f32x4_mul(vb, vcs), wasm_f32x4_mul(va, vsn)));
+      }
     } else {
       for (; c + 4 <= half; c += 4) {
         const v128_t va = wasm_v128_load(x_row + c), vb = wasm_v128_load(x_row + c + half);
         const v128_t vcs = wasm_v128_load(cos_row + c), vsn = wasm_v128_load(sin_row + c);
-        const v128_t vacs = wasm_f32x4_mul(va, vcs), vbsn = wasm_f32x4_mul(vb, vsn);
-        const v128_t vbcs = wasm_f32x4_mul(vb, vcs), vasn = wasm_f32x4_mul(va, vsn);
-        wasm_v128_store(y_row + c, inverse ? wasm_f32x4_add(vacs, vbsn) : wasm_f32x4_sub(vacs, vbsn));
-        wasm_v128_store(y_row + c + half, inverse ? wasm_f32x4_sub(vbcs, vasn) : wasm_f32x4_add(vbcs, vasn));
+        wasm_v128_store(y_row + c, wasm_f32x4_sub(wasm_f32x4_mul(va, vcs), wasm_f32x4_mul(vb, vsn)));
+        wasm_v128_store(y_row + c + half, wasm_f32x4_add(wasm_f32x4_mul(vb, vcs), wasm_f32x4_mul(va, vsn)));
       }
+    }
+    if (!interleaved) {
       for (; c < half; c++) {
         const float a = x_row[c], b = x_row[c + half];
         y_row[c] = attn__rope_a(a, b, cos_row[c], sin_row[c], inverse);
