@@ -245,85 +245,6 @@ static void attn__finish_row_wasmsimd(const attn__head* h, size_t i, float l, fl
   if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
 }
 
-/* Logits of up to 4 rows (rows[h]: one query row of each head sharing K,
- * scales[h] its scale) for keys [0, n) of k turned by RoPE as they are
- * read: rotate_half pairs over the first dims elements (the table's rows,
- * (n, dims)), the rest as they are. Each turned element is
- * attn__f32_rope_wasmsimd's (a cs - b sn or b cs + a sn, every product
- * rounded), and the sums run over p in the order of attn__logits_wasmsimd
- * (lane t over p = t mod 4 rising, then attn__hsum4), so z[h][j] has the
- * bits of a turn into a tile and the logits over it. Two keys at a time:
- * their 8 accumulators (head x key), the turned vector used at once by the
- * 4 heads; the turned halves take one pass each over the pairs (p < dims/2,
- * then p >= dims/2) to keep that order. Needs d_k and dims / 2 multiples
- * of 4. Rows past n_rows repeat row 0 and are not stored. */
-static void attn__rope_logits4_wasmsimd(const float* const rows[4], const float scales[4], size_t n_rows,
-                                        const float* k, size_t k_stride, size_t n, size_t d_k, const float* table,
-                                        size_t dims, float* z, size_t z_stride) {
-  const size_t half = dims / 2;
-  const float *q0 = rows[0], *q1 = rows[n_rows > 1], *q2 = rows[n_rows > 2 ? 2 : 0], *q3 = rows[n_rows > 3 ? 3 : 0];
-  const v128_t vscale = wasm_f32x4_make(scales[0], scales[n_rows > 1], scales[n_rows > 2 ? 2 : 0], scales[n_rows > 3 ? 3 : 0]);
-  for (size_t j = 0; j < n; j += 2) {
-    const size_t keys = n - j < 2 ? 1 : 2;
-    const float* ka = k + j * k_stride;                    /* (d_k) key j */
-    const float* kb = keys == 2 ? ka + k_stride : ka;      /* (d_k) key j + 1, or j again */
-    const float* ta = table + j * dims;                    /* (dims) key j's cos, then sin */
-    const float* tb = keys == 2 ? ta + dims : ta;
-    v128_t va0 = wasm_f32x4_splat(0.0f), va1 = va0, va2 = va0, va3 = va0;  /* key j, heads 0..3 */
-    v128_t vb0 = va0, vb1 = va0, vb2 = va0, vb3 = va0;                     /* key j + 1 */
-    for (size_t c = 0; c < half; c += 4) {  /* p = c: a cs - b sn */
-      const v128_t vka = wasm_f32x4_sub(wasm_f32x4_mul(wasm_v128_load(ka + c), wasm_v128_load(ta + c)),
-                                        wasm_f32x4_mul(wasm_v128_load(ka + c + half), wasm_v128_load(ta + half + c)));
-      const v128_t vkb = wasm_f32x4_sub(wasm_f32x4_mul(wasm_v128_load(kb + c), wasm_v128_load(tb + c)),
-                                        wasm_f32x4_mul(wasm_v128_load(kb + c + half), wasm_v128_load(tb + half + c)));
-      v128_t vq = wasm_v128_load(q0 + c);
-      va0 = attn__f32x4_madd(vq, vka, va0), vb0 = attn__f32x4_madd(vq, vkb, vb0);
-      vq = wasm_v128_load(q1 + c);
-      va1 = attn__f32x4_madd(vq, vka, va1), vb1 = attn__f32x4_madd(vq, vkb, vb1);
-      vq = wasm_v128_load(q2 + c);
-      va2 = attn__f32x4_madd(vq, vka, va2), vb2 = attn__f32x4_madd(vq, vkb, vb2);
-      vq = wasm_v128_load(q3 + c);
-      va3 = attn__f32x4_madd(vq, vka, va3), vb3 = attn__f32x4_madd(vq, vkb, vb3);
-    }
-    for (size_t c = 0; c < half; c += 4) {  /* p = half + c: b cs + a sn */
-      const v128_t vka = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(ka + c + half), wasm_v128_load(ta + c)),
-                                        wasm_f32x4_mul(wasm_v128_load(ka + c), wasm_v128_load(ta + half + c)));
-      const v128_t vkb = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(kb + c + half), wasm_v128_load(tb + c)),
-                                        wasm_f32x4_mul(wasm_v128_load(kb + c), wasm_v128_load(tb + half + c)));
-      const size_t p = half + c;
-      v128_t vq = wasm_v128_load(q0 + p);
-      va0 = attn__f32x4_madd(vq, vka, va0), vb0 = attn__f32x4_madd(vq, vkb, vb0);
-      vq = wasm_v128_load(q1 + p);
-      va1 = attn__f32x4_madd(vq, vka, va1), vb1 = attn__f32x4_madd(vq, vkb, vb1);
-      vq = wasm_v128_load(q2 + p);
-      va2 = attn__f32x4_madd(vq, vka, va2), vb2 = attn__f32x4_madd(vq, vkb, vb2);
-      vq = wasm_v128_load(q3 + p);
-      va3 = attn__f32x4_madd(vq, vka, va3), vb3 = attn__f32x4_madd(vq, vkb, vb3);
-    }
-    for (size_t p = dims; p < d_k; p += 4) {  /* partial rotary: the rest as it is */
-      const v128_t vka = wasm_v128_load(ka + p), vkb = wasm_v128_load(kb + p);
-      v128_t vq = wasm_v128_load(q0 + p);
-      va0 = attn__f32x4_madd(vq, vka, va0), vb0 = attn__f32x4_madd(vq, vkb, vb0);
-      vq = wasm_v128_load(q1 + p);
-      va1 = attn__f32x4_madd(vq, vka, va1), vb1 = attn__f32x4_madd(vq, vkb, vb1);
-      vq = wasm_v128_load(q2 + p);
-      va2 = attn__f32x4_madd(vq, vka, va2), vb2 = attn__f32x4_madd(vq, vkb, vb2);
-      vq = wasm_v128_load(q3 + p);
-      va3 = attn__f32x4_madd(vq, vka, va3), vb3 = attn__f32x4_madd(vq, vkb, vb3);
-    }
-    /* Lane h: head h's logit of the key. */
-    const v128_t vza = wasm_f32x4_mul(attn__hsum4(va0, va1, va2, va3), vscale);
-    const v128_t vzb = wasm_f32x4_mul(attn__hsum4(vb0, vb1, vb2, vb3), vscale);
-    float za[4], zb[4];
-    wasm_v128_store(za, vza);
-    wasm_v128_store(zb, vzb);
-    for (size_t h = 0; h < n_rows; h++) {
-      z[h * z_stride + j] = za[h];
-      if (keys == 2) z[h * z_stride + j + 1] = zb[h];
-    }
-  }
-}
-
 /* Keys per block of the logits when RoPE turns them (a part of
  * ATTN__DECODE_KB's tile): the turn of a short run of keys reads K from
  * memory while the logits of the run before it still compute from L1, so
@@ -337,7 +258,7 @@ static void attn__rope_logits4_wasmsimd(const float* const rows[4], const float 
  * by block for all rows, then each row's weights, then P V block by block
  * into the output rows, divided by l at the end. With RoPE, up to 4 rows
  * of rotate_half pairs take each key turned as it is read
- * (attn__rope_logits4_wasmsimd: the turn's arithmetic computes while K
+ * (attn__f32_rope_logits4_wasmsimd, f32-rope-wasmsimd.c: the turn's arithmetic computes while K
  * streams in, as the logits' does, and no tile is written and read back);
  * other rows and pairs turn blocks of ATTN__DECODE_ROPE_KB keys into
  * args->tile first. */
@@ -359,7 +280,7 @@ static void attn__decode_group_wasmsimd(const attn__decode_args* args) {
     const float* rows[4] = {heads[0].q, NULL, NULL, NULL};
     float scales[4] = {heads[0].scale, 0.0f, 0.0f, 0.0f};
     for (size_t r = 1; r < n_rows; r++) rows[r] = heads[r].q, scales[r] = heads[r].scale;
-    attn__rope_logits4_wasmsimd(rows, scales, n_rows, k, k_stride, n, d_k, args->k_table + span.lo * args->rope_dims,
+    attn__f32_rope_logits4_wasmsimd(rows, scales, n_rows, k, k_stride, n, d_k, args->k_table + span.lo * args->rope_dims,
                                 args->rope_dims, z, z_stride);
   }
   const size_t kb_keys = args->k_table != NULL ? ATTN__DECODE_ROPE_KB : ATTN__DECODE_KB;

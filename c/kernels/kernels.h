@@ -560,6 +560,14 @@ void attn__f32_rope_scalar(const float* x, size_t x_stride, size_t n, size_t d, 
                            uint32_t flags, float* y, size_t y_stride);
 void attn__f32_rope_wasmsimd(const float* x, size_t x_stride, size_t n, size_t d, const float* table, size_t dims,
                              uint32_t flags, float* y, size_t y_stride);
+/* Logits of up to 4 query rows (one per head sharing K) over keys [0, n)
+ * of k turned by RoPE (rotate_half, table rows (n, dims)) as they are read:
+ * the bits of a turn into a tile and the decode kernel's logits over it.
+ * d_k and dims / 2 multiples of 4. SIMD only: the scalar decode turns
+ * into its tile. */
+void attn__f32_rope_logits4_wasmsimd(const float* const rows[4], const float scales[4], size_t n_rows, const float* k,
+                                     size_t k_stride, size_t n, size_t d_k, const float* table, size_t dims, float* z,
+                                     size_t z_stride);
 
 #ifdef __wasm_simd128__
 #define ATTN__KERNEL(name) attn__f32_##name##_wasmsimd
