@@ -365,10 +365,19 @@ size_t attn_sdpa_call_scratch_size_with(const attn_shape* shape, const attn_opti
  * cache that holds 2 or about 3.8 times the tokens in the same memory),
  * read where they are. On the decode path (up to ATTN_KV_DECODE_ROWS query
  * rows) the decode kernel takes every query row of a kv head at once and
- * goes through the keys in blocks of 64: a float16 block of K, then of V,
- * is loaded as float32 into its scratch once for all rows and computed on
- * exactly as float32 K and V (the same bits as attn_sdpa over the values
- * attn_kv_read gives); an int8 K is read in place by integer dot products,
+ * goes through the keys in blocks of 64. A float16 value is read as its
+ * bits' float32, which is the value times 2^-112 exactly, and the 2^112
+ * goes onto the other factor (q for the logits, the weights for P V), a
+ * power of two, so every product is the same real number: the same bits as
+ * attn_sdpa over the values attn_kv_read gives. In a decode step (one query
+ * row per head) four heads read each block of K in place; otherwise a
+ * block of K, then of V, is widened once into scratch for all rows (the
+ * decode scratch holds rows x d_k more floats for the scaled queries). A
+ * call with a query value |q| >= 2^16 or NaN (2^112 q could overflow)
+ * reads K widened to its values instead; a block holding Infinity or NaN
+ * (found by the max of its |h|) gets those values rebuilt and goes through
+ * scratch. An int8
+ * K is read in place by integer dot products,
  * each query row rounded to 16 bits first (sq = max |q| / 32767, so each
  * value of q moves by at most max |q| / 65534), and an int8 V is loaded
  * as float32 by blocks. The SIMD128 and scalar builds give the same bits.

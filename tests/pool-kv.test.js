@@ -171,6 +171,18 @@ s('rope, alibi and sinks: keys and queries turned at their positions in the whol
       c.dispose();
     }
   }
+  {
+    // A window that leaves one segment, a later one the calling thread holds
+    // (3 threads: segments 0 and 3 are its own): q must turn at its own
+    // position there too, not at the segment's shifted one.
+    const n = 3 * SEGMENT_TOKENS + 300;
+    const late = await pair(ctx, { capacity: n, chunks: [n], append: { rope } });
+    const q = draw(heads * 8, 13);
+    const before = ctx.pool.stats;
+    await sameAttend(late, q, { heads, causal: true, rope, window: [100, 0], sinks }, 'a window within segment 3');
+    assert.equal(ctx.pool.stats, before, 'no worker asked');
+    late.dispose();
+  }
   // A small cache is attended on the calling thread in one part: the one instance's bits.
   const c = await pair(ctx, { capacity: 300, chunks: [200, 1], append: { rope: true } });
   const q = draw(heads * 8, 12);

@@ -173,6 +173,22 @@ turn('attn.rope with heads turns each head from position, as one call per head d
   assert.throws(() => attn.rope(x, { heads: 3, position: 2 ** 31 - 3 }), (e) => e instanceof RangeError && /row 3's position must fit int32/.test(e.message));
 });
 
+turn('with rope, the last query row\'s position must fit int32 (sdpa and a cache refuse alike)', ({ builds }) => {
+  const attn = builds.simd128;
+  const q = new Float32Array(2 * 8), k = new Float32Array(3 * 8);
+  const shape = { nq: 2, nk: 3, dk: 8, dv: 8, rope: true };
+  const past = /queryOffset: with rope, query row 1 turns at position 2147483647 \+ 1, past the int32 range/;
+  assert.throws(() => attn.sdpa(q, k, k, { ...shape, queryOffset: 2 ** 31 - 1 }), (e) => e instanceof RangeError && past.test(e.message));
+  assert.throws(() => attn.sdpa(q, k, k, { ...shape, batch: 1, queryOffset: Int32Array.of(2 ** 31 - 1) }), (e) => e instanceof RangeError && past.test(e.message));
+  assert.is(attn.sdpa(q, k, k, { ...shape, queryOffset: 2 ** 31 - 2 }).length, 16);
+  // Without rope no position is computed from the offset: the call runs.
+  assert.is(attn.sdpa(q, k, k, { ...shape, rope: false, queryOffset: 2 ** 31 - 1 }).length, 16);
+  const cache = attn.kvCache({ kvHeads: 1, dk: 8, capacity: 4 });
+  cache.append(k, k, { rope: true });
+  assert.throws(() => cache.attend(q, { nq: 2, queryOffset: 2 ** 31 - 1, rope: true }), (e) => e instanceof RangeError && /^kvCache.attend: queryOffset: with rope/.test(e.message));
+  cache.dispose();
+});
+
 turn('attn.rope checks its arguments and leaves x alone', ({ builds }) => {
   const attn = builds.simd128;
   const x = { rows: 2, cols: 4, data: new Float32Array([1, 2, 3, 4, 5, 6, 7, 8]) };

@@ -286,7 +286,8 @@ export declare class KVCache {
    * for layout 'bshd'. Past the capacity: a RangeError, the cache unchanged. With rope, the keys turn at
    * their positions (length ..) before they are stored (as float32, then compacted for float16 or int8);
    * attend takes the same rope and turns only the queries. Until the cache is empty again, every append
-   * and attend must pass that rope (RangeError otherwise).
+   * and attend must pass that rope (RangeError otherwise); over keys appended without rope, attend may
+   * still turn its queries (keys the caller turned).
    */
   append(k: Float32Array, v: Float32Array, options?: { rope?: boolean | RopeOptions | null }): void;
   /** Copy of the held keys (batch, kvHeads, length, dk) in the cache's layout, as float32 (what attend computes with). */

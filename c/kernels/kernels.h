@@ -173,10 +173,6 @@ static inline float attn__i8_logit(const attn__kv_rows* k, size_t j, const int16
  *   back as NaN). */
 void attn__f32_kv_load_scalar(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride);
 void attn__f32_kv_load_wasmsimd(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride);
-/* The SIMD decode's read of a float16 K or V block (f32-decode-wasmsimd.c):
- * as kv_load, each value times 2^-112, exactly (its bits' float32:
- * attn__f16_value before the rebias), Infinity and NaN as they are. It has
- * no scalar twin: the decode kernels' results are its spec. */
 void attn__f32_kv_store_scalar(int32_t dtype, const float* x, size_t n, size_t d, void* dst, float* scales);
 void attn__f32_kv_store_wasmsimd(int32_t dtype, const float* x, size_t n, size_t d, void* dst, float* scales);
 

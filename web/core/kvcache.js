@@ -126,7 +126,7 @@ export class KVCache {
     if (this.#length + t > capacity) {
       throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${this.#length}); the cache is unchanged`);
     }
-    checkCacheRope(this.#length === 0 ? undefined : this.#rope, rope, 'kvCache.append');
+    checkCacheRope(this.#length === 0 ? undefined : this.#rope, rope, 'append');
     if (this.dtype === 'float32') {
       const f32 = this.#wasm.f32();
       this.#copy(f32, k, this.#kAt >>> 2, dk, t, true);
@@ -238,7 +238,7 @@ export class KVCache {
   // pool holder's parts come with their queries turned already.
   #attend(q, options, from, n, ownRope) {
     const c = attendCall(q, options, this, n);
-    if (ownRope) checkCacheRope(this.#rope, c.rope, 'kvCache.attend');
+    if (ownRope) checkCacheRope(this.#rope, c.rope, 'attend');
     const e = ELEMENT_BYTES[this.dtype];
     c.kStrides = this.#strides(c.dk); c.vStrides = this.#strides(c.dv);
     // The row stride (the last) steps one position in either layout.

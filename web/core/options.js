@@ -283,14 +283,15 @@ const sameRope = (a, b) => a === b || (a !== null && b !== null && a.theta === b
  * (undefined while it is empty), `rope` this call's (checked). An append
  * may not change it; an attend must repeat it, except that an attend may
  * turn its queries over keys the caller turned (appended with no rope).
+ * call: 'append' or 'attend'.
  */
-export function checkCacheRope(held, rope, fn) {
+export function checkCacheRope(held, rope, call) {
   if (held === undefined || sameRope(held, rope)) return;
-  if (fn.endsWith('append')) {
-    throw new RangeError(`${fn}: the held keys were appended with ${ropeText(held)}, got ${ropeText(rope)}; a cache's keys all turn alike (clear() it to change)`);
+  if (call === 'append') {
+    throw new RangeError(`kvCache.append: the held keys were appended with ${ropeText(held)}, got ${ropeText(rope)}; a cache's keys all turn alike (clear() it to change)`);
   }
   if (held !== null) {
-    throw new RangeError(`${fn}: the keys were turned with ${ropeText(held)} as they were appended; attend needs the same rope to turn the queries, got ${ropeText(rope)}`);
+    throw new RangeError(`kvCache.attend: the keys were turned with ${ropeText(held)} as they were appended; attend needs the same rope to turn the queries, got ${ropeText(rope)}`);
   }
 }
 
@@ -378,6 +379,12 @@ export function readShared(c, options, fn, batch = 1) {
   const offset = checkOffset(options.queryOffset, `${fn}: queryOffset`, batch);
   c.queryOffset = offset.queryOffset;
   c.queryOffsets = offset.queryOffsets;
+  // RoPE turns row i at its position queryOffset + i, an int32 in C.
+  const last = c.nq > 0 ? c.nq - 1 : 0;
+  const most = c.queryOffsets ? Math.max(...c.queryOffsets) : c.queryOffset;
+  if (c.rope !== null && most > WINDOW_MAX - last) {
+    throw new RangeError(`${fn}: queryOffset: with rope, query row ${last} turns at position ${most} + ${last}, past the int32 range (at most ${WINDOW_MAX})`);
+  }
 }
 
 /** A matrix call's mask and bias: (nq, nk) matrices, broadcast over batch and heads. */

@@ -144,13 +144,13 @@ export class PoolKVCache {
       const start = s * SEGMENT_TOKENS;
       segments[this.#owner(s)].push([start, Math.min(SEGMENT_TOKENS, this.capacity - start)]);
     }
-    const { batch, kvHeads, dk, dv, layout } = this;
-    if ((this.#options.dtype ?? 'float32') === 'float32') {
-      const most = Math.max(...segments.map((list) => list.reduce((sum, [, n]) => sum + n, 0)));
-      const bytes = most * batch * kvHeads * (dk + dv) * 4;
-      if (bytes > MAX_ARENA_BYTES) {
-        throw new RangeError(`kvCache: a capacity of ${this.capacity} needs ${formatBytes(bytes)} of wasm memory in one thread of the pool; wasm32 holds at most 4 GiB`);
-      }
+    const { batch, dv, layout } = this;
+    // The most one thread holds, for any dtype (an unknown dtype gives NaN
+    // here and its own TypeError from the first segment below).
+    const most = Math.max(...segments.map((list) => list.reduce((sum, [, n]) => sum + n, 0)));
+    const bytes = cacheSizes({ ...this, capacity: most }).reduce((a, b) => a + b, 0);
+    if (bytes > MAX_ARENA_BYTES) {
+      throw new RangeError(`kvCache: a capacity of ${this.capacity} needs ${formatBytes(bytes)} of wasm memory in one thread of the pool; wasm32 holds at most 4 GiB`);
     }
     const shape = { batch, dv, layout };
     this.#holders.forEach((h, i) => {
@@ -237,7 +237,7 @@ export class PoolKVCache {
     if (this.#length + t > capacity) {
       throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${this.#length}); the cache is unchanged`);
     }
-    checkCacheRope(this.#length === 0 ? undefined : this.#rope, rope, 'kvCache.append');
+    checkCacheRope(this.#length === 0 ? undefined : this.#rope, rope, 'append');
     const first = this.#length;
     this.#length += t;
     this.#rope = rope;
@@ -325,7 +325,7 @@ export class PoolKVCache {
   async attend(q, options = {}) {
     this.#live('attend');
     const c = attendCall(q, options, this, this.#length);
-    checkCacheRope(this.#rope, c.rope, 'kvCache.attend');
+    checkCacheRope(this.#rope, c.rope, 'attend');
     const { batch, heads, nq, nk, dv } = c;
 
     // Options that hold no position: each holder attends all it keeps in one
@@ -347,12 +347,15 @@ export class PoolKVCache {
       o.stats = c.stats;
       if (c.out) o.out = c.out;
       if (c.sinks) o.sinks = c.sinks;
-      if (c.rope) o.rope = c.rope; // segment 0: its positions are the cache's
+      // Segment 0's positions are the cache's, so it turns q itself (one
+      // instance's bits); a later segment's are shifted, so q turns here.
+      if (c.rope && start === 0) o.rope = c.rope;
+      else if (c.rope) q = this.#turnQueries(q, c);
       return this.#here.attendOne(start, n, q, o);
     }
     // The parts' positions are not the cache's: q turns here, once, at its
-    // own, by attn.rope (the kernels' own turn), and the parts get no rope.
-    if (c.rope) q = turnRows(this.#pool.local, q, this.layout, batch, heads, nq, c.dk, c.rope, (b) => (c.queryOffsets ? c.queryOffsets[b] : c.queryOffset));
+    // own, and the parts get no rope.
+    if (c.rope) q = this.#turnQueries(q, c);
     const shape = { heads, nq, steps: c.steps };
     const asked = [];
     for (let h = 1; h < calls.length; h++) {
@@ -384,6 +387,12 @@ export class PoolKVCache {
     const result = { output, ...this.#steps(pieces, lse, batch * heads * nq, nk) };
     if (c.stats) result.lse = lse;
     return result;
+  }
+
+  // q turned by the call's rope at its positions in the whole cache, by
+  // attn.rope (the kernels' own turn).
+  #turnQueries(q, c) {
+    return turnRows(this.#pool.local, q, this.layout, c.batch, c.heads, c.nq, c.dk, c.rope, (b) => (c.queryOffsets ? c.queryOffsets[b] : c.queryOffset));
   }
 
   // The step matrices (batch, heads, nq, nk) from each segment's: scores,
