@@ -81,6 +81,20 @@ void attn__f32_rope_wasmsimd(const float* x, size_t x_stride, size_t n, size_t d
   }
 }
 
+/* The accumulators of 4 heads' logits of two keys a and b. */
+typedef struct attn__acc_4x2 {
+  v128_t a[4], b[4];
+} attn__acc_4x2;
+
+/* acc += q[h][p .. p + 4) times key a's vka and key b's vkb, head by head. */
+static inline void attn__madd_4x2(attn__acc_4x2* acc, const float* const q[4], size_t p, v128_t vka, v128_t vkb) {
+  for (size_t h = 0; h < 4; h++) {
+    const v128_t vq = wasm_v128_load(q[h] + p);
+    acc->a[h] = attn__f32x4_madd(vq, vka, acc->a[h]);
+    acc->b[h] = attn__f32x4_madd(vq, vkb, acc->b[h]);
+  }
+}
+
 /* Logits of up to 4 rows (rows[h]: one query row of each head sharing K,
  * scales[h] its scale) for keys [0, n) of k turned by RoPE as they are
  * read: rotate_half pairs over the first dims elements (the table's rows,
@@ -97,7 +111,7 @@ void attn__f32_rope_logits4_wasmsimd(const float* const rows[4], const float sca
                                      size_t k_stride, size_t n, size_t d_k, const float* table, size_t dims, float* z,
                                      size_t z_stride) {
   const size_t half = dims / 2;
-  const float *q0 = rows[0], *q1 = rows[n_rows > 1], *q2 = rows[n_rows > 2 ? 2 : 0], *q3 = rows[n_rows > 3 ? 3 : 0];
+  const float* const q[4] = {rows[0], rows[n_rows > 1], rows[n_rows > 2 ? 2 : 0], rows[n_rows > 3 ? 3 : 0]};
   const v128_t vscale = wasm_f32x4_make(scales[0], scales[n_rows > 1], scales[n_rows > 2 ? 2 : 0], scales[n_rows > 3 ? 3 : 0]);
   for (size_t j = 0; j < n; j += 2) {
     const size_t keys = n - j < 2 ? 1 : 2;
@@ -105,51 +119,29 @@ void attn__f32_rope_logits4_wasmsimd(const float* const rows[4], const float sca
     const float* kb = keys == 2 ? ka + k_stride : ka;      /* (d_k) key j + 1, or j again */
     const float* ta = table + j * dims;                    /* (dims) key j's cos, then sin */
     const float* tb = keys == 2 ? ta + dims : ta;
-    v128_t va0 = wasm_f32x4_splat(0.0f), va1 = va0, va2 = va0, va3 = va0;  /* key j, heads 0..3 */
-    v128_t vb0 = va0, vb1 = va0, vb2 = va0, vb3 = va0;                     /* key j + 1 */
+    attn__acc_4x2 acc;
+    for (size_t h = 0; h < 4; h++) acc.a[h] = acc.b[h] = wasm_f32x4_splat(0.0f);
     for (size_t c = 0; c < half; c += 4) {  /* p = c: a cs - b sn */
       const v128_t vka = wasm_f32x4_sub(wasm_f32x4_mul(wasm_v128_load(ka + c), wasm_v128_load(ta + c)),
                                         wasm_f32x4_mul(wasm_v128_load(ka + c + half), wasm_v128_load(ta + half + c)));
       const v128_t vkb = wasm_f32x4_sub(wasm_f32x4_mul(wasm_v128_load(kb + c), wasm_v128_load(tb + c)),
                                         wasm_f32x4_mul(wasm_v128_load(kb + c + half), wasm_v128_load(tb + half + c)));
-      v128_t vq = wasm_v128_load(q0 + c);
-      va0 = attn__f32x4_madd(vq, vka, va0), vb0 = attn__f32x4_madd(vq, vkb, vb0);
-      vq = wasm_v128_load(q1 + c);
-      va1 = attn__f32x4_madd(vq, vka, va1), vb1 = attn__f32x4_madd(vq, vkb, vb1);
-      vq = wasm_v128_load(q2 + c);
-      va2 = attn__f32x4_madd(vq, vka, va2), vb2 = attn__f32x4_madd(vq, vkb, vb2);
-      vq = wasm_v128_load(q3 + c);
-      va3 = attn__f32x4_madd(vq, vka, va3), vb3 = attn__f32x4_madd(vq, vkb, vb3);
+      attn__madd_4x2(&acc, q, c, vka, vkb);
     }
     for (size_t c = 0; c < half; c += 4) {  /* p = half + c: b cs + a sn */
       const v128_t vka = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(ka + c + half), wasm_v128_load(ta + c)),
                                         wasm_f32x4_mul(wasm_v128_load(ka + c), wasm_v128_load(ta + half + c)));
       const v128_t vkb = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(kb + c + half), wasm_v128_load(tb + c)),
                                         wasm_f32x4_mul(wasm_v128_load(kb + c), wasm_v128_load(tb + half + c)));
-      const size_t p = half + c;
-      v128_t vq = wasm_v128_load(q0 + p);
-      va0 = attn__f32x4_madd(vq, vka, va0), vb0 = attn__f32x4_madd(vq, vkb, vb0);
-      vq = wasm_v128_load(q1 + p);
-      va1 = attn__f32x4_madd(vq, vka, va1), vb1 = attn__f32x4_madd(vq, vkb, vb1);
-      vq = wasm_v128_load(q2 + p);
-      va2 = attn__f32x4_madd(vq, vka, va2), vb2 = attn__f32x4_madd(vq, vkb, vb2);
-      vq = wasm_v128_load(q3 + p);
-      va3 = attn__f32x4_madd(vq, vka, va3), vb3 = attn__f32x4_madd(vq, vkb, vb3);
+      attn__madd_4x2(&acc, q, half + c, vka, vkb);
     }
     for (size_t p = dims; p < d_k; p += 4) {  /* partial rotary: the rest as it is */
       const v128_t vka = wasm_v128_load(ka + p), vkb = wasm_v128_load(kb + p);
-      v128_t vq = wasm_v128_load(q0 + p);
-      va0 = attn__f32x4_madd(vq, vka, va0), vb0 = attn__f32x4_madd(vq, vkb, vb0);
-      vq = wasm_v128_load(q1 + p);
-      va1 = attn__f32x4_madd(vq, vka, va1), vb1 = attn__f32x4_madd(vq, vkb, vb1);
-      vq = wasm_v128_load(q2 + p);
-      va2 = attn__f32x4_madd(vq, vka, va2), vb2 = attn__f32x4_madd(vq, vkb, vb2);
-      vq = wasm_v128_load(q3 + p);
-      va3 = attn__f32x4_madd(vq, vka, va3), vb3 = attn__f32x4_madd(vq, vkb, vb3);
+      attn__madd_4x2(&acc, q, p, vka, vkb);
     }
     /* Lane h: head h's logit of the key. */
-    const v128_t vza = wasm_f32x4_mul(attn__hsum4(va0, va1, va2, va3), vscale);
-    const v128_t vzb = wasm_f32x4_mul(attn__hsum4(vb0, vb1, vb2, vb3), vscale);
+    const v128_t vza = wasm_f32x4_mul(attn__hsum4(acc.a[0], acc.a[1], acc.a[2], acc.a[3]), vscale);
+    const v128_t vzb = wasm_f32x4_mul(attn__hsum4(acc.b[0], acc.b[1], acc.b[2], acc.b[3]), vscale);
     float za[4], zb[4];
     wasm_v128_store(za, vza);
     wasm_v128_store(zb, vzb);
