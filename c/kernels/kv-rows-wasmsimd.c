@@ -36,30 +36,6 @@ static inline v128_t attn__f16x4_value(v128_t h) {
   return wasm_v128_or(f, wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16));
 }
 
-/* Four finite float16 values, bits in the high 16 of each 32-bit lane. */
-static inline v128_t attn__f16x4_finite_value(v128_t h16) {
-  const v128_t bits = wasm_v128_and(wasm_i32x4_shr(h16, 3), wasm_i32x4_splat((int32_t)0x8fffe000u));
-  return wasm_f32x4_mul(bits, wasm_f32x4_splat(0x1p112f));
-}
-
-/* Rows [j0, j0 + n) of a float16 K or V, d8 = d rounded down to 8 values
- * each: the fast form, and whether a value had exponent 31. */
-static int attn__f16_rows_fast(const attn__kv_rows* src, size_t j0, size_t n, size_t d8, float* dst, size_t dst_stride) {
-  const v128_t vzero = wasm_i32x4_splat(0), vabs = wasm_i16x8_splat(0x7fff);
-  v128_t vmax = vzero;  /* max of |h| over every lane */
-  for (size_t j = 0; j < n; j++) {
-    const uint16_t* row = (const uint16_t*)src->data + (j0 + j) * src->stride;  /* (d) */
-    float* out = dst + j * dst_stride;
-    for (size_t c = 0; c < d8; c += 8) {
-      const v128_t h = wasm_v128_load(row + c);
-      vmax = wasm_u16x8_max(vmax, wasm_v128_and(h, vabs));
-      wasm_v128_store(out + c, attn__f16x4_finite_value(wasm_i16x8_shuffle(vzero, h, 0, 8, 1, 9, 2, 10, 3, 11)));
-      wasm_v128_store(out + c + 4, attn__f16x4_finite_value(wasm_i16x8_shuffle(vzero, h, 4, 12, 5, 13, 6, 14, 7, 15)));
-    }
-  }
-  return wasm_v128_any_true(wasm_u16x8_ge(vmax, wasm_i16x8_splat(0x7c00)));
-}
-
 /* Eight float16 values h (bits) as their bits' float32 (the value times
  * 2^-112) in two vectors: in 16-bit lanes the high half of each result,
  * sign and then h's 12 bits below it (h >> 3 with its sign, the sign's
@@ -80,11 +56,13 @@ static inline void attn__f16x8_bits_store(v128_t h, v128_t or_hi, float* out) {
   wasm_v128_store(out + 4, hi4);
 }
 
-void attn__f16_kv_load_bits_wasmsimd(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst,
-                                     size_t dst_stride) {
-  assert(src != NULL && dst != NULL && src->dtype == ATTN__KV_F16);
-  const size_t d8 = d / 8 * 8;
-  const v128_t vzero = wasm_i16x8_splat(0), vabs = wasm_i16x8_splat(0x7fff), vinf = wasm_i16x8_splat(0x7c00);
+/* Rows [j0, j0 + n) of a float16 K or V, their first d8 values (d rounded
+ * down to 8) as their bits' float32, times 2^112 when `value` (the values,
+ * exact where finite); returns whether a value had exponent 31 (Infinity
+ * or NaN, which this leaves wrong). Called with a constant `value`. */
+static inline int attn__f16_rows(const attn__kv_rows* src, size_t j0, size_t n, size_t d8, float* dst, size_t dst_stride,
+                                 int value) {
+  const v128_t vzero = wasm_i16x8_splat(0), vabs = wasm_i16x8_splat(0x7fff), vup = wasm_f32x4_splat(0x1p112f);
   v128_t vmax = vzero;  /* max of |h| over every lane */
   for (size_t j = 0; j < n; j++) {
     const uint16_t* row = (const uint16_t*)src->data + (j0 + j) * src->stride;  /* (d) */
@@ -92,11 +70,27 @@ void attn__f16_kv_load_bits_wasmsimd(const attn__kv_rows* src, size_t j0, size_t
     for (size_t c = 0; c < d8; c += 8) {
       const v128_t h = wasm_v128_load(row + c);
       vmax = wasm_u16x8_max(vmax, wasm_v128_and(h, vabs));
-      attn__f16x8_bits_store(h, vzero, out + c);
+      v128_t lo4, hi4;
+      attn__f16x8_bits(h, vzero, &lo4, &hi4);
+      if (value) lo4 = wasm_f32x4_mul(lo4, vup), hi4 = wasm_f32x4_mul(hi4, vup);
+      wasm_v128_store(out + c, lo4);
+      wasm_v128_store(out + c + 4, hi4);
     }
-    for (size_t c = d8; c < d; c++) out[c] = attn__f16_value(row[c]) * 0x1p-112f;
   }
-  if (!wasm_v128_any_true(wasm_u16x8_ge(vmax, vinf))) return;
+  return wasm_v128_any_true(wasm_u16x8_ge(vmax, wasm_i16x8_splat(0x7c00)));
+}
+
+void attn__f16_kv_load_bits_wasmsimd(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst,
+                                     size_t dst_stride) {
+  assert(src != NULL && dst != NULL && src->dtype == ATTN__KV_F16);
+  const size_t d8 = d / 8 * 8;
+  const v128_t vinf = wasm_i16x8_splat(0x7c00);
+  const int special = attn__f16_rows(src, j0, n, d8, dst, dst_stride, 0);
+  for (size_t j = 0; j < n; j++) {
+    const uint16_t* row = (const uint16_t*)src->data + (j0 + j) * src->stride;  /* (d) */
+    for (size_t c = d8; c < d; c++) dst[j * dst_stride + c] = attn__f16_value(row[c]) * 0x1p-112f;
+  }
+  if (!special) return;
   /* Exponent 31 somewhere: the rows again, those lanes as Infinity or NaN. */
   for (size_t j = 0; j < n; j++) {
     const uint16_t* row = (const uint16_t*)src->data + (j0 + j) * src->stride;  /* (d) */
@@ -111,7 +105,7 @@ void attn__f16_kv_load_bits_wasmsimd(const attn__kv_rows* src, size_t j0, size_t
 void attn__f32_kv_load_wasmsimd(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride) {
   assert(src != NULL && dst != NULL && src->dtype != ATTN__KV_F32);
   const size_t d8 = d / 8 * 8;
-  const int special = src->dtype == ATTN__KV_F16 && attn__f16_rows_fast(src, j0, n, d8, dst, dst_stride);
+  const int special = src->dtype == ATTN__KV_F16 && attn__f16_rows(src, j0, n, d8, dst, dst_stride, 1);
   for (size_t j = 0; j < n; j++) {
     float* out = dst + j * dst_stride;  /* (d) */
     if (src->dtype == ATTN__KV_F16) {
