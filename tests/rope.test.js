@@ -131,11 +131,17 @@ for (const build of BUILDS) {
   s.run();
 }
 
-const turn = suite('attn.rope: the rows the kernels attend with');
-turn.before(async (ctx) => {
-  ctx.builds = {};
-  for (const build of BUILDS) ctx.builds[build] = await loadBuild(build);
-});
+// A suite whose tests get every build's instance as ctx.builds.
+function withBuilds(name) {
+  const s = suite(name);
+  s.before(async (ctx) => {
+    ctx.builds = {};
+    for (const build of BUILDS) ctx.builds[build] = await loadBuild(build);
+  });
+  return s;
+}
+
+const turn = withBuilds('attn.rope: the rows the kernels attend with');
 
 turn('attention over attn.rope(q, { position }) and attn.rope(k) equals attention with rope and queryOffset, bit for bit', ({ builds }) => {
   const rng = new NumpyRandom(31);
@@ -205,11 +211,7 @@ turn('attn.rope checks its arguments and leaves x alone', ({ builds }) => {
 
 turn.run();
 
-const consistency = suite('RoPE in a cache and across builds');
-consistency.before(async (ctx) => {
-  ctx.builds = {};
-  for (const build of BUILDS) ctx.builds[build] = await loadBuild(build);
-});
+const consistency = withBuilds('RoPE in a cache and across builds');
 
 // A cache turns each key once, at append, from a table that starts at its
 // own position; sdpa turns all keys from position 0. The table's values

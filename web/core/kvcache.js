@@ -4,7 +4,7 @@
 
 import { MAX_ARENA_BYTES, formatBytes } from './instance.js';
 import { describe } from './matrix.js';
-import { attendCall, checkCacheRope, checkKeys, checkRope } from './options.js';
+import { appendTokens, attendCall, checkCacheRope, checkKeys, checkRope } from './options.js';
 import { ropeKeys } from './rope.js';
 
 // attn_kv_dtype of c/attention.h, and bytes per element.
@@ -116,16 +116,8 @@ export class KVCache {
   }
 
   #append(k, v, rope, position) {
-    const { batch, kvHeads, dk, dv, capacity } = this;
-    const shape = (d, label) => (this.layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
-    if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
-    if (!(v instanceof Float32Array)) throw new TypeError(`kvCache.append: v must be a Float32Array ${shape(dv, 'dv')}, got ${describe(v)}`);
-    const t = k.length / (batch * kvHeads * dk);
-    if (!Number.isInteger(t) || t < 1) throw new RangeError(`kvCache.append: k has ${k.length} values, not a positive multiple of batch * kvHeads * dk = ${batch * kvHeads * dk} for ${shape(dk, 'dk')}`);
-    if (v.length !== t * batch * kvHeads * dv) throw new RangeError(`kvCache.append: v has ${v.length} values, expected ${t * batch * kvHeads * dv} for ${shape(dv, 'dv')} with t = ${t} (from k)`);
-    if (this.#length + t > capacity) {
-      throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${this.#length}); the cache is unchanged`);
-    }
+    const { dk, dv } = this;
+    const t = appendTokens(this, k, v, this.#length);
     checkCacheRope(this.#length === 0 ? undefined : this.#rope, rope, 'append');
     if (this.dtype === 'float32') {
       const f32 = this.#wasm.f32();

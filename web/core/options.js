@@ -544,6 +544,26 @@ export function projections(x, options, name) {
 }
 
 /**
+ * The number of tokens t in an append's k and v to a cache ({ batch,
+ * kvHeads, dk, dv, capacity, layout }) holding `held` tokens, checked:
+ * Float32Arrays of whole tokens in the cache's layout, within the capacity.
+ * The one rule of attn.kvCache's and the pool cache's append.
+ */
+export function appendTokens(cache, k, v, held) {
+  const { batch, kvHeads, dk, dv, capacity, layout } = cache;
+  const shape = (d, label) => (layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
+  if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
+  if (!(v instanceof Float32Array)) throw new TypeError(`kvCache.append: v must be a Float32Array ${shape(dv, 'dv')}, got ${describe(v)}`);
+  const t = k.length / (batch * kvHeads * dk);
+  if (!Number.isInteger(t) || t < 1) throw new RangeError(`kvCache.append: k has ${k.length} values, not a positive multiple of batch * kvHeads * dk = ${batch * kvHeads * dk} for ${shape(dk, 'dk')}`);
+  if (v.length !== t * batch * kvHeads * dv) throw new RangeError(`kvCache.append: v has ${v.length} values, expected ${t * batch * kvHeads * dv} for ${shape(dv, 'dv')} with t = ${t} (from k)`);
+  if (held + t > capacity) {
+    throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${held}); the cache is unchanged`);
+  }
+  return t;
+}
+
+/**
  * A KV cache's attend call, checked (the single-instance cache and the
  * pool's): `cache` gives batch, kvHeads, dk, dv and layout, nk is the tokens
  * held. The queries default to the newest tokens: of the cache, or of each

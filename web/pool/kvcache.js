@@ -37,7 +37,7 @@
 import { MAX_ARENA_BYTES, formatBytes } from '../core/instance.js';
 import { cacheSizes } from '../core/kvcache.js';
 import { describe } from '../core/matrix.js';
-import { WINDOW_MAX, attendCall, checkCacheRope, checkCount, checkKeys, checkLayout, checkRope } from '../core/options.js';
+import { WINDOW_MAX, appendTokens, attendCall, checkCacheRope, checkCount, checkKeys, checkLayout, checkRope } from '../core/options.js';
 import { Shard, SoftmaxMerge, placeTokens, sliceTokens, turnRows } from './kvshard.js';
 
 /** Positions per segment, and the length up to which a cache stays on the calling thread. */
@@ -226,17 +226,9 @@ export class PoolKVCache {
   async append(k, v, options = {}) {
     this.#live('append');
     checkKeys(options, 'append', 'kvCache.append');
-    const { batch, kvHeads, dk, dv, capacity, layout } = this;
+    const { batch, kvHeads, dk, dv, layout } = this;
     const rope = checkRope(options.rope, 'kvCache.append: rope', dk);
-    const shape = (d, label) => (layout === 'bshd' ? `(batch, t, kvHeads, ${label}) = (${batch}, t, ${kvHeads}, ${d})` : `(batch, kvHeads, t, ${label}) = (${batch}, ${kvHeads}, t, ${d})`);
-    if (!(k instanceof Float32Array)) throw new TypeError(`kvCache.append: k must be a Float32Array ${shape(dk, 'dk')}, got ${describe(k)}`);
-    if (!(v instanceof Float32Array)) throw new TypeError(`kvCache.append: v must be a Float32Array ${shape(dv, 'dv')}, got ${describe(v)}`);
-    const t = k.length / (batch * kvHeads * dk);
-    if (!Number.isInteger(t) || t < 1) throw new RangeError(`kvCache.append: k has ${k.length} values, not a positive multiple of batch * kvHeads * dk = ${batch * kvHeads * dk} for ${shape(dk, 'dk')}`);
-    if (v.length !== t * batch * kvHeads * dv) throw new RangeError(`kvCache.append: v has ${v.length} values, expected ${t * batch * kvHeads * dv} for ${shape(dv, 'dv')} with t = ${t} (from k)`);
-    if (this.#length + t > capacity) {
-      throw new RangeError(`kvCache.append: ${t} more tokens would pass the capacity of ${capacity} (it holds ${this.#length}); the cache is unchanged`);
-    }
+    const t = appendTokens(this, k, v, this.#length);
     checkCacheRope(this.#length === 0 ? undefined : this.#rope, rope, 'append');
     const first = this.#length;
     this.#length += t;
