@@ -95,3 +95,89 @@ export function attentionOpModel({ batch = 1, heads, kvHeads, nq, past, d, causa
   // ModelProto { ir_version: 10, opset_import { version: 23 }, graph }
   return new Uint8Array([...int(1, 10), ...msg(8, [str(1, ''), int(2, 23)]), ...graph]);
 }
+
+// Large initializers (a 32768-key cache is 64 MB) do not fit the array form
+// above, so the GroupQueryAttention model is assembled from byte chunks.
+function chunk(parts) {
+  const arrays = parts.map((p) => (p instanceof Uint8Array ? p : Uint8Array.from(p)));
+  const out = new Uint8Array(arrays.reduce((n, a) => n + a.length, 0));
+  let at = 0;
+  for (const a of arrays) {
+    out.set(a, at);
+    at += a.length;
+  }
+  return out;
+}
+const chunkMsg = (field, parts) => {
+  const body = chunk(parts);
+  return chunk([key(field, 2), varint(body.length), body]);
+};
+
+const ELEM = { float32: 1, int8: 3, int32: 6 };
+
+// shape null: no shape declared (the op infers its present's length from
+// the past's, which for a past of past tokens is not past + 1).
+function typedValueInfo(field, name, type, shape) {
+  return msg(field, [str(1, name), msg(2, [msg(1, [int(1, ELEM[type]), ...(shape ? dims(shape) : [])])])]);
+}
+
+function rawTensor(name, type, shape, array) {
+  const raw = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+  return chunkMsg(5, [chunk(shape.map((d) => int(1, d))), int(2, ELEM[type]), str(8, name), chunk([key(9, 2), varint(raw.length)]), raw]);
+}
+
+const strAttr = (name, value) => msg(5, [str(1, name), str(4, value), int(20, 3)]);
+
+/**
+ * ONNX model bytes of one decode step through onnxruntime's contrib op
+ * com.microsoft.GroupQueryAttention, the op transformers.js LLM exports use:
+ *   output, present_key, present_value = GroupQueryAttention(query, key, value,
+ *     past_key, past_value, seqlens_k, total_sequence_length)
+ * query (1, nq, heads*d), key and value (1, nq, kvHeads*d): the new tokens
+ * side by side by head; past_key and past_value (1, kvHeads, past, d) (BNSH);
+ * seqlens_k (1) int32 = past + nq - 1 (the op's 0-based last position);
+ * total_sequence_length () int32 = past + nq. With `constants` the past and
+ * both lengths are initializers (`pastKey`, `pastValue` Float32Arrays), so a
+ * call feeds only the new token: the op's floor, since its wasm build cannot
+ * keep a cache between calls. With `dtype: 'int8'` the past is int8 with a
+ * per-tensor float32 scale each (k_scale, v_scale; kv_cache_bit_width 8), the
+ * op's quantized-cache path, where a build has it.
+ */
+export function groupQueryAttentionModel({ heads, kvHeads, nq = 1, past, d, constants = null, dtype = 'float32' }) {
+  const total = past + nq;
+  const attrs = [intAttr('num_heads', heads), intAttr('kv_num_heads', kvHeads)];
+  const inputs = ['query', 'key', 'value', 'past_key', 'past_value', 'seqlens_k', 'total_sequence_length'];
+  if (dtype === 'int8') {
+    attrs.push(strAttr('k_quant_type', 'PER_TENSOR'), strAttr('v_quant_type', 'PER_TENSOR'), intAttr('kv_cache_bit_width', 8));
+    inputs.push('', '', '', '', '', 'k_scale', 'v_scale');
+  }
+  const fed = [
+    typedValueInfo(11, 'query', 'float32', [1, nq, heads * d]),
+    typedValueInfo(11, 'key', 'float32', [1, nq, kvHeads * d]),
+    typedValueInfo(11, 'value', 'float32', [1, nq, kvHeads * d]),
+  ];
+  const inits = [];
+  const lengths = [['seqlens_k', [1], Int32Array.of(total - 1)], ['total_sequence_length', [], Int32Array.of(total)]];
+  const scales = dtype === 'int8' ? [['k_scale', [1], Float32Array.of(1 / 127)], ['v_scale', [1], Float32Array.of(1 / 127)]] : [];
+  if (constants) {
+    const pastType = dtype === 'int8' ? 'int8' : 'float32';
+    inits.push(rawTensor('past_key', pastType, [1, kvHeads, past, d], constants.pastKey),
+      rawTensor('past_value', pastType, [1, kvHeads, past, d], constants.pastValue));
+    for (const [name, shape, values] of lengths) inits.push(rawTensor(name, 'int32', shape, values));
+  } else {
+    const pastType = dtype === 'int8' ? 'int8' : 'float32';
+    fed.push(typedValueInfo(11, 'past_key', pastType, [1, kvHeads, past, d]), typedValueInfo(11, 'past_value', pastType, [1, kvHeads, past, d]),
+      typedValueInfo(11, 'seqlens_k', 'int32', [1]), typedValueInfo(11, 'total_sequence_length', 'int32', []));
+  }
+  for (const [name, shape, values] of scales) inits.push(rawTensor(name, 'float32', shape, values));
+  const presentType = dtype === 'int8' ? 'int8' : 'float32';
+  const graph = chunkMsg(7, [
+    Uint8Array.from(node('GroupQueryAttention', inputs, ['output', 'present_key', 'present_value'], attrs, 'com.microsoft')),
+    Uint8Array.from(str(2, 'gqa-decode')), ...inits, ...fed.map((f) => Uint8Array.from(f)),
+    Uint8Array.from(typedValueInfo(12, 'output', 'float32', [1, nq, heads * d])),
+    Uint8Array.from(typedValueInfo(12, 'present_key', presentType, null)),
+    Uint8Array.from(typedValueInfo(12, 'present_value', presentType, null)),
+  ]);
+  // ModelProto { ir_version: 10, opset_import { '' 21 }, opset_import { 'com.microsoft' 1 }, graph }
+  return chunk([int(1, 10), msg(8, [str(1, ''), int(2, 21)]), msg(8, [str(1, 'com.microsoft'), int(2, 1)]), graph]);
+}

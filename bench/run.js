@@ -37,6 +37,7 @@ import { computeExample, normalizeConfig } from '../web/explorer/computation.js'
 import { attentionModel } from './onnx-graph.js';
 import { poolBench, poolMarkdown } from './pool.js';
 import { poolKvBench, poolKvMarkdown } from './pool-kv.js';
+import { decodePeersBench, decodePeersMarkdown, decodePeersSvg } from './decode-peers.js';
 import { explorerTimings } from './explorer.js';
 import { modelSpeed, modelSpeedLines } from './model-speed.js';
 import { random } from './random.js';
@@ -387,6 +388,8 @@ const POOL_TIMING = { rounds: ROUNDS, roundMs: quick ? 100 : 300 };
 const poolResults = await poolBench(POOL_TIMING);
 const POOL_KV_TIMING = { rounds: ROUNDS, roundMs: quick ? 100 : 200 };
 const poolKvResults = await poolKvBench(POOL_KV_TIMING);
+const DECODE_TIMING = quick ? { rounds: 3, roundMs: 80 } : { rounds: 7, roundMs: 150 };
+const decodeResults = await decodePeersBench(DECODE_TIMING);
 writeResults();
 
 function fmtTime(us) {
@@ -441,6 +444,8 @@ function writeResults() {
   if (modelResults) lines.push('', '## Tiny transformer training', '', ...modelSpeedLines(modelResults).slice(1).map((l) => `- ${l.trim()}`));
   lines.push('', ...poolMarkdown(poolResults, POOL_TIMING));
   lines.push(...poolKvMarkdown(poolKvResults, POOL_KV_TIMING));
+  lines.push(...decodePeersMarkdown(decodeResults, DECODE_TIMING));
+  writeFileSync(`${root}docs/decode-peers.svg`, decodePeersSvg(decodeResults));
   // The hand-written section of measurements taken once (the reasons behind
   // kernel and API choices) is kept from the previous file.
   const previous = existsSync(`${root}bench/RESULTS.md`) ? readFileSync(`${root}bench/RESULTS.md`, 'utf8') : '';
