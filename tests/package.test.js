@@ -89,6 +89,18 @@ test('strict TypeScript type-checks a consumer and catches a deliberate error', 
   assert.match(bad.stdout, /bad\.mts\(5,\d+\): error TS(2322|2769)/);
 });
 
+test('the types check in a Node-only project: lib ES2022, types node, no DOM, no skipLibCheck', () => {
+  const r = sh(bin('tsc'), ['--pretty', 'false', '-p', `${consumer}/ts/tsconfig.node.json`]);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+});
+
+test('React 19 + TypeScript: <attention-explorer> in JSX with typed properties and events', () => {
+  const r = sh(bin('tsc'), ['--pretty', 'false', '-p', `${consumer}/ts/tsconfig.react.json`]);
+  // The file's two @ts-expect-error lines (a wrong type, a misspelt setting) fail the check if
+  // the element were typed loosely, so a pass means both the good and the bad props are seen.
+  assert.is(r.status, 0, r.stdout + r.stderr);
+});
+
 test('publint reports no errors', () => {
   const r = sh(bin('publint'), ['run', `${consumer}/node_modules/attention-wasm`, '--level', 'error']);
   assert.is(r.status, 0, r.stdout + r.stderr);

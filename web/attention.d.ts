@@ -70,13 +70,25 @@ export declare class NumpyRandom {
 /** The instruction set of a build. */
 export type Isa = 'relaxed-simd' | 'simd128' | 'scalar';
 
+/**
+ * WebAssembly.Module where the project's lib declares it (DOM, WebWorker), else an opaque object:
+ * the types check in a Node-only project (`lib: ["ES2022"]`, `types: ["node"]`) as well.
+ */
+export type WasmModule = typeof globalThis extends { WebAssembly: { Module: { prototype: infer M } } } ? M : object;
+/** WebAssembly.Memory where the project's lib declares it, else the part of it this API uses. */
+export type WasmMemory = typeof globalThis extends { WebAssembly: { Memory: { prototype: infer M } } } ? M : { readonly buffer: ArrayBuffer; grow(delta: number): number };
+/** Response where the project's lib (DOM or @types/node) declares it. */
+export type ResponseLike = typeof globalThis extends { Response: { prototype: infer R } } ? R : never;
+/** What `wasm` takes: a URL or string to fetch, the module's bytes, a Response or a compiled module. */
+export type WasmSource = URL | string | ArrayBuffer | ArrayBufferView | ResponseLike | WasmModule;
+
 export interface LoadOptions {
   /** false forces the scalar build; true insists on a SIMD build (relaxed or SIMD128). Default: the fastest the engine validates. */
   simd?: boolean;
   /** true picks SIMD128 over relaxed SIMD: the same bits on every engine. Default false. */
   deterministic?: boolean;
   /** Where to get the wasm when the default location does not work (bundlers, CDNs). */
-  wasm?: URL | string | BufferSource | Response | WebAssembly.Module;
+  wasm?: WasmSource;
 }
 
 /** Options shared by attention(), sdpa(), multiHeadAttention() and KVCache#attend(). */
@@ -425,7 +437,7 @@ export declare class Attention {
   /** The running build; 'relaxed-simd' fuses multiply-adds where the CPU can, so its last bits may differ between machines. */
   readonly isa: Isa;
   /** The instance's memory. */
-  readonly memory: WebAssembly.Memory;
+  readonly memory: WasmMemory;
   /**
    * softmax(q k^T * scale + bias) v for one head: q (nq, dk), k (nk, dk), v (nk, dv). This
    * overload: float16 matrices, data a Uint16Array of float16 bits with dtype: 'float16' (or a
@@ -493,7 +505,7 @@ export declare class Attention {
 export declare function loadAttention(options?: LoadOptions): Promise<Attention>;
 
 /** The compiled module loadAttention(options) instantiates (cached per build); the pool hands it to its workers. */
-export declare function compileAttention(options?: LoadOptions): Promise<WebAssembly.Module>;
+export declare function compileAttention(options?: LoadOptions): Promise<WasmModule>;
 
 /** True when this engine validates a WebAssembly SIMD128 probe. */
 export declare function simdSupported(): boolean;

@@ -1,6 +1,6 @@
 // Types for attention-wasm/explorer (web/explorer.js), which defines the
 // <attention-explorer> custom element when imported.
-import type { Matrix, MatrixLike } from './attention.js';
+import type { Matrix, MatrixLike, WasmSource } from './attention.js';
 
 export type ExplorerStep = 'all' | 'inputs' | 'projections' | 'scores' | 'scaled' | 'weights' | 'output';
 
@@ -115,7 +115,7 @@ export interface ExplorerSaveDetail {
 
 export declare class AttentionExplorer extends HTMLElement {
   /** Where explorers load their wasm from when ../dist/ beside the module does not fit (set before the first one connects). */
-  static wasm: URL | string | BufferSource | Response | WebAssembly.Module | null;
+  static wasm: WasmSource | null;
   /** The largest sizes the explorer accepts. */
   static readonly LIMITS: ExplorerLimits;
   /** Attribute `tokens`: the tokens separated by spaces. */
@@ -195,7 +195,7 @@ export declare class AttentionExplorer extends HTMLElement {
   /** Lights part of the figure (kept across recomputes); null clears. Throws RangeError for a part, head, row or column that is not there. */
   highlight(spec: ExplorerHighlight | null): void;
   /** Sets several properties at once (one recompute, as for any properties set in one task); resolves once it has run. */
-  set(values: Partial<Pick<AttentionExplorer, 'tokens' | 'seed' | 'dModel' | 'dk' | 'dv' | 'heads' | 'kvHeads' | 'causal' | 'scale' | 'step' | 'embeddings' | 'positions' | 'window' | 'softcap' | 'queryOffset' | 'rope' | 'show' | 'controls' | 'appearance' | 'train' | 'trainTarget' | 'trainOptimizer' | 'trainLr' | 'inputs' | 'mask' | 'masking' | 'explanations'>> | Record<string, unknown>): Promise<void>;
+  set(values: ExplorerSettings): Promise<void>;
 }
 
 declare global {
@@ -206,5 +206,38 @@ declare global {
     'attention-change': CustomEvent<ExplorerChangeDetail>;
     'attention-copy': CustomEvent<ExplorerCopyDetail>;
     'attention-save': CustomEvent<ExplorerSaveDetail>;
+  }
+}
+
+/** The settings set() takes: the element's settable properties. */
+export type ExplorerSettings = Partial<Pick<AttentionExplorer, 'tokens' | 'seed' | 'dModel' | 'dk' | 'dv' | 'heads' | 'kvHeads' | 'causal' | 'scale' | 'step' | 'embeddings' | 'positions' | 'window' | 'softcap' | 'queryOffset' | 'rope' | 'show' | 'controls' | 'appearance' | 'train' | 'trainTarget' | 'trainOptimizer' | 'trainLr' | 'inputs' | 'mask' | 'masking' | 'explanations'>>;
+
+/**
+ * `<attention-explorer>` in React 19's JSX: its settings as properties (React 19 assigns a prop to
+ * the element's property of that name), `class`/`style`/`id` and the other HTML attributes, and its
+ * events as `onattention-change`, `onattention-copy`, `onattention-save` (React 19 listens for the
+ * event named by what follows `on`).
+ */
+export type AttentionExplorerJSX = ExplorerSettings & {
+  class?: string;
+  className?: string;
+  id?: string;
+  slot?: string;
+  hidden?: boolean;
+  style?: { [property: string]: string | number | undefined };
+  children?: unknown;
+  key?: string | number | null;
+  ref?: unknown;
+  'onattention-change'?: (event: CustomEvent<ExplorerChangeDetail>) => void;
+  'onattention-copy'?: (event: CustomEvent<ExplorerCopyDetail>) => void;
+  'onattention-save'?: (event: CustomEvent<ExplorerSaveDetail>) => void;
+  [attribute: `data-${string}` | `aria-${string}`]: string | number | boolean | undefined;
+};
+
+declare module 'react' {
+  namespace JSX {
+    interface IntrinsicElements {
+      'attention-explorer': AttentionExplorerJSX;
+    }
   }
 }

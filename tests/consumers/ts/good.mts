@@ -1,5 +1,5 @@
 // A strict TypeScript consumer: must type-check.
-import { float32ToFloat16, loadAttention, Matrix, NumpyRandom, type AttentionResult, type Float16ArrayLike, type SdpaGradients, type SdpaOptions, type SdpaResult } from 'attention-wasm';
+import { compileAttention, float32ToFloat16, loadAttention, Matrix, NumpyRandom, type AttentionResult, type Float16ArrayLike, type SdpaGradients, type SdpaOptions, type SdpaResult } from 'attention-wasm';
 import 'attention-wasm/explorer';
 import { createAttentionPool } from 'attention-wasm/pool';
 
@@ -68,3 +68,8 @@ const f16Made: Float16ArrayLike = float32ToFloat16([1, 2], f16);
 // attn.rope over a (heads, n, d) block.
 const turned: Matrix = attn.rope({ rows: 4, cols: 2, data: new Float32Array(8) }, { heads: 2, position: 3, theta: 500 });
 console.log(f16Out.length, f16Stats, f16Matrix.length, f16Made.length, turned.rows);
+// The host's WebAssembly types where the DOM lib declares them.
+const compiled: WebAssembly.Module = await compileAttention();
+const memory: WebAssembly.Memory = (await loadAttention({ wasm: compiled })).memory;
+await loadAttention({ wasm: new Response(new Uint8Array(8)) }).catch(() => null);
+console.log(memory.buffer.byteLength);
