@@ -52,12 +52,11 @@ for (const f of docFiles()) {
   }
 }
 
+ensureBuilt();
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
+
 const test = suite('docs snippets');
-test.before(() => {
-  ensureBuilt();
-  rmSync(work, { recursive: true, force: true });
-  mkdirSync(work, { recursive: true });
-});
 
 test('the docs have runnable snippets (README, api, kv-cache, pool, model, backward)', () => {
   const files = new Set(snippets.map((s) => s.file));
