@@ -112,10 +112,36 @@ function kindOf(d) {
   }
 }
 
-/** The markdown page of one entry point. */
-export function page({ entry, types }) {
+/** The parsed .d.ts file of an entry point. */
+function parse(types) {
   const source = readFileSync(`${root}${types}`, 'utf8');
-  const ast = parser().parse(source, { sourceType: 'module', plugins: [['typescript', { dts: true }]], attachComment: true });
+  return { source, ast: parser().parse(source, { sourceType: 'module', plugins: [['typescript', { dts: true }]], attachComment: true }) };
+}
+
+/** The exported names of an entry point's .d.ts file. */
+function exportedNames(types) {
+  return parse(types).ast.program.body
+    .filter((n) => n.type === 'ExportNamedDeclaration' && n.declaration)
+    .map((n) => n.declaration.id?.name ?? n.declaration.declarations?.[0]?.id?.name);
+}
+
+const anchor = (name) => name.toLowerCase().replace(/ /g, '-');
+
+/** "Uses" links: the exported types a declaration's text names, each to its section (here or on another page). */
+function uses(item, links, pageName) {
+  const names = new Set();
+  for (const m of item.text.matchAll(/\b[A-Z]\w*\b/g)) if (links.has(m[0]) && m[0] !== item.name) names.add(m[0]);
+  if (names.size === 0) return [];
+  const refs = [...names].sort().map((n) => {
+    const target = links.get(n);
+    return `[${n}](${target === pageName ? '' : target}#${anchor(n)})`;
+  });
+  return [`Uses: ${refs.join(', ')}.`, ''];
+}
+
+/** The markdown page of one entry point; links maps every exported name to its page. */
+export function page({ entry, types, page: pageName }, links = new Map()) {
+  const { source, ast } = parse(types);
   const comments = ast.comments;
   const items = [];
   for (const node of ast.program.body) {
@@ -126,16 +152,17 @@ export function page({ entry, types }) {
       const last = items[items.length - 1];
       if (d.type === 'TSDeclareFunction' && last?.name === name && last.kind === 'function') {
         last.sigs.push(text(source, node, comments));
+        last.text += `\n${text(source, node, comments)}`;
         if (doc) last.docs.push(doc);
         continue;
       }
-      items.push({ name, kind: kindOf(d), node, decl: d, sigs: [text(source, node, comments)], docs: doc ? [doc] : [] });
+      items.push({ name, kind: kindOf(d), node, decl: d, sigs: [text(source, node, comments)], docs: doc ? [doc] : [], text: text(source, node, comments) });
     } else if (node.type === 'TSModuleDeclaration' && node.global) {
-      items.push({ name: 'declare global', kind: 'global declarations', node, decl: node, sigs: [text(source, node, comments)], docs: [] });
+      items.push({ name: 'declare global', kind: 'global declarations', node, decl: node, sigs: [text(source, node, comments)], docs: [], text: text(source, node, comments) });
     }
   }
   const out = [`# ${entry}`, '', `Generated from \`${types}\` by \`scripts/api-reference.js\`; do not edit by hand.`, `\`import { ... } from '${entry}'\`.`, ''];
-  out.push(items.map((i) => `[${i.name}](#${i.name.toLowerCase().replace(/ /g, '-')})`).join(' · '), '');
+  out.push(items.map((i) => `[${i.name}](#${anchor(i.name)})`).join(' · '), '');
   for (const item of items) {
     out.push(`## ${item.name}`, '', `*${item.kind}*`, '');
     if (item.kind === 'class' || item.kind === 'interface') {
@@ -143,10 +170,12 @@ export function page({ entry, types }) {
       const head = source.slice(item.node.start, (d.body ?? d).start).replace(/\s+/g, ' ').trim();
       out.push('```ts', `${head} { ... }`, '```', '');
       for (const doc of item.docs) out.push(doc, '');
+      out.push(...uses(item, links, pageName));
       out.push(...members(source, d.body.body, comments));
     } else {
       out.push('```ts', ...item.sigs, '```', '');
       for (const doc of item.docs) out.push(doc, '');
+      out.push(...uses(item, links, pageName));
     }
   }
   return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
@@ -155,8 +184,10 @@ export function page({ entry, types }) {
 /** Every page of the reference: { 'docs/reference/attention.md': text, ... }. */
 export function generate() {
   const list = entries();
+  const links = new Map();
+  for (const e of list) for (const n of exportedNames(e.types)) if (!links.has(n)) links.set(n, e.page);
   const pages = {};
-  for (const e of list) pages[`${OUT}/${e.page}`] = page(e);
+  for (const e of list) pages[`${OUT}/${e.page}`] = page(e, links);
   const index = ['# API reference', '', 'Generated from the `.d.ts` files by `scripts/api-reference.js` (`node scripts/api-reference.js`', 'rewrites it; a test fails when it is stale). The guides are one level up, in [docs/](../).', '', '| import | types | page |', '|---|---|---|'];
   for (const e of list) index.push(`| \`${e.entry}\` | \`${e.types}\` | [${e.page}](${e.page}) |`);
   pages[`${OUT}/README.md`] = `${index.join('\n')}\n`;
