@@ -12,8 +12,37 @@ import { EXPLORER as E, settled, start } from '../tests/browser.js';
 const DOCS = fileURLToPath(new URL('../docs/', import.meta.url));
 const STEPS = 128;
 
+const only = process.argv.slice(2);
+const wanted = (name) => only.length === 0 || only.includes(name);
+
 const env = await start();
 try {
+  if (wanted('explorer')) await explorerView(env);
+  if (wanted('train')) await trainView(env);
+  if (wanted('model-view')) await modelView(env);
+} finally {
+  await env.close();
+}
+
+// The page as a learner first sees it: the toolbar, the lines view and the
+// weights of "the cat sat there", at a laptop's width.
+async function explorerView(env) {
+  const { page, problems, context } = await env.page({ viewport: { width: 1100, height: 900 }, colorScheme: 'light', reducedMotion: 'reduce' });
+  await page.goto(`${env.base}/`);
+  await settled(page);
+  await page.mouse.move(0, 0);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const clip = await page.$eval(E, (el) => {
+    const host = el.getBoundingClientRect(), lead = el.shadowRoot.querySelector('section.lead').getBoundingClientRect();
+    return { x: host.left + window.scrollX, y: host.top + window.scrollY, width: host.width, height: lead.bottom - host.top + 8 };
+  });
+  await page.screenshot({ path: `${DOCS}explorer.png`, clip, fullPage: true });
+  if (problems.length) throw new Error(problems.join('\n'));
+  await context.close();
+  console.log(`wrote ${DOCS}explorer.png`);
+}
+
+async function trainView(env) {
   const { page, problems, context } = await env.page({ viewport: { width: 1288, height: 1100 }, colorScheme: 'light', reducedMotion: 'reduce' });
   await page.goto(`${env.base}/?tokens=the+cat+sat+on+the+mat&seed=7&train=1`);
   await settled(page);
@@ -38,9 +67,6 @@ try {
   if (problems.length) throw new Error(problems.join('\n'));
   await context.close();
   console.log(`wrote ${DOCS}train.png`);
-  await modelView(env);
-} finally {
-  await env.close();
 }
 
 // The README's model embed at a 720 px tutorial column, after Repeat, its

@@ -5,7 +5,7 @@
 // to 0 and the words outside the repeat weighted OTHER_WEIGHT in the loss,
 // saved as int8 (a float32 scale per row). Deterministic: the SIMD128 build and seeded draws give the same file
 // on every machine. Prints the loss and accuracy as it goes, then the saved
-// (quantized) model's accuracy and head scores, as the README states them.
+// (quantized) model's accuracy and head scores, as docs/model.md states them.
 
 import { statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-// The parts an author can style with ::part(), in Chromium: README's part
+// The parts an author can style with ::part(), in Chromium: docs/styling.md's part
 // table names exactly the part names the explorer's shadow root carries
 // (the full page with the Train part, where every part is present).
 import { readFileSync } from 'node:fs';
@@ -8,10 +8,10 @@ import * as assert from 'uvu/assert';
 
 import { EXPLORER as E, settled, start } from './browser.js';
 
-/** The part names README's ::part() table lists (its first column, one or more `names` a row). */
+/** The part names docs/styling.md's ::part() table lists (its first column, one or more `names` a row). */
 function readmeParts(readme) {
   const start = readme.indexOf('| part | what |');
-  assert.ok(start >= 0, 'README has a "| part | what |" table');
+  assert.ok(start >= 0, 'docs/styling.md has a "| part | what |" table');
   const rows = readme.slice(start).split('\n').slice(2);
   const names = [];
   for (const row of rows) {
@@ -28,8 +28,8 @@ test.before(async (ctx) => {
 });
 test.after(async ({ env }) => env?.close());
 
-test('README\'s part table lists every part the explorer carries, and no other', async ({ env }) => {
-  const listed = readmeParts(readFileSync(new URL('../README.md', import.meta.url), 'utf8'));
+test('docs/styling.md\'s part table lists every part the explorer carries, and no other', async ({ env }) => {
+  const listed = readmeParts(readFileSync(new URL('../docs/styling.md', import.meta.url), 'utf8'));
   assert.ok(listed.length > 10, `${listed.length} parts read`);
   assert.is(new Set(listed).size, listed.length, 'each part once');
   const { page, problems, context } = await env.page({ viewport: { width: 1366, height: 900 } });
