@@ -64,8 +64,8 @@ export async function createAttentionPool(options = {}) {
     const E = typeof threads === 'number' ? RangeError : TypeError;
     throw new E(`createAttentionPool: threads must be an integer from 1 to ${MAX_THREADS}, got ${describe(threads)}`);
   }
-  const worker = options.worker ?? new URL('../pool-worker.js', import.meta.url);
-  if (!(worker instanceof URL) && typeof worker !== 'string') {
+  const worker = options.worker ?? null;
+  if (worker !== null && !(worker instanceof URL) && typeof worker !== 'string') {
     throw new TypeError(`createAttentionPool: worker must be a URL or string, got ${describe(worker)}`);
   }
   const callerShare = options.callerShare ?? DEFAULT_CALLER_SHARE;
