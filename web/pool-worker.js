@@ -7,6 +7,7 @@
 // Messages in:  { type: 'init', module }
 //               { id, method: 'sdpa', q, k, v, options }
 //               { id, method: 'multiHeadAttention', x, options }
+//               { id, method: 'matmul', a, b }   a block of rows of a times b
 //               { id, method: 'kv', op, cache, ... }   a pool KV cache's part here
 //                 (web/pool/kvcache.js): op 'create' { spec }, 'append'
 //                 { start, k, v, rope?, position? }, 'attend' { q, calls, shape }, 'read'
@@ -53,6 +54,8 @@ function handle(data) {
     } else if (method === 'multiHeadAttention') {
       const r = attn.multiHeadAttention(data.x, data.options);
       result = { output: { rows: r.output.rows, cols: r.output.cols, data: r.output.data } };
+    } else if (method === 'matmul') {
+      result = attn.matmul(data.a, data.b).data;
     } else if (method === 'kv') {
       result = kv(data);
     } else {
