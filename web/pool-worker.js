@@ -7,6 +7,7 @@
 // Messages in:  { type: 'init', module }
 //               { id, method: 'sdpa', q, k, v, options }
 //               { id, method: 'multiHeadAttention', x, options }
+//               { id, method: 'matmul', a, b }   a block of rows of a times b
 //               { id, method: 'kv', op, cache, ... }   a pool KV cache's part here
 //                 (web/pool/kvcache.js): op 'create' { spec }, 'append'
 //                 { start, k, v, rope?, position? }, 'attend' { q, calls, shape }, 'read'
@@ -19,9 +20,12 @@ import { Shard } from './pool/kvshard.js';
 
 // Node: worker_threads' parentPort; browser: the worker's global scope. The
 // specifier is in a variable so browser bundlers do not try to resolve it.
+// No top-level await, so a bundler may emit this worker as a classic script
+// (Vite's default worker format): Node's parentPort queues what arrives
+// before its listener is set.
 const isNode = typeof WorkerGlobalScope === 'undefined';
 const nodeWorkers = 'node:worker_threads';
-const port = isNode ? (await import(/* webpackIgnore: true */ /* @vite-ignore */ nodeWorkers)).parentPort : self;
+let port = isNode ? null : self;
 
 let attn = null;
 // The parts of pool KV caches this worker holds, by cache id.
@@ -50,6 +54,8 @@ function handle(data) {
     } else if (method === 'multiHeadAttention') {
       const r = attn.multiHeadAttention(data.x, data.options);
       result = { output: { rows: r.output.rows, cols: r.output.cols, data: r.output.data } };
+    } else if (method === 'matmul') {
+      result = attn.matmul(data.a, data.b).data;
     } else if (method === 'kv') {
       result = kv(data);
     } else {
@@ -89,5 +95,11 @@ function buffers(x, into, depth) {
   else if (depth > 0 && x !== null && typeof x === 'object') for (const y of Object.values(x)) buffers(y, into, depth - 1);
 }
 
-if (isNode) port.on('message', handle);
-else port.onmessage = (event) => handle(event.data);
+if (isNode) {
+  import(/* webpackIgnore: true */ /* @vite-ignore */ nodeWorkers).then(({ parentPort }) => {
+    port = parentPort;
+    port.on('message', handle);
+  });
+} else {
+  port.onmessage = (event) => handle(event.data);
+}

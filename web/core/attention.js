@@ -7,6 +7,7 @@ import { float16ToFloat32, float32ToFloat16, isFloat16 } from './float16.js';
 import { KVCache } from './kvcache.js';
 import { Instance } from './instance.js';
 import { Matrix, describe, toMatrix } from './matrix.js';
+import { isTensor, tensorCall, tensorResult } from './tensor.js';
 import {
   WINDOW_MAX, checkBool, checkCount, checkDtype, checkFlat, checkGradsOut, checkKeys, checkLayout, checkLengths, checkMatrixOut,
   checkOutputLike, checkRope, newCall, projections, readFlatMasks, readMatrixMasks, readSdpaShape, readShared, sdpaCall,
@@ -47,6 +48,11 @@ export class Attention {
     this.#wasm.dispose();
   }
 
+  /** dispose(), for `using attn = await loadAttention()`. */
+  [Symbol.dispose]() {
+    this.dispose();
+  }
+
   /**
    * Scaled dot-product attention of one head.
    * q (nq, dk), k (nk, dk), v (nk, dv); mask and bias (nq, nk).
@@ -84,6 +90,10 @@ export class Attention {
    */
   sdpa(q, k, v, options) {
     this.#wasm.live();
+    if (isTensor(q)) {
+      const t = tensorCall(q, k, v, options ?? {});
+      return tensorResult(this.sdpa(t.q, t.k, t.v, t.options), t.dims, t.options);
+    }
     if (!(q instanceof Float32Array) && options != null && isFloat16(q, options.dtype)) return this.#sdpaHalf(q, k, v, options);
     if (options != null && options.dtype != null && checkDtype(options.dtype, 'sdpa: dtype') === 'float16') {
       throw new TypeError(`sdpa: with dtype 'float16', q must be a Float16Array or a Uint16Array of float16 bits, got ${describe(q)}`);

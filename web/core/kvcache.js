@@ -270,4 +270,9 @@ export class KVCache {
     for (const at of [this.#kAt, this.#vAt, this.#kScalesAt, this.#vScalesAt]) if (at !== 0) this.#wasm.free(at);
     this.#length = 0;
   }
+
+  /** dispose(), for `using cache = ...`. */
+  [Symbol.dispose]() {
+    this.dispose();
+  }
 }

@@ -1,5 +1,6 @@
 // matrix.js - a small row-major float32 matrix and the input checks that turn
-// what people pass (Matrix, { rows, cols, data }, number[][]) into one, with
+// what people pass (Matrix, { rows, cols, data }, { data, dims }, number[][])
+// into one, with
 // errors that name the argument and the expected shape. Pure: no DOM, no wasm.
 
 export class Matrix {
@@ -21,6 +22,11 @@ export class Matrix {
     /** @readonly */ this.rows = rows;
     /** @readonly */ this.cols = cols;
     /** @readonly */ this.data = data;
+  }
+
+  /** [rows, cols]: a Matrix is also a 2-D tensor { data, dims }. */
+  get dims() {
+    return [this.rows, this.cols];
   }
 
   get(i, j) {
@@ -84,6 +90,10 @@ export function toMatrix(x, name, rows, cols) {
     m = x;
   } else if (Array.isArray(x)) {
     m = fromNested(x, name, rows, cols);
+  } else if (x !== null && typeof x === 'object' && 'data' in x && !('rows' in x) && Array.isArray(x.dims)) {
+    // A 2-D tensor { data, dims: [rows, cols] }.
+    if (x.dims.length !== 2) throw new RangeError(`${name}.dims must be [rows, cols], got [${x.dims.join(', ')}]`);
+    m = toMatrix({ rows: x.dims[0], cols: x.dims[1], data: x.data }, name);
   } else if (x !== null && typeof x === 'object' && 'data' in x) {
     checkSize(x.rows, `${name}.rows`);
     checkSize(x.cols, `${name}.cols`);

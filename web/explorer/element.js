@@ -55,6 +55,24 @@ function sharedAttention() {
 }
 
 // The properties a page can set, settings first (the mask's shape follows the tokens).
+// A keep-mask equal to the one in force: null and an all-true mask both allow every pair.
+function sameMask(next, current) {
+  if (current === null) return !next.includes(0);
+  return next.length === current.length && next.every((x, i) => x === current[i]);
+}
+
+// Two { X?, WQ?, WK?, WV? } of Matrix with the same keys, shapes and values.
+function sameInputs(a, b) {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => {
+    const x = a[key], y = b[key];
+    if (y === undefined) return false;
+    const yd = Matrix.from(y);
+    return x.rows === yd.rows && x.cols === yd.cols && x.data.every((v, i) => Object.is(v, yd.data[i]));
+  });
+}
+
 const UPGRADED = [...SETTINGS.map((s) => s.key), 'inputs', 'explanations', 'mask', 'masking', 'attentions'];
 
 // So the module can be imported where there is no DOM (server rendering, Node).
@@ -139,6 +157,9 @@ export class AttentionExplorer extends Base {
         }
       }
     }
+    // Equal matrices and no typed-in edits: nothing changes, so nothing recomputes
+    // (a framework that sets inputs={...} on every render would loop otherwise).
+    if (this.#edits.size === 0 && sameInputs(next, this.#inputs)) return;
     this.#inputs = next;
     this.#edits.clear();
     this.#schedule();
@@ -151,6 +172,7 @@ export class AttentionExplorer extends Base {
   }
   set mask(value) {
     if (value === null || value === undefined) {
+      if (this.#mask === null || !this.#mask.includes(0)) return;
       this.#mask = null;
     } else {
       const n = this.#state?.tokens.length ?? value.length;
@@ -158,7 +180,9 @@ export class AttentionExplorer extends Base {
         this.#showMessage(`mask must be boolean[][] of shape (${n}, ${n})`);
         return;
       }
-      this.#mask = Uint8Array.from(value.flat(), (x) => (x ? 1 : 0));
+      const next = Uint8Array.from(value.flat(), (x) => (x ? 1 : 0));
+      if (sameMask(next, this.#mask)) return;
+      this.#mask = next;
     }
     this.#schedule();
   }
@@ -168,8 +192,10 @@ export class AttentionExplorer extends Base {
     return { ...this.#explanations };
   }
   set explanations(value) {
-    this.#explanations = { ...DEFAULT_EXPLANATIONS };
-    for (const step of STEPS) if (typeof value?.[step] === 'string') this.#explanations[step] = value[step];
+    const next = { ...DEFAULT_EXPLANATIONS };
+    for (const step of STEPS) if (typeof value?.[step] === 'string') next[step] = value[step];
+    if (STEPS.every((step) => next[step] === this.#explanations[step])) return;
+    this.#explanations = next;
     this.#steps.invalidate(); // the texts live in the built sections: rebuild them
     this.#schedule();
   }
@@ -250,7 +276,10 @@ export class AttentionExplorer extends Base {
     this.#models.dispose();
   }
 
-  attributeChangedCallback() {
+  attributeChangedCallback(name, before, after) {
+    // setAttribute with the value it already has (and a property set to its
+    // current value, which sets the attribute) changes nothing.
+    if (before === after) return;
     this.#schedule();
   }
 

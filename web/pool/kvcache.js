@@ -485,4 +485,9 @@ export class PoolKVCache {
       if (!h.slot.dead) this.#send(h, { op: 'dispose' }).catch(() => {});
     }
   }
+
+  /** dispose(), for `using cache = ...`. */
+  [Symbol.dispose]() {
+    this.dispose();
+  }
 }

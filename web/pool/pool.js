@@ -22,7 +22,7 @@
 // with options the planner does not split run whole on one worker.
 
 import { compileAttention, loadAttention } from '../attention.js';
-import { Matrix, describe } from '../core/matrix.js';
+import { Matrix, describe, toMatrix } from '../core/matrix.js';
 import {
   SPLIT_MIN_FLOPS, blockOptions, mhaGroups, mhaPartOptions, mhaPlan, plainMatrix, plainSdpaOptions, sdpaBlocks, sdpaPlan,
 } from './planner.js';
@@ -34,6 +34,9 @@ const DEFAULT_CALLER_SHARE = typeof document === 'undefined';
 // Each thread is a worker with its own wasm memory and start-up cost: more
 // than a machine has cores only adds both, and thousands look like a hang.
 const MAX_THREADS = 256;
+// A worker's block of a split matmul has at least this many rows of a: fewer
+// and copying b to it costs more than its share of the product.
+const MATMUL_ROWS_MIN = 32;
 
 const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'callerShare'];
 
@@ -64,8 +67,8 @@ export async function createAttentionPool(options = {}) {
     const E = typeof threads === 'number' ? RangeError : TypeError;
     throw new E(`createAttentionPool: threads must be an integer from 1 to ${MAX_THREADS}, got ${describe(threads)}`);
   }
-  const worker = options.worker ?? new URL('../pool-worker.js', import.meta.url);
-  if (!(worker instanceof URL) && typeof worker !== 'string') {
+  const worker = options.worker ?? null;
+  if (worker !== null && !(worker instanceof URL) && typeof worker !== 'string') {
     throw new TypeError(`createAttentionPool: worker must be a URL or string, got ${describe(worker)}`);
   }
   const callerShare = options.callerShare ?? DEFAULT_CALLER_SHARE;
@@ -273,6 +276,40 @@ export class AttentionPool {
   }
 
   /**
+   * attn.matmul on the pool: the same arguments and result (bits included),
+   * as a Promise. A large product is split by rows of a: each worker
+   * multiplies its block of rows by all of b, which gives each row the same
+   * sums in the same order as one call does.
+   * @returns {Promise<Matrix>}
+   */
+  async matmul(a, b, options) {
+    this.#live();
+    const A = toMatrix(a, 'matmul: a');
+    const B = toMatrix(b, 'matmul: b', A.cols);
+    const work = 2 * A.rows * A.cols * B.cols;
+    const blocks = Math.min(this.#threads + (this.#callerShare ? 1 : 0), Math.floor(A.rows / MATMUL_ROWS_MIN));
+    if (options != null || work < SPLIT_MIN_FLOPS || blocks < 2) {
+      this.#stats.local++;
+      return this.#local.matmul(A, B, options);
+    }
+    const out = new Float32Array(A.rows * B.cols);
+    // Blocks of whole 4-row tiles (c/kernels/f32-gemm-*: each row's sums do not depend on its tile).
+    const rows = Math.ceil(A.rows / blocks / 4) * 4;
+    const parts = [];
+    for (let r0 = 0; r0 < A.rows; r0 += rows) {
+      const r1 = Math.min(A.rows, r0 + rows);
+      const block = new Matrix(r1 - r0, A.cols, A.data.slice(r0 * A.cols, r1 * A.cols));
+      const deliver = (data) => out.set(data, r0 * B.cols);
+      if (r1 === A.rows && this.#callerShare) parts.push({ here: () => deliver(this.#local.matmul(block, B).data) });
+      else {
+        const bc = B.data.slice();
+        parts.push({ message: { method: 'matmul', a: plainMatrix(block), b: { rows: B.rows, cols: B.cols, data: bc } }, transfer: [block.data.buffer, bc.buffer], deliver });
+      }
+    }
+    return this.#run(parts, () => new Matrix(A.rows, B.cols, out));
+  }
+
+  /**
    * attn.kvCache on the pool: a cache whose positions are split over the
    * workers and the calling thread (web/pool/kvcache.js), so one decode
    * step's attend runs on every core. The same options and errors; resolves
@@ -291,6 +328,11 @@ export class AttentionPool {
     this.#disposed = true;
     this.#workers.dispose(new Error('attention-wasm pool: disposed during this call'));
     this.#local.dispose();
+  }
+
+  /** dispose(), for `using pool = await createAttentionPool()`. */
+  [Symbol.dispose]() {
+    this.dispose();
   }
 }
 

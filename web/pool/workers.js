@@ -22,8 +22,12 @@ export async function defaultThreads() {
   return Math.max(1, globalThis.navigator?.hardwareConcurrency ?? 1);
 }
 
-// One worker, Node or browser, behind one small interface. The module
-// specifiers are in variables so browser bundlers do not try to resolve them.
+// One worker, Node or browser, behind one small interface; url null is the
+// package's own web/pool-worker.js. In a browser that worker starts from the
+// literal `new Worker(new URL('../pool-worker.js', import.meta.url), ...)`:
+// the form Vite, webpack 5 and Rollup recognise, so a bundle carries the
+// worker with its imports instead of copying it as a raw file. The Node
+// module specifiers are in variables so browser bundlers leave them alone.
 async function spawn(url, onMessage, onDeath) {
   let dead = false;
   const die = (err) => {
@@ -35,7 +39,8 @@ async function spawn(url, onMessage, onDeath) {
   if (isNode) {
     const name = 'node:worker_threads';
     const { Worker } = await import(/* webpackIgnore: true */ /* @vite-ignore */ name);
-    const w = new Worker(typeof url === 'string' ? new URL(url, `file://${process.cwd()}/`) : url);
+    const at = url ?? new URL('../pool-worker.js', import.meta.url);
+    const w = new Worker(typeof at === 'string' ? new URL(at, `file://${process.cwd()}/`) : at);
     w.on('message', onMessage);
     w.on('error', (err) => die(err));
     w.on('exit', (code) => die(new Error(`exited with code ${code}`)));
@@ -50,7 +55,9 @@ async function spawn(url, onMessage, onDeath) {
       unref: () => w.unref(),
     };
   }
-  const w = new Worker(url, { type: 'module' });
+  const w = url === null
+    ? new Worker(new URL('../pool-worker.js', import.meta.url), { type: 'module' })
+    : new Worker(url, { type: 'module' });
   w.onmessage = (event) => onMessage(event.data);
   w.onerror = (event) => {
     event.preventDefault?.();
@@ -76,7 +83,7 @@ function rebuild(error, prefix) {
   return new E(prefix ? `${prefix}: ${error.message}` : error.message);
 }
 
-/** Workers at `url`, each with an instance of `module`, taking jobs from one queue. */
+/** Workers at `url` (null: web/pool-worker.js), each with an instance of `module`, taking jobs from one queue. */
 export class Workers {
   #url;
   #module;
