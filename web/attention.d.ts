@@ -10,14 +10,45 @@ export declare class Matrix {
   /** Element (i, j); RangeError outside the matrix. */
   get(i: number, j: number): number;
   toArray(): number[][];
-  /** A new Matrix with its own data (always copied) from a Matrix, { rows, cols, data } or number[][]. */
+  /** [rows, cols]: a Matrix is also a 2-D tensor { data, dims }. */
+  readonly dims: [number, number];
+  /** A new Matrix with its own data (always copied) from a Matrix, { rows, cols, data }, a 2-D { data, dims } or number[][]. */
   static from(x: MatrixLike): Matrix;
+}
+
+/**
+ * A tensor as transformers.js and onnxruntime-web hold one: flat data and its dims. sdpa reads
+ * its sizes from them: (batch, heads, n, d) for layout 'bhsd', (batch, n, heads, d) for 'bshd';
+ * rank 3 drops batch, rank 2 also heads.
+ */
+export interface Tensor<T extends ArrayBufferView = Float32Array> {
+  data: T;
+  dims: readonly number[];
+}
+
+/** sdpa's result for tensor inputs with steps or stats: each step (batch, heads, nq, nk), lse (batch, heads, nq). */
+export interface SdpaTensorResult {
+  output: Tensor;
+  scores?: Tensor;
+  scaled?: Tensor;
+  logits?: Tensor;
+  weights?: Tensor;
+  lse?: Tensor;
+}
+
+declare global {
+  // `using` needs Symbol.dispose, which lib.esnext.disposable and @types/node declare; this
+  // declares it too (the same unique symbol), so a project with neither still type-checks.
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+  }
 }
 
 /** What the API accepts as a matrix. */
 export type MatrixLike =
   | Matrix
   | { rows: number; cols: number; data: Float32Array | Float64Array | ArrayLike<number> }
+  | { data: Float32Array | Float64Array | ArrayLike<number>; dims: readonly [number, number] }
   | number[][];
 
 /**
@@ -324,6 +355,8 @@ export declare class KVCache {
   truncate(length: number): void;
   /** Frees the memory; later calls throw. */
   dispose(): void;
+  /** dispose(), for `using cache = attn.kvCache(...)`. */
+  [Symbol.dispose](): void;
 }
 
 export interface MultiHeadOptions extends PositionOptions {
@@ -449,6 +482,13 @@ export declare class Attention {
   /** softmax(q k^T * scale + bias) v for one head: q (nq, dk), k (nk, dk), v (nk, dv). */
   attention(q: MatrixLike, k: MatrixLike, v: MatrixLike, options?: AttentionOptions): AttentionResult;
   /** Flat PyTorch layout: q (batch, heads, nq, dk), k and v (batch, kvHeads, nk, d). Returns (batch, heads, nq, dv). */
+  /**
+   * sdpa over tensors { data, dims }: the sizes (batch, heads, kvHeads, nq, nk, dk, dv) come from
+   * the dims and `layout`; sizes the options also give must agree. The output has q's rank and
+   * layout with dv last.
+   */
+  sdpa(q: Tensor, k: Tensor, v: Tensor, options?: Partial<SdpaOptions> & { steps?: false | null; stats?: false | null }): Tensor;
+  sdpa(q: Tensor, k: Tensor, v: Tensor, options: Partial<SdpaOptions>): Tensor | SdpaTensorResult;
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { steps?: false | null; stats?: false | null }): Float32Array;
   /** With steps: true or stats: true: { output, scores?, scaled?, logits?, weights?, lse? }. */
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { steps: true }): SdpaResult;
@@ -499,6 +539,8 @@ export declare class Attention {
   rope(x: MatrixLike, options?: RopeOptions & { position?: number; heads?: number }): Matrix;
   /** Frees the instance; later calls throw. */
   dispose(): void;
+  /** dispose(), for `using attn = await loadAttention()`. */
+  [Symbol.dispose](): void;
 }
 
 /** Loads and instantiates the module (compiled modules are cached per build). */

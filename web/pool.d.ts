@@ -1,5 +1,5 @@
 // Types for attention-wasm/pool (web/pool.js).
-import type { AttendOptions, Isa, KVCacheOptions, LoadOptions, MatrixLike, MultiHeadOptions, MultiHeadResult, RopeOptions, SdpaOptions, SdpaResult } from './attention.js';
+import type { AttendOptions, Isa, KVCacheOptions, LoadOptions, Matrix, MatmulOptions, MatrixLike, MultiHeadOptions, MultiHeadResult, RopeOptions, SdpaOptions, SdpaResult } from './attention.js';
 
 export interface PoolOptions extends LoadOptions {
   /** Workers. Default: navigator.hardwareConcurrency (browser) or os.availableParallelism() (Node). */
@@ -39,8 +39,15 @@ export declare class AttentionPool {
    * decode step's attend runs on every core. Same options and errors; resolves when every part has its memory.
    */
   kvCache(options: KVCacheOptions): Promise<PoolKVCache>;
+  /**
+   * attn.matmul on the pool: the same arguments and result (bits included). A large product is
+   * split by rows of a over the workers and the calling thread; with options it runs here.
+   */
+  matmul(a: MatrixLike, b: MatrixLike, options?: MatmulOptions): Promise<Matrix>;
   /** Stops the workers; later calls throw, calls in flight reject. */
   dispose(): void;
+  /** dispose(), for `using pool = await createAttentionPool()`. */
+  [Symbol.dispose](): void;
 }
 
 /** Starts the workers; resolves when each has its instance. */
@@ -89,4 +96,6 @@ export declare class PoolKVCache {
   clear(): Promise<void>;
   /** Frees the memory on the calling thread and in the workers; later calls reject. */
   dispose(): void;
+  /** dispose(), for `using cache = await pool.kvCache(...)`. */
+  [Symbol.dispose](): void;
 }

@@ -73,3 +73,10 @@ const compiled: WebAssembly.Module = await compileAttention();
 const memory: WebAssembly.Memory = (await loadAttention({ wasm: compiled })).memory;
 await loadAttention({ wasm: new Response(new Uint8Array(8)) }).catch(() => null);
 console.log(memory.buffer.byteLength);
+// Tensors { data, dims } and Symbol.dispose.
+const t = attn.sdpa({ data: new Float32Array(12), dims: [1, 1, 3, 4] }, { data: new Float32Array(20), dims: [1, 1, 5, 4] }, { data: new Float32Array(20), dims: [1, 1, 5, 4] }, { causal: true });
+const tDims: readonly number[] = t.dims;
+const asMatrix: Matrix = attn.matmul({ data: new Float32Array(4), dims: [2, 2] }, q);
+cache[Symbol.dispose]();
+attn[Symbol.dispose]();
+console.log(tDims.length, asMatrix.dims[0]);

@@ -7,3 +7,6 @@ const m = attn.matmul(Matrix.from([[1]]), Matrix.from([[2]]));
 const pool = await createAttentionPool({ threads: 1 });
 const model = await loadModel();
 console.log(m.rows, pool.threads, model.layers, attn.memory.buffer.byteLength);
+const product = await pool.matmul(m, m);
+pool[Symbol.dispose]();
+console.log(product.dims);
