@@ -377,6 +377,14 @@ export interface MultiHeadOptions extends PositionOptions {
   bias?: MatrixLike | null;
   scale?: number | null;
   steps?: boolean | null;
+  /**
+   * A KV cache of this instance (batch 1, its kvHeads, dk and dv those of the projections): the
+   * call appends its tokens' keys and values (x wk, x wv) and its queries attend every held key at
+   * the cache's last positions, so a prompt and then one token a call decode as one causal call
+   * over the whole sequence would. With `rope`, keys turn at append and queries at attend. Not
+   * with context, mask, bias, queryOffset or kvLengths.
+   */
+  cache?: KVCache | null;
 }
 
 export interface MultiHeadResult {

@@ -141,6 +141,7 @@ export class Attention {
   multiHeadAttention(x, options) {
     this.#wasm.live();
     const name = 'multiHeadAttention';
+    if (options?.cache != null) return this.#multiHeadCached(x, options, name);
     const { c, X, C, WQ, WK, WV, WO } = layerCall(x, options, name);
     c.steps = checkBool(options.steps, `${name}: steps`);
     const { heads, nq: n, nk: m, dv, steps } = c;
@@ -157,6 +158,47 @@ export class Attention {
       result.scaled = perHead(r.scaled);
       result.logits = perHead(r.logits);
       result.weights = perHead(r.weights);
+    }
+    return result;
+  }
+
+  // multiHeadAttention with a KV cache: this step's keys and values (x wk,
+  // x wv) are appended, then the queries (x wq) attend every held key at
+  // their positions, the cache's last n (RoPE turns keys at append and
+  // queries at attend, the cache's rule). The projections are (n, heads * d):
+  // the bshd layout, handed over as they are to a 'bshd' cache and
+  // transposed for a 'bhsd' one.
+  #multiHeadCached(x, options, name) {
+    const { cache, ...rest } = options;
+    if (!(cache instanceof KVCache)) {
+      throw new TypeError(`${name}: cache must be a KVCache from this instance's kvCache(), got ${describe(cache)}`);
+    }
+    for (const key of ['context', 'mask', 'bias', 'queryOffset', 'kvLengths']) {
+      if (rest[key] != null) throw new TypeError(`${name}: ${key} cannot be given with cache (the cache holds the keys, and its length places the queries)`);
+    }
+    if (cache.batch !== 1) throw new RangeError(`${name}: cache must have batch 1 (x is one sequence), got batch ${cache.batch}`);
+    const kvHeads = rest.kvHeads ?? cache.kvHeads;
+    if (kvHeads !== cache.kvHeads) throw new RangeError(`${name}: kvHeads is ${kvHeads} but the cache holds ${cache.kvHeads} kv heads`);
+    const { c, X, WQ, WK, WV, WO } = layerCall(x, { ...rest, kvHeads }, name);
+    if (c.dk !== cache.dk || c.dv !== cache.dv) {
+      throw new RangeError(`${name}: the projections give dk ${c.dk} and dv ${c.dv}, the cache holds dk ${cache.dk} and dv ${cache.dv}`);
+    }
+    const { heads, nq: n } = c;
+    const steps = checkBool(rest.steps, `${name}: steps`);
+    const bshd = cache.layout === 'bshd';
+    const heads1st = (m, h, d) => (bshd ? m.data : toHeads(m.data, n, h, d));
+    const rope = rest.rope ?? null;
+    cache.append(heads1st(this.matmul(X, WK), kvHeads, c.dk), heads1st(this.matmul(X, WV), kvHeads, c.dv), { rope });
+    const attend = { heads, rope, steps };
+    for (const key of ['causal', 'scale', 'window', 'softcap', 'sinks', 'alibi']) if (rest[key] != null) attend[key] = rest[key];
+    const r = cache.attend(heads1st(this.matmul(X, WQ), heads, c.dk), attend);
+    const flat = steps ? r.output : r;
+    const concat = new Matrix(n, heads * c.dv, bshd ? flat : fromHeads(flat, n, heads, c.dv));
+    const result = { output: WO ? this.matmul(concat, WO) : concat };
+    if (steps) {
+      const m = cache.length;
+      const perHead = (all) => Array.from({ length: heads }, (_, h) => new Matrix(n, m, all.slice(h * n * m, (h + 1) * n * m)));
+      for (const key of ['scores', 'scaled', 'logits', 'weights']) result[key] = perHead(r[key]);
     }
     return result;
   }
@@ -375,6 +417,18 @@ function layerCall(x, options, name) {
   readMatrixMasks(c, options, name);
   readShared(c, options, name);
   return { c, ...p };
+}
+
+// (n, heads, d) -> (heads, n, d), and back.
+function toHeads(data, n, heads, d) {
+  const out = new Float32Array(data.length);
+  for (let i = 0; i < n; i++) for (let h = 0; h < heads; h++) out.set(data.subarray((i * heads + h) * d, (i * heads + h + 1) * d), (h * n + i) * d);
+  return out;
+}
+function fromHeads(data, n, heads, d) {
+  const out = new Float32Array(data.length);
+  for (let h = 0; h < heads; h++) for (let i = 0; i < n; i++) out.set(data.subarray((h * n + i) * d, (h * n + i + 1) * d), (i * heads + h) * d);
+  return out;
 }
 
 function transpose(a) {

@@ -50,7 +50,7 @@ export const CALL_OPTIONS = Object.freeze({
   attentionBackward: SHARED_OPTIONS,
   sdpa: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'steps', 'stats', 'out', 'dtype']),
   sdpaBackward: Object.freeze([...SIZES, 'layout', ...SHARED_OPTIONS, 'kvLengths', 'lse', 'out']),
-  multiHeadAttention: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS, 'steps']),
+  multiHeadAttention: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS, 'steps', 'cache']),
   multiHeadAttentionBackward: Object.freeze([...PROJECTIONS, ...SHARED_OPTIONS]),
   kvCache: Object.freeze(['batch', 'kvHeads', 'dk', 'dv', 'capacity', 'layout', 'dtype']),
   attend: Object.freeze(['heads', 'nq', ...SHARED_OPTIONS, 'kvLengths', 'steps', 'stats', 'out']),
