@@ -398,7 +398,7 @@ function fmtTime(us) {
 
 function printShape({ shape, peakGflops, peakRelaxedGflops, rows, fastestPeer }) {
   const relaxedProbe = peakRelaxedGflops ? `, relaxed probe: ${peakRelaxedGflops.toFixed(1)} GFLOP/s` : '';
-  console.log(`\n${shape.label}   (SIMD128 peak probe: ${peakGflops.toFixed(1)} GFLOP/s${relaxedProbe})`);
+  console.log(`\n${shape.label}   (${os.cpus()[0]?.model.trim()}; SIMD128 peak probe: ${peakGflops.toFixed(1)} GFLOP/s${relaxedProbe})`);
   for (const r of rows) {
     console.log(`  ${r.name.padEnd(32)} ${fmtTime(r.us).padStart(11)}  ${r.gflops.toFixed(2).padStart(7)} GFLOP/s  ${(100 * r.ofPeak).toFixed(1).padStart(5)}% of peak  ${r.vsPeer.toFixed(2).padStart(6)}x vs ${fastestPeer}  ${r.vsSimd.toFixed(2).padStart(5)}x vs SIMD128`);
   }
@@ -408,6 +408,32 @@ function printExplorer(node, chromium) {
   console.log('\nexplorer recompute (the handbook model, 1 head)');
   for (const e of node) console.log(`  ${String(e.tokens).padStart(2)} tokens: compute ${fmtTime(e.computeMs * 1000)} (Node)`);
   if (chromium) for (const e of chromium) console.log(`  ${String(e.tokens).padStart(2)} tokens: change -> recompute -> DOM -> layout ${e.ms.toFixed(2)} ms (Chromium)`);
+}
+
+// The kernels against their peak probes at n = 1024, d = 64, one row per CPU
+// model this file has seen: this run's row replaces its CPU's, the others stay
+// (the machine's CPU varies between runs, and a ratio means little without it).
+const PER_CPU = '## Of peak, per CPU model';
+function perCpuLines(previous, cpu) {
+  const rows = new Map();
+  const at = previous.indexOf(PER_CPU);
+  if (at >= 0) {
+    const section = previous.slice(at + PER_CPU.length).split('\n## ')[0];
+    for (const line of section.split('\n')) {
+      const m = /^\| ([^|]+) \|/.exec(line);
+      if (m && !line.startsWith('| CPU') && !line.startsWith('|---')) rows.set(m[1].trim(), line);
+    }
+  }
+  const r = results.find((x) => x.shape.label === 'n=1024, d=64');
+  if (r) {
+    const pick = (name) => r.rows.find((x) => x.name === name);
+    const relaxed = pick('attention-wasm relaxed SIMD'), simd = pick('attention-wasm SIMD128');
+    const cell = (x, probe) => (x && probe ? `${x.gflops.toFixed(1)} / ${probe.toFixed(1)} = ${(x.ofPeak).toFixed(2)}` : 'not run');
+    rows.set(cpu.trim(), `| ${cpu.trim()} | ${cell(relaxed, r.peakRelaxedGflops)} | ${cell(simd, r.peakGflops)} | ${new Date().toISOString().slice(0, 10)}, load ${os.loadavg()[0].toFixed(1)} |`);
+  }
+  return [PER_CPU, '', 'n = 1024, d = 64, one head: GFLOP/s of the kernel / of its peak probe (relaxed_madd for the relaxed module, SIMD128',
+    'mul+add for SIMD128) = the fraction of peak, as medians of per-round ratios. Each run replaces its CPU\'s row.', '',
+    '| CPU | relaxed SIMD | SIMD128 | run |', '|---|---:|---:|---|', ...rows.values(), ''];
 }
 
 function writeResults() {
@@ -423,9 +449,11 @@ function writeResults() {
     'The machine is shared, so absolute numbers move from run to run; the ratios within one shape are what this measures.',
     '',
   ];
+  const previous = existsSync(`${root}bench/RESULTS.md`) ? readFileSync(`${root}bench/RESULTS.md`, 'utf8') : '';
+  lines.push(...perCpuLines(previous, cpu));
   for (const { shape, peakGflops, peakRelaxedGflops, rows } of results) {
     const relaxedProbe = peakRelaxedGflops ? `, relaxed_madd peak probe: ${peakRelaxedGflops.toFixed(1)} GFLOP/s` : '';
-    lines.push(`## ${shape.label}`, '', `SIMD128 peak probe in the same rounds: ${peakGflops.toFixed(1)} GFLOP/s${relaxedProbe}`, '',
+    lines.push(`## ${shape.label}`, '', `${cpu}. SIMD128 peak probe in the same rounds: ${peakGflops.toFixed(1)} GFLOP/s${relaxedProbe}`, '',
       '| contender | time per call | GFLOP/s | of peak | vs peer | vs SIMD128 |', '|---|---:|---:|---:|---:|---:|');
     for (const r of rows) lines.push(`| ${r.name} | ${fmtTime(r.us)} | ${r.gflops.toFixed(2)} | ${(100 * r.ofPeak).toFixed(1)}% | ${r.vsPeer.toFixed(2)}x | ${r.vsSimd.toFixed(2)}x |`);
     lines.push('');
@@ -448,7 +476,6 @@ function writeResults() {
   writeFileSync(`${root}docs/decode-peers.svg`, decodePeersSvg(decodeResults));
   // The hand-written section of measurements taken once (the reasons behind
   // kernel and API choices) is kept from the previous file.
-  const previous = existsSync(`${root}bench/RESULTS.md`) ? readFileSync(`${root}bench/RESULTS.md`, 'utf8') : '';
   const kept = previous.indexOf(MEASURED_ONCE);
   if (kept >= 0) lines.push(previous.slice(kept).trimEnd(), '');
   writeFileSync(`${root}bench/RESULTS.md`, lines.join('\n'));
