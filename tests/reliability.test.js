@@ -9,7 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { Matrix, NumpyRandom, loadAttention } from '../web/attention.js';
-import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
+import { computeExample, normalizeConfig } from '../web/worked/computation.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const test = suite('reliability');
@@ -88,7 +88,7 @@ function inWorker(source) {
 
 test('instances in Node worker threads are independent and agree with the main thread', async () => {
   const url = new URL('../web/attention.js', import.meta.url).href;
-  const example = new URL('../web/explorer/computation.js', import.meta.url).href;
+  const example = new URL('../web/worked/computation.js', import.meta.url).href;
   const source = (seed) => `
     import { parentPort } from 'node:worker_threads';
     import { loadAttention } from ${JSON.stringify(url)};

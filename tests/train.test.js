@@ -1,4 +1,4 @@
-// The explorer's Train mode without the DOM (web/explorer/train.js): targets,
+// The explorer's Train mode without the DOM (web/worked/train.js): targets,
 // loss, optimizers, and training steps through the Attention API on both builds.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -8,7 +8,7 @@ import {
   Optimizer, PRESETS, TRAIN_DEFAULTS, Trainer, crossEntropy, drawTrainingInputs, formatTarget, gradientTerms, matchesTarget,
   parseTarget, presetTarget,
   targetCells, targetFromCells,
-} from '../web/explorer/train.js';
+} from '../web/worked/train.js';
 import { assertClose } from './helpers.js';
 
 const TOKENS = ['the', 'cat', 'sat', 'on', 'the', 'mat'];

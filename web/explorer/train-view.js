@@ -19,13 +19,13 @@
 // textContent.
 
 import { heatClass, maxAbs } from './colors.js';
-import { headColumns } from './computation.js';
+import { headColumns } from '../worked/computation.js';
 import { Matrix } from '../core/matrix.js';
 import { LossPlot } from './loss-plot.js';
-import { deriveGradient, render as renderDerivation } from './derivation.js';
+import { deriveGradient, render as renderDerivation } from '../worked/derivation.js';
 import {
   PRESETS, TRAIN_DEFAULTS, Trainer, formatTarget, gradientTerms, parseTarget, presetTarget, targetCells, targetFromCells,
-} from './train.js';
+} from '../worked/train.js';
 
 /** Styles of the Train part (the host adds them to its shadow root). */
 export { TRAIN_STYLES } from './train-styles.js';
