@@ -267,9 +267,8 @@ export interface AttendOptions extends PositionOptions {
   out?: Float32Array | null;
 }
 
-/** Keys and values in wasm memory; attend() reads them in place. */
-export declare class KVCache {
-  private constructor();
+/** The sizes and types of a KV cache (KVCache and the pool's PoolKVCache), as KVCacheOptions made them. */
+export interface KVCacheShape {
   readonly batch: number;
   readonly kvHeads: number;
   readonly dk: number;
@@ -277,10 +276,16 @@ export declare class KVCache {
   readonly capacity: number;
   readonly layout: 'bhsd' | 'bshd';
   readonly dtype: 'float32' | 'float16' | 'int8';
-  /** Bytes of wasm memory held for the keys and values (int8 scales included). */
-  readonly bytes: number;
   /** Tokens held. */
   readonly length: number;
+}
+
+/** Keys and values in wasm memory; attend() reads them in place. */
+export interface KVCache extends KVCacheShape {}
+export declare class KVCache {
+  private constructor();
+  /** Bytes of wasm memory held for the keys and values (int8 scales included). */
+  readonly bytes: number;
   /**
    * Appends t >= 1 tokens: k (batch, kvHeads, t, dk) and v (batch, kvHeads, t, dv), or (batch, t, kvHeads, d)
    * for layout 'bshd'. Past the capacity: a RangeError, the cache unchanged. With rope, the keys turn at

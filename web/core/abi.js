@@ -1,7 +1,7 @@
 // abi.js - the structs, flags and numbers of c/attention.h as the wasm
 // module sees them: one table of each struct's fields in order, with their
-// C types, from which every offset the instance writes is computed by C's
-// layout rule. tests/core/abi.test.js compiles c/attention.h natively,
+// C types, from which every offset is computed by C's layout rule, and the
+// writers of those structs that core/instance.js calls. tests/core/abi.test.js compiles c/attention.h natively,
 // prints offsetof and sizeof of every field named here and compares them
 // to layout() for the native sizes, so a field added, moved or retyped in
 // C fails a test instead of writing beside its place. Pure: no wasm.
@@ -96,3 +96,79 @@ export const OPTIONS = words('attn_options');
 export const STEPS = words('attn_steps');
 export const KV = words('attn_kv');
 export const GRADS = words('attn_grads');
+
+const { ATTN_CAUSAL, ATTN_WINDOW, ATTN_ROPE_INTERLEAVED, ATTN_ROPE_QUERIES } = CONSTANTS;
+
+// The word offsets of structs laid out one after another from 0, each
+// 16-byte aligned, by their names in lower case, then `i32` where the
+// per-call arrays start.
+function regions(...structs) {
+  const names = new Map([[SHAPE, 'shape'], [OPTIONS, 'options'], [STEPS, 'steps'], [KV, 'kv'], [GRADS, 'grads']]);
+  const r = {};
+  let at = 0;
+  for (const s of structs) {
+    r[names.get(s)] = at;
+    at += Math.ceil(s.WORDS / 4) * 4;
+  }
+  r.i32 = at;
+  return Object.freeze(r);
+}
+
+// attn_strides (batch, head, row) at int index o; addresses and strides are
+// below 2^32 and written as int32 bit patterns.
+export function writeStrides(i32, o, s) {
+  i32[o + STRIDES.batch_stride] = s[0]; i32[o + STRIDES.head_stride] = s[1]; i32[o + STRIDES.row_stride] = s[2];
+}
+
+// attn_bcast at int index o for a checked mask or bias ({ data, strides, cols }).
+function writeBcast(i32, o, m) {
+  i32[o + BCAST.batch_stride] = m ? m.strides[0] : 0;
+  i32[o + BCAST.head_stride] = m ? m.strides[1] : 0;
+  i32[o + BCAST.row_stride] = m ? m.strides[2] : 0;
+  i32[o + BCAST.cols] = m ? m.cols : 0;
+}
+
+// attn_options at int index o for a checked call c (core/calls.js), the one
+// place its layout is written (forward and backward): mask and bias at the given byte
+// addresses, and the per-batch int32 arrays copied to byte address intsAt
+// (16-byte aligned, room for both): queryOffsets first, then kvLengths.
+export function writeOptions(f32, i32, o, c, maskAt, biasAt, intsAt) {
+  const O = OPTIONS;
+  f32[o + O.scale] = c.scale;
+  i32[o + O.flags] = (c.causal ? ATTN_CAUSAL : 0) | (c.window ? ATTN_WINDOW : 0);
+  i32[o + O.mask] = maskAt;
+  writeBcast(i32, o + O.mask_layout, c.mask);
+  i32[o + O.bias] = biasAt;
+  writeBcast(i32, o + O.bias_layout, c.bias);
+  f32[o + O.softcap] = c.softcap;
+  i32[o + O.window_left] = c.window ? c.window[0] : -1;
+  i32[o + O.window_right] = c.window ? c.window[1] : -1;
+  i32[o + O.query_offset] = c.queryOffsets ? 0 : c.queryOffset;
+  let ip = intsAt;
+  i32[o + O.query_offsets] = c.queryOffsets ? ip : 0;
+  if (c.queryOffsets) { i32.set(c.queryOffsets, ip >>> 2); ip += 4 * c.queryOffsets.length; }
+  i32[o + O.kv_lengths] = c.kvLengths ? ip : 0;
+  if (c.kvLengths) { i32.set(c.kvLengths, ip >>> 2); ip += 4 * c.kvLengths.length; }
+  i32[o + O.sinks] = c.sinks ? ip : 0;
+  if (c.sinks) { f32.set(c.sinks, ip >>> 2); ip += 4 * c.sinks.length; }
+  i32[o + O.alibi] = c.alibi ? ip : 0;
+  if (c.alibi) f32.set(c.alibi, ip >>> 2);
+  const rope = c.rope;
+  f32[o + O.rope_theta] = rope ? rope.theta : 0;
+  i32[o + O.rope_dims] = rope ? rope.dims : 0;
+  i32[o + O.rope_flags] = rope ? (rope.interleaved ? ATTN_ROPE_INTERLEAVED : 0) | (c.ropeQueries ? ATTN_ROPE_QUERIES : 0) : 0;
+}
+
+// Values of the per-call arrays writeOptions copies: per-batch offsets and
+// lengths, per-head sinks and ALiBi slopes.
+export function perCallLength(c) {
+  return (c.queryOffsets ? c.batch : 0) + (c.kvLengths ? c.batch : 0) + (c.sinks ? c.heads : 0) + (c.alibi ? c.heads : 0);
+}
+
+/**
+ * Word offsets in the arena of a forward call's structs (shape, options,
+ * steps, kv) and of a backward call's (shape, options, grads), each 16-byte
+ * aligned, then i32: where the per-call int32 and float arrays start.
+ */
+export const FORWARD = regions(SHAPE, OPTIONS, STEPS, KV);
+export const BACKWARD = regions(SHAPE, OPTIONS, GRADS);

@@ -5,9 +5,9 @@
 // always copies, never views, so they stay valid after later calls and
 // after the memory grows.
 
-import { BCAST, CONSTANTS, GRADS, KV, OPTIONS, SHAPE, STEPS, STRIDES } from './abi.js';
+import { BACKWARD, CONSTANTS, FORWARD, GRADS, KV, SHAPE, STEPS, perCallLength, writeOptions, writeStrides } from './abi.js';
 
-const { ATTN_CAUSAL, ATTN_WINDOW, ATTN_ROPE_INTERLEAVED, ATTN_ROPE_QUERIES, ATTN_ERR_OVERFLOW } = CONSTANTS;
+const { ATTN_ERR_OVERFLOW } = CONSTANTS;
 
 // The exports every call relies on; a module without one is refused when loaded.
 const EXPORTS = [
@@ -16,11 +16,7 @@ const EXPORTS = [
   'attn_sdpa_backward_scratch_size_with', 'attn_matmul', 'attn_softmax', 'attn_rope', 'attn_kv_write', 'attn_kv_read',
 ];
 
-// Word offsets in the arena of a forward call's structs (shape, options,
-// steps, attn_kv) and of a backward call's (shape, options, grads), each
-// 16-byte aligned, then the per-call int32 and float arrays (I32).
-const FORWARD = regions(SHAPE, OPTIONS, STEPS, KV);
-const BACKWARD = regions(SHAPE, OPTIONS, GRADS);
+
 // wasm32 addresses 4 GiB; leave room for the stack, statics and allocator.
 export const MAX_ARENA_BYTES = 2 ** 32 - 2 ** 24;
 // Arenas above this size are freed after the call that needed them, so one
@@ -238,7 +234,7 @@ export class Instance {
   // The one way into attn_sdpa, shared by attention, sdpa, multiHeadAttention
   // and the KV caches; `c` (made by newCall) is checked already. Written for
   // small calls: one arena check, the three structs of attention.h written
-  // by offset, one copy in per input and one copy out. c.kAt / c.vAt, when
+  // at core/abi.js's offsets, one copy in per input and one copy out. c.kAt / c.vAt, when
   // set, are byte addresses of K and V already in wasm memory (a cache), read
   // in place with c.kStrides / c.vStrides; c.kvDtype (attn_kv_dtype) says
   // their type, and an int8 cache's c.kScalesAt / c.vScalesAt / c.scaleStrides
@@ -487,72 +483,6 @@ export class Instance {
 // n rounded up to a multiple of 4 floats (16 bytes); not bitwise: counts may pass 2^31.
 function align(n) {
   return Math.ceil(n / 4) * 4;
-}
-
-// The word offsets of structs laid out one after another from 0, each
-// 16-byte aligned, by their names in lower case, then `i32` where the
-// per-call arrays start.
-function regions(...structs) {
-  const names = new Map([[SHAPE, 'shape'], [OPTIONS, 'options'], [STEPS, 'steps'], [KV, 'kv'], [GRADS, 'grads']]);
-  const r = {};
-  let at = 0;
-  for (const s of structs) {
-    r[names.get(s)] = at;
-    at += align(s.WORDS);
-  }
-  r.i32 = at;
-  return Object.freeze(r);
-}
-
-// attn_strides (batch, head, row) at int index o; addresses and strides are
-// below 2^32 and written as int32 bit patterns.
-function writeStrides(i32, o, s) {
-  i32[o + STRIDES.batch_stride] = s[0]; i32[o + STRIDES.head_stride] = s[1]; i32[o + STRIDES.row_stride] = s[2];
-}
-
-// attn_bcast at int index o for a checked mask or bias ({ data, strides, cols }).
-function writeBcast(i32, o, m) {
-  i32[o + BCAST.batch_stride] = m ? m.strides[0] : 0;
-  i32[o + BCAST.head_stride] = m ? m.strides[1] : 0;
-  i32[o + BCAST.row_stride] = m ? m.strides[2] : 0;
-  i32[o + BCAST.cols] = m ? m.cols : 0;
-}
-
-// attn_options at int index o for a checked call c, the one place its layout
-// is written (forward and backward): mask and bias at the given byte
-// addresses, and the per-batch int32 arrays copied to byte address intsAt
-// (16-byte aligned, room for both): queryOffsets first, then kvLengths.
-function writeOptions(f32, i32, o, c, maskAt, biasAt, intsAt) {
-  const O = OPTIONS;
-  f32[o + O.scale] = c.scale;
-  i32[o + O.flags] = (c.causal ? ATTN_CAUSAL : 0) | (c.window ? ATTN_WINDOW : 0);
-  i32[o + O.mask] = maskAt;
-  writeBcast(i32, o + O.mask_layout, c.mask);
-  i32[o + O.bias] = biasAt;
-  writeBcast(i32, o + O.bias_layout, c.bias);
-  f32[o + O.softcap] = c.softcap;
-  i32[o + O.window_left] = c.window ? c.window[0] : -1;
-  i32[o + O.window_right] = c.window ? c.window[1] : -1;
-  i32[o + O.query_offset] = c.queryOffsets ? 0 : c.queryOffset;
-  let ip = intsAt;
-  i32[o + O.query_offsets] = c.queryOffsets ? ip : 0;
-  if (c.queryOffsets) { i32.set(c.queryOffsets, ip >>> 2); ip += 4 * c.queryOffsets.length; }
-  i32[o + O.kv_lengths] = c.kvLengths ? ip : 0;
-  if (c.kvLengths) { i32.set(c.kvLengths, ip >>> 2); ip += 4 * c.kvLengths.length; }
-  i32[o + O.sinks] = c.sinks ? ip : 0;
-  if (c.sinks) { f32.set(c.sinks, ip >>> 2); ip += 4 * c.sinks.length; }
-  i32[o + O.alibi] = c.alibi ? ip : 0;
-  if (c.alibi) f32.set(c.alibi, ip >>> 2);
-  const rope = c.rope;
-  f32[o + O.rope_theta] = rope ? rope.theta : 0;
-  i32[o + O.rope_dims] = rope ? rope.dims : 0;
-  i32[o + O.rope_flags] = rope ? (rope.interleaved ? ATTN_ROPE_INTERLEAVED : 0) | (c.ropeQueries ? ATTN_ROPE_QUERIES : 0) : 0;
-}
-
-// Values of the per-call arrays writeOptions copies: per-batch offsets and
-// lengths, per-head sinks and ALiBi slopes.
-function perCallLength(c) {
-  return (c.queryOffsets ? c.batch : 0) + (c.kvLengths ? c.batch : 0) + (c.sinks ? c.heads : 0) + (c.alibi ? c.heads : 0);
 }
 
 // What a call needs, for the RangeError when wasm32 cannot hold it: the

@@ -13,6 +13,7 @@
 
 import { blockedReason, logitOf, ropeTurn } from './text.js';
 import { fixed } from './format.js';
+import { gradientTerms } from './train.js';
 
 const MAX_ROWS = 16; // terms drawn as bars; a longer sum shows its largest terms
 
@@ -84,15 +85,10 @@ export function derive(ctx, id, i, j) {
  * derivation (the Train part's dW_Q and dW_K).
  */
 export function deriveGradient(x, dm, a, c, { name = 'dW_Q', tokens = [] } = {}) {
-  const rows = [];
-  let total = 0;
-  for (let i = 0; i < x.rows; i++) {
-    const xi = x.data[i * x.cols + a], gi = dm.data[i * dm.cols + c];
-    rows.push({ label: tokens[i] ?? String(i), a: xi, b: gi, value: xi * gi });
-    total += xi * gi;
-  }
+  const { value, terms } = gradientTerms(x, dm, a, c, { name, tokens });
+  const rows = terms.map((t) => ({ label: t.token, a: t.x, b: t.g, value: t.product }));
   const d = name.replace(/^dW_/, 'd');
-  return { head: `Σ over tokens of X[token, ${a}] · ${d}[token, ${c}]`, ops: ['x', d], rows, steps: [], result: [`${name}[${a}, ${c}]`, fixed(total, 4)] };
+  return { head: `Σ over tokens of X[token, ${a}] · ${d}[token, ${c}]`, ops: ['x', d], rows, steps: [], result: [`${name}[${a}, ${c}]`, fixed(value, 4)] };
 }
 
 /** The derivation as DOM (a figure of signed bars, the steps, the result), made with `doc`. */
