@@ -113,7 +113,7 @@ export interface PositionOptions {
   /**
    * ALiBi (BLOOM, MPT; PyTorch/HF pass it as an attn_mask bias): logits += -slope_h * (p - j),
    * p = i + queryOffset, computed in the kernel. true: the standard slopes for the head count
-   * (alibiSlopes); or a Float32Array(heads) of finite slopes.
+   * (alibiSlopes); or a Float32Array(heads) of slopes of magnitude at most 2^64 (so the bias stays finite).
    */
   alibi?: boolean | Float32Array | null;
 }
@@ -190,7 +190,7 @@ export interface SdpaOptions extends PositionOptions {
   steps?: boolean | null;
   /** Return lse too: (batch, heads, nq) natural log-sum-exp of each logits row, -Infinity when no key is allowed. */
   stats?: boolean | null;
-  /** Written and returned instead of a new array; at least batch*heads*nq*dv long. */
+  /** Written and returned instead of a new array; at least batch*heads*nq*dv long, not a view of the instance's memory. */
   out?: Float32Array | null;
 }
 
@@ -374,11 +374,11 @@ export interface AttentionGradients {
 
 /** sdpaBackward's options: sdpa()'s (without steps and stats; out is where the gradients go) and the forward's lse. */
 export interface SdpaBackwardOptions extends Omit<SdpaOptions, 'out' | 'steps' | 'stats'> {
-  /** (batch, heads, nq) natural-log log-sum-exp of each logits row, from the forward; saves a pass. */
+  /** (batch, heads, nq) natural-log log-sum-exp of each logits row, from the forward; saves a pass. Finite, or -Infinity for a row with no allowed key. */
   lse?: Float32Array | null;
   /**
-   * Arrays to write the gradients into (each at least as long as q, k or v); the result
-   * holds these arrays instead of new ones.
+   * Arrays to write the gradients into (each at least as long as q, k or v, none a view of the
+   * instance's memory); the result holds these arrays instead of new ones.
    */
   out?: { dq?: Float32Array | null; dk?: Float32Array | null; dv?: Float32Array | null } | null;
 }
