@@ -4,7 +4,7 @@
 
 import { HEAD_COLORS, heatmapRules } from './colors.js';
 import { LIMITS } from '../worked/computation.js';
-import { DERIVATION_STYLES } from '../worked/derivation.js';
+import { DERIVATION_STYLES } from './derivation-view.js';
 
 // The palettes, but for ink and panel (a figure takes the page's ink and has
 // no panel): the app's by prefers-color-scheme, a figure's by its page's

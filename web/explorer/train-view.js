@@ -22,7 +22,8 @@ import { heatClass, maxAbs } from './colors.js';
 import { headColumns } from '../worked/computation.js';
 import { Matrix } from '../core/matrix.js';
 import { LossPlot } from './loss-plot.js';
-import { deriveGradient, render as renderDerivation } from '../worked/derivation.js';
+import { deriveGradient } from '../worked/derivation.js';
+import { render as renderDerivation } from './derivation-view.js';
 import {
   PRESETS, TRAIN_DEFAULTS, Trainer, formatTarget, gradientTerms, parseTarget, presetTarget, targetCells, targetFromCells,
 } from '../worked/train.js';
