@@ -13,7 +13,7 @@
 
 import { NumpyRandom, loadAttention } from './attention.js';
 import { describe } from './core/matrix.js';
-import { checkBetween, checkInteger, checkPositive } from './core/options.js';
+import { checkBetween, checkInteger, checkKnownKeys, checkPositive } from './core/options.js';
 import { Model } from './model/model.js';
 import { initParams } from './model/transformer.js';
 import { FORMAT, VERSION, paramsFromJSON } from './model/serialize.js';
@@ -105,15 +105,13 @@ const KNOWN = {
   loadModel: TRAIN_KEYS,
 };
 
+const ALLOWED = Object.fromEntries(Object.entries(KNOWN).map(([call, keys]) => [call, new Set(keys)]));
+
 // An options object whose keys the call knows: a typo is a TypeError naming
-// the known keys, as in the Attention calls.
+// the known keys, by the Attention calls' rule.
 function checkOptions(options, name) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`${name}: options must be an object, got ${describe(options)}`);
-  }
-  for (const key in options) {
-    if (!KNOWN[name].includes(key)) throw new TypeError(`${name}: unknown option ${JSON.stringify(key)} (known: ${KNOWN[name].join(', ')})`);
-  }
+  if (Array.isArray(options)) throw new TypeError(`${name}: options must be an object, got ${describe(options)}`);
+  checkKnownKeys(options, ALLOWED[name], KNOWN[name], name);
   return options;
 }
 

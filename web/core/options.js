@@ -74,13 +74,20 @@ const ALLOWED = new Map(Object.entries(CALL_OPTIONS).map(([call, keys]) => [call
  * checked too, as they are read.
  */
 export function checkKeys(options, call, fn = call) {
+  checkKnownKeys(options, ALLOWED.get(call), CALL_OPTIONS[call], fn);
+}
+
+/**
+ * checkKeys for any call: `allowed` a Set of the keys it takes, `known`
+ * the same keys in the order the message lists them (the model's calls).
+ */
+export function checkKnownKeys(options, allowed, known, fn) {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${fn}: options must be an object, got ${describe(options)}`);
   }
-  const allowed = ALLOWED.get(call);
   for (const key in options) {
     if (!allowed.has(key)) {
-      throw new TypeError(`${fn}: unknown option ${JSON.stringify(key)} (known: ${CALL_OPTIONS[call].join(', ')})`);
+      throw new TypeError(`${fn}: unknown option ${JSON.stringify(key)} (known: ${known.join(', ')})`);
     }
   }
 }
