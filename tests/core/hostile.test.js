@@ -86,6 +86,31 @@ test('an options getter that calls sdpa on the same instance: both calls give th
   cache.dispose();
 });
 
+test('a getter that calls every other method (and grows the memory) leaves the outer call\'s answer as it was', ({ attn, rng }) => {
+  const q = draw(rng, 2 * DK), k = draw(rng, 3 * DK), v = draw(rng, 3 * DK);
+  const shape = { nq: 2, nk: 3, dk: DK, dv: DK, causal: true };
+  const alone = attn.sdpa(q, k, v, shape);
+  const M = { rows: 3, cols: DK, data: k };
+  const everything = () => {
+    attn.attention(M, M, M, { steps: true });
+    attn.multiHeadAttention({ rows: 3, cols: 2, data: Float32Array.of(1, 2, 3, 4, 5, 6) }, { wq: [[1, 0], [0, 1]], wk: [[1, 0], [0, 1]], wv: [[1, 0], [0, 1]], heads: 1 });
+    attn.matmul(M, { rows: DK, cols: 1, data: draw(rng, DK) });
+    attn.softmax(M);
+    attn.rope(M, { position: 2 });
+    attn.sdpaBackward(q, k, v, null, draw(rng, 2 * DK), shape);
+    const big = attn.kvCache({ dk: DK, capacity: 2 ** 18 }); // 4 MiB each for K and V: the memory grows
+    big.append(k, v);
+    big.attend(draw(rng, DK));
+    big.dispose();
+    return true;
+  };
+  for (const key of ['causal', 'scale', 'window', 'mask', 'stats']) {
+    const options = { ...shape };
+    Object.defineProperty(options, key, { enumerable: true, get: () => (everything(), shape[key]) });
+    assert.equal(Array.from(attn.sdpa(q, k, v, options)), Array.from(alone), key);
+  }
+});
+
 test('an out that is a view of the instance\'s own memory is a RangeError naming out, and the cache is untouched', ({ attn, rng }) => {
   const cache = attn.kvCache({ dk: DK, capacity: 4 });
   const k = draw(rng, 2 * DK), v = draw(rng, 2 * DK);
