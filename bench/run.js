@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 
 import { ensureBuilt } from '../scripts/ensure-built.js';
 import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
-import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
+import { computeExample, normalizeConfig } from '../web/worked/computation.js';
 import { attentionModel } from './onnx-graph.js';
 import { poolBench, poolMarkdown } from './pool.js';
 import { poolKvBench, poolKvMarkdown } from './pool-kv.js';

@@ -5,8 +5,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
-import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
-import { derive, deriveGradient } from '../web/explorer/derivation.js';
+import { computeExample, normalizeConfig } from '../web/worked/computation.js';
+import { derive, deriveGradient } from '../web/worked/derivation.js';
 import { Matrix } from '../web/core/matrix.js';
 import { EXPLORER as E, OUTPUT, popover, settled, start } from './browser.js';
 

@@ -8,9 +8,9 @@ import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
 import * as explorerModule from '../web/explorer.js';
-import { EMBEDDINGS, LIMITS, computeExample, normalizeConfig } from '../web/explorer/computation.js';
-import { DIGITS, fixed } from '../web/explorer/format.js';
-import { CONTROLS, PARTS, SETTINGS, STEPS } from '../web/explorer/settings.js';
+import { EMBEDDINGS, LIMITS, computeExample, normalizeConfig } from '../web/worked/computation.js';
+import { DIGITS, fixed } from '../web/worked/format.js';
+import { CONTROLS, PARTS, SETTINGS, STEPS } from '../web/worked/settings.js';
 import { EXPLORER as E, OUTPUT, cellTexts, popover, settled, start, svgTitle } from './browser.js';
 
 const textsOf = (m, digits) => m.toArray().map((row) => row.map((x) => fixed(x, digits)));

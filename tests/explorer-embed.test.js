@@ -7,8 +7,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
-import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
-import { fixed } from '../web/explorer/format.js';
+import { computeExample, normalizeConfig } from '../web/worked/computation.js';
+import { fixed } from '../web/worked/format.js';
 import { EXPLORER as E, OUTPUT, axeViolations, cellTexts, cspViolations, settled, start, watchCSP } from './browser.js';
 import { handbookTables } from './helpers.js';
 

@@ -5,11 +5,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
-import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
+import { computeExample, normalizeConfig } from '../web/worked/computation.js';
 import { snapshotView } from '../web/explorer/export.js';
-import { PARTS } from '../web/explorer/settings.js';
+import { PARTS } from '../web/worked/settings.js';
 import { toSVG } from '../web/explorer/snapshot.js';
-import { attendsMost, blockedReason, snapshotTitle } from '../web/explorer/text.js';
+import { attendsMost, blockedReason, snapshotTitle } from '../web/worked/text.js';
 import { EXPLORER as E, settled, start, svgTitle } from './browser.js';
 
 const picture = suite('the exported picture');
@@ -94,15 +94,15 @@ test('the PNG draws every label where the SVG has it, and no two titles run toge
   const r = await page.evaluate(async () => {
     const { snapshotView } = await import('/web/explorer/export.js');
     const { paint } = await import('/web/explorer/snapshot.js');
-    const { blockedReason } = await import('/web/explorer/text.js');
-    const { PARTS } = await import('/web/explorer/settings.js');
+    const { blockedReason } = await import('/web/worked/text.js');
+    const { PARTS } = await import('/web/worked/settings.js');
     const el = document.querySelector('attention-explorer');
     const config = el.config;
     // What toSVG() writes, and what the PNG's canvas is told: each text with its alignment.
     const svg = el.toSVG();
     const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
     const anchors = [...doc.querySelectorAll('text')].map((t) => `${t.textContent}@${t.getAttribute('x')},${t.getAttribute('y')}:${t.getAttribute('text-anchor') ?? 'start'}`);
-    const { computeExample } = await import('/web/explorer/computation.js');
+    const { computeExample } = await import('/web/worked/computation.js');
     const { loadAttention } = await import('/web/attention.js');
     const example = computeExample(await loadAttention(), config, { X: el.state.X, WQ: el.state.WQ, WK: el.state.WK, WV: el.state.WV });
     const view = snapshotView({ config, example, parts: new Set(PARTS), step: 'all', maskedPairs: 0, scaleIsDefault: true, enabledHeads: [],

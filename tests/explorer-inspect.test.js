@@ -7,8 +7,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
-import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
-import { DEFAULT_EXPLANATIONS, blockedReason, defaultExplanation, explain, snapshotTitle } from '../web/explorer/text.js';
+import { computeExample, normalizeConfig } from '../web/worked/computation.js';
+import { DEFAULT_EXPLANATIONS, blockedReason, defaultExplanation, explain, snapshotTitle } from '../web/worked/text.js';
 import { EXPLORER as E, popover, settled, start } from './browser.js';
 import { assertClose } from './helpers.js';
 

@@ -7,11 +7,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
-import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
-import { readSettings } from '../web/explorer/settings.js';
-import { explain } from '../web/explorer/text.js';
-import { derive } from '../web/explorer/derivation.js';
-import { Trainer, presetTarget } from '../web/explorer/train.js';
+import { computeExample, normalizeConfig } from '../web/worked/computation.js';
+import { readSettings } from '../web/worked/settings.js';
+import { explain } from '../web/worked/text.js';
+import { derive } from '../web/worked/derivation.js';
+import { Trainer, presetTarget } from '../web/worked/train.js';
 import { EXPLORER as E, cellTexts, popover, settled, start } from './browser.js';
 
 // The turned q and k against a float64 rotation of the same float32 Q and K:

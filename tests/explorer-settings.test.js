@@ -9,9 +9,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
-import { computeExample, defaultScale, drawInputs, normalizeConfig, sinusoid, wordSeed } from '../web/explorer/computation.js';
-import { fixed } from '../web/explorer/format.js';
-import { PARTS, SCALE_SLIDER, SETTINGS, parseSetting, readSettings, scaleToSlider, sliderToScale } from '../web/explorer/settings.js';
+import { computeExample, defaultScale, drawInputs, normalizeConfig, sinusoid, wordSeed } from '../web/worked/computation.js';
+import { fixed } from '../web/worked/format.js';
+import { PARTS, SCALE_SLIDER, SETTINGS, parseSetting, readSettings, scaleToSlider, sliderToScale } from '../web/worked/settings.js';
 import { serve } from '../scripts/serve.js';
 import { EXPLORER as E, OUTPUT, cellTexts, cspViolations, settled, start, watchCSP } from './browser.js';
 import { assertClose, handbookTables } from './helpers.js';

@@ -8,8 +8,8 @@ import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
 import { diverging, luminance, sequential } from '../web/explorer/colors.js';
-import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
-import { DIGITS, fixed } from '../web/explorer/format.js';
+import { computeExample, normalizeConfig } from '../web/worked/computation.js';
+import { DIGITS, fixed } from '../web/worked/format.js';
 import { Matrix } from '../web/core/matrix.js';
 import { EXPLORER as E, cellTexts, settled, start, svgTitle } from './browser.js';
 
@@ -235,7 +235,7 @@ test('a drag leaves off-screen tables for later: they show the current numbers w
   await settled(page);
   // Which cells of the scaled scores and of head 2's weights differ from the element's state.
   const wrong = () => page.evaluate(async (sel) => {
-    const { fixed } = await import('/web/explorer/format.js');
+    const { fixed } = await import('/web/worked/format.js');
     const el = document.querySelector(sel);
     const out = [];
     for (const [id, m, digits] of [['scaled-0', el.state.scaled[0], 3], ['weights-1', el.state.weights[1], 4]]) {
@@ -263,7 +263,7 @@ test('a drag leaves off-screen tables for later: they show the current numbers w
   // (more on a loaded machine); the drag goes on meanwhile, an input event
   // each frame, so what is checked is the paint during the drag.
   const onScreen = await page.evaluate(async (sel) => {
-    const { fixed } = await import('/web/explorer/format.js');
+    const { fixed } = await import('/web/worked/format.js');
     const el = document.querySelector(sel);
     const slider = el.shadowRoot.querySelector('input[type="range"]');
     let out = [];
@@ -294,7 +294,7 @@ test('a drag leaves off-screen tables for later: they show the current numbers w
   assert.equal(await wrong(), [], 'a pause ends a drag too');
   // What the lines view says follows once the drag ends.
   const spoken = await page.evaluate(async (sel) => {
-    const { attendsMost } = await import('/web/explorer/text.js');
+    const { attendsMost } = await import('/web/worked/text.js');
     const el = document.querySelector(sel);
     return [...el.shadowRoot.querySelectorAll('figure.lines text.query')].map((label, i) => ({
       said: label.getAttribute('aria-label'),

@@ -6,8 +6,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../web/attention.js';
-import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
-import { DIGITS, fixed } from '../web/explorer/format.js';
+import { computeExample, normalizeConfig } from '../web/worked/computation.js';
+import { DIGITS, fixed } from '../web/worked/format.js';
 import { handbookTables } from './helpers.js';
 
 const expected = handbookTables();

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 
 import { Matrix, NumpyRandom, loadAttention } from '../web/attention.js';
 import { WINDOW_MAX, blockedBy, checkScale, checkSoftcap, checkWindow, defaultScale } from '../web/core/options.js';
-import { normalizeConfig } from '../web/explorer/computation.js';
+import { normalizeConfig } from '../web/worked/computation.js';
 
 const test = suite('options rules');
 test.before(async (ctx) => {

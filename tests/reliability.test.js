@@ -9,7 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { Matrix, NumpyRandom, loadAttention } from '../web/attention.js';
-import { computeExample, normalizeConfig } from '../web/explorer/computation.js';
+import { computeExample, normalizeConfig } from '../web/worked/computation.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const test = suite('reliability');
@@ -45,10 +45,13 @@ test('a failed allocation is a RangeError; the instance keeps working', async ()
   const out = `${root}tests/output`;
   mkdirSync(out, { recursive: true });
   const wasm = `${out}/attention-16mib.wasm`;
-  const exports = ['attn_sdpa', 'attn_sdpa_scratch_size', 'attn_matmul', 'attn_softmax', 'attn_status_string', 'attn_default_scale', 'attn_simd_enabled', 'malloc', 'free'];
+  // build.sh's own sources and exports, so the module is the release one but for its memory.
+  const script = readFileSync(`${root}build.sh`, 'utf8');
+  const list = (name) => script.match(new RegExp(`^${name}=\\(([^)]*)\\)`, 'm'))[1].split(/\s+/).filter(Boolean);
+  const exports = list('exports');
   execFileSync('emcc', ['-std=c11', '-O2', '-DNDEBUG', '-msimd128', '--no-entry', '-sSTANDALONE_WASM=1', `-sEXPORTED_FUNCTIONS=${exports.map((e) => `_${e}`).join(',')}`,
     '-sALLOW_MEMORY_GROWTH=1', '-sINITIAL_MEMORY=2MB', '-sMAXIMUM_MEMORY=16MB', '-sTOTAL_STACK=256KB', '-sABORTING_MALLOC=0',
-    'c/attention.c', 'c/attention-basics.c', ...readdirSync(`${root}c/kernels`).filter((f) => f.endsWith('-wasmsimd.c')).map((f) => `c/kernels/${f}`), '-o', wasm], { cwd: root });
+    ...list('sources'), ...readdirSync(`${root}c/kernels`).filter((f) => f.endsWith('-wasmsimd.c')).map((f) => `c/kernels/${f}`), '-o', wasm], { cwd: root });
   const attn = await loadAttention({ wasm: readFileSync(wasm) });
   const small = attn.attention([[1, 2]], [[3, 4]], [[5, 6]]).output.toArray();
   const x = { rows: 1200, cols: 2, data: new Float32Array(2400).fill(0.5) };
@@ -88,7 +91,7 @@ function inWorker(source) {
 
 test('instances in Node worker threads are independent and agree with the main thread', async () => {
   const url = new URL('../web/attention.js', import.meta.url).href;
-  const example = new URL('../web/explorer/computation.js', import.meta.url).href;
+  const example = new URL('../web/worked/computation.js', import.meta.url).href;
   const source = (seed) => `
     import { parentPort } from 'node:worker_threads';
     import { loadAttention } from ${JSON.stringify(url)};

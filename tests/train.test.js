@@ -1,4 +1,4 @@
-// The explorer's Train mode without the DOM (web/explorer/train.js): targets,
+// The explorer's Train mode without the DOM (web/worked/train.js): targets,
 // loss, optimizers, and training steps through the Attention API on both builds.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -8,7 +8,7 @@ import {
   Optimizer, PRESETS, TRAIN_DEFAULTS, Trainer, crossEntropy, drawTrainingInputs, formatTarget, gradientTerms, matchesTarget,
   parseTarget, presetTarget,
   targetCells, targetFromCells,
-} from '../web/explorer/train.js';
+} from '../web/worked/train.js';
 import { assertClose } from './helpers.js';
 
 const TOKENS = ['the', 'cat', 'sat', 'on', 'the', 'mat'];
@@ -33,6 +33,16 @@ targets('presets give one probability row per token', () => {
 targets('causal drops target cells after their row', () => {
   assert.equal(targetCells(presetTarget('same-word', TOKENS, { causal: true })), [[0], [1], [2], [3], [0], [5]]);
   assert.equal(targetCells(presetTarget('attend-to', TOKENS, { word: 'sat', causal: true })), [[], [], [2], [2], [2], [2]]);
+});
+targets('the window and the query offset drop target cells the row may not see, as the trainer will apply them', () => {
+  // window [1, 0]: row i sees i - 1 and i; first-token's 0 is out of reach from row 2 on.
+  assert.equal(targetCells(presetTarget('first-token', TOKENS, { window: [1, 0] })), [[0], [0], [], [], [], []]);
+  assert.equal(targetCells(presetTarget('previous-token', TOKENS, { window: [1, 0] })), [[0], [0], [1], [2], [3], [4]]);
+  // causal, queryOffset -1: row i sees keys 0 .. i - 1, so row 0 sees none and its own word is out of reach.
+  assert.equal(targetCells(presetTarget('previous-token', TOKENS, { causal: true, queryOffset: -1 })), [[], [0], [1], [2], [3], [4]]);
+  assert.equal(targetCells(presetTarget('same-word', TOKENS, { causal: true, queryOffset: -1 })), [[], [], [], [], [0], []]);
+  // causal, queryOffset 4: row 0 sees keys 0 .. 4, which holds its repeated word.
+  assert.equal(targetCells(presetTarget('same-word', TOKENS, { causal: true, queryOffset: 4 }))[0], [4]);
 });
 targets('painted cells, shared equally; bad input is named', () => {
   const t = targetFromCells(3, [[1, 2], [], [0]]);

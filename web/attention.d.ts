@@ -156,7 +156,7 @@ export interface PositionOptions {
   /**
    * ALiBi (BLOOM, MPT; PyTorch/HF pass it as an attn_mask bias): logits += -slope_h * (p - j),
    * p = i + queryOffset, computed in the kernel. true: the standard slopes for the head count
-   * (alibiSlopes); or a Float32Array(heads) of finite slopes.
+   * (alibiSlopes); or a Float32Array(heads) of slopes of magnitude at most 2^64 (so the bias stays finite).
    */
   alibi?: boolean | Float32Array | null;
 }
@@ -233,7 +233,7 @@ export interface SdpaOptions extends PositionOptions {
   steps?: boolean | null;
   /** Return lse too: (batch, heads, nq) natural log-sum-exp of each logits row, -Infinity when no key is allowed. */
   stats?: boolean | null;
-  /** Written and returned instead of a new array; at least batch*heads*nq*dv long. */
+  /** Written and returned instead of a new array; at least batch*heads*nq*dv long, not a view of the instance's memory. */
   out?: Float32Array | null;
 }
 
@@ -310,9 +310,8 @@ export interface AttendOptions extends PositionOptions {
   out?: Float32Array | null;
 }
 
-/** Keys and values in wasm memory; attend() reads them in place. */
-export declare class KVCache {
-  private constructor();
+/** The sizes and types of a KV cache (KVCache and the pool's PoolKVCache), as KVCacheOptions made them. */
+export interface KVCacheShape {
   readonly batch: number;
   readonly kvHeads: number;
   readonly dk: number;
@@ -320,10 +319,16 @@ export declare class KVCache {
   readonly capacity: number;
   readonly layout: 'bhsd' | 'bshd';
   readonly dtype: 'float32' | 'float16' | 'int8';
-  /** Bytes of wasm memory held for the keys and values (int8 scales included). */
-  readonly bytes: number;
   /** Tokens held. */
   readonly length: number;
+}
+
+/** Keys and values in wasm memory; attend() reads them in place. */
+export interface KVCache extends KVCacheShape {}
+export declare class KVCache {
+  private constructor();
+  /** Bytes of wasm memory held for the keys and values (int8 scales included). */
+  readonly bytes: number;
   /**
    * Appends t >= 1 tokens: k (batch, kvHeads, t, dk) and v (batch, kvHeads, t, dv), or (batch, t, kvHeads, d)
    * for layout 'bshd'. Past the capacity: a RangeError, the cache unchanged. With rope, the keys turn at
@@ -422,11 +427,11 @@ export interface AttentionGradients {
 
 /** sdpaBackward's options: sdpa()'s (without steps and stats; out is where the gradients go) and the forward's lse. */
 export interface SdpaBackwardOptions extends Omit<SdpaOptions, 'out' | 'steps' | 'stats'> {
-  /** (batch, heads, nq) natural-log log-sum-exp of each logits row, from the forward; saves a pass. */
+  /** (batch, heads, nq) natural-log log-sum-exp of each logits row, from the forward; saves a pass. Finite, or -Infinity for a row with no allowed key. */
   lse?: Float32Array | null;
   /**
-   * Arrays to write the gradients into (each at least as long as q, k or v); the result
-   * holds these arrays instead of new ones.
+   * Arrays to write the gradients into (each at least as long as q, k or v, none a view of the
+   * instance's memory); the result holds these arrays instead of new ones.
    */
   out?: { dq?: Float32Array | null; dk?: Float32Array | null; dv?: Float32Array | null } | null;
 }

@@ -5,10 +5,10 @@
 import { parseArgs } from 'node:util';
 
 import { loadAttention } from './attention.js';
-import { HANDBOOK, computeExample, normalizeConfig } from './explorer/computation.js';
-import { SETTINGS, parseSetting } from './explorer/settings.js';
-import { ropeDims, windowText } from './explorer/text.js';
-import { DIGITS, textTable } from './explorer/format.js';
+import { HANDBOOK, computeExample, normalizeConfig } from './worked/computation.js';
+import { SETTINGS, parseSetting } from './worked/settings.js';
+import { ropeDims, windowText } from './worked/text.js';
+import { DIGITS, textTable } from './worked/format.js';
 
 const FLAGS = SETTINGS.filter((s) => s.cli);
 const usage = (s) => `--${s.attr}${s.kind === 'bool' ? '' : ` ${s.arg ?? '<n>'}`}`;

@@ -13,6 +13,7 @@
 
 import { NumpyRandom, loadAttention } from './attention.js';
 import { describe } from './core/matrix.js';
+import { checkBetween, checkInteger, checkKnownKeys, checkPositive } from './core/options.js';
 import { Model } from './model/model.js';
 import { initParams } from './model/transformer.js';
 import { FORMAT, VERSION, paramsFromJSON } from './model/serialize.js';
@@ -49,20 +50,6 @@ function defaultAttention() {
   return sharedAttention;
 }
 
-function checkInteger(value, name, min, max) {
-  if (typeof value !== 'number') throw new TypeError(`${name} must be an integer in [${min}, ${max}], got ${describe(value)}`);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${describe(value)}`);
-  }
-  return value;
-}
-
-function checkPositive(value, name) {
-  if (typeof value !== 'number') throw new TypeError(`${name} must be a finite number, got ${describe(value)}`);
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a finite number > 0, got ${describe(value)}`);
-  return value;
-}
-
 // A model to train needs room for the task's shortest repeat (2 x MIN_SEGMENT);
 // a loaded model may have any context.
 function checkConfig(source, name, defaults, minContext) {
@@ -80,14 +67,8 @@ function checkTraining(source, name) {
   t.learningRate = checkPositive(source.learningRate ?? t.learningRate, `${name}: learningRate`);
   t.warmup = checkInteger(source.warmup ?? t.warmup, `${name}: warmup`, 0, 2 ** 31 - 1);
   t.decaySteps = checkInteger(source.decaySteps ?? t.decaySteps, `${name}: decaySteps`, 0, 2 ** 31 - 1);
-  const other = source.otherWeight ?? t.otherWeight;
-  if (typeof other !== 'number' || !(other >= 0 && other <= 1)) throw new RangeError(`${name}: otherWeight must be a number in [0, 1], got ${describe(other)}`);
-  t.otherWeight = other;
-  for (const key of ['beta1', 'beta2']) {
-    const b = source[key] ?? t[key];
-    if (typeof b !== 'number' || !(b >= 0 && b < 1)) throw new RangeError(`${name}: ${key} must be a number in [0, 1), got ${describe(b)}`);
-    t[key] = b;
-  }
+  t.otherWeight = checkBetween(source.otherWeight ?? t.otherWeight, `${name}: otherWeight`, 0, 1);
+  for (const key of ['beta1', 'beta2']) t[key] = checkBetween(source[key] ?? t[key], `${name}: ${key}`, 0, 1, true);
   t.epsilon = checkPositive(source.epsilon ?? t.epsilon, `${name}: epsilon`);
   return t;
 }
@@ -124,15 +105,13 @@ const KNOWN = {
   loadModel: TRAIN_KEYS,
 };
 
+const ALLOWED = Object.fromEntries(Object.entries(KNOWN).map(([call, keys]) => [call, new Set(keys)]));
+
 // An options object whose keys the call knows: a typo is a TypeError naming
-// the known keys, as in the Attention calls.
+// the known keys, by the Attention calls' rule.
 function checkOptions(options, name) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`${name}: options must be an object, got ${describe(options)}`);
-  }
-  for (const key in options) {
-    if (!KNOWN[name].includes(key)) throw new TypeError(`${name}: unknown option ${JSON.stringify(key)} (known: ${KNOWN[name].join(', ')})`);
-  }
+  if (Array.isArray(options)) throw new TypeError(`${name}: options must be an object, got ${describe(options)}`);
+  checkKnownKeys(options, ALLOWED[name], KNOWN[name], name);
   return options;
 }
 

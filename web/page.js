@@ -2,7 +2,7 @@
 // a view can be shared. Reads ?tokens=...&seed=... into attributes on load and
 // writes them back after every change; the settings table says which.
 import './explorer.js';
-import { SETTINGS, parseSetting } from './explorer/settings.js';
+import { SETTINGS, parseSetting } from './worked/settings.js';
 
 const explorer = document.getElementById('explorer');
 const PARAMS = SETTINGS.filter((s) => s.url);

@@ -1,5 +1,5 @@
 // Types for attention-wasm/pool (web/pool.js).
-import type { AttendOptions, Isa, KVCacheOptions, LoadOptions, Matrix, MatmulOptions, MatrixLike, MultiHeadOptions, MultiHeadResult, RopeOptions, SdpaOptions, SdpaResult } from './attention.js';
+import type { AttendOptions, Isa, KVCacheOptions, KVCacheShape, LoadOptions, Matrix, MatmulOptions, MatrixLike, MultiHeadOptions, MultiHeadResult, RopeOptions, SdpaOptions, SdpaResult } from './attention.js';
 
 export interface PoolOptions extends LoadOptions {
   /** Workers. Default: navigator.hardwareConcurrency (browser) or os.availableParallelism() (Node). */
@@ -60,19 +60,11 @@ export declare function createAttentionPool(options?: PoolOptions): Promise<Atte
  * each other without awaiting: each holder takes them in order. A cache of up to one segment (2048
  * tokens) is attended on the calling thread alone.
  */
+export interface PoolKVCache extends KVCacheShape {}
 export declare class PoolKVCache {
   private constructor();
-  readonly batch: number;
-  readonly kvHeads: number;
-  readonly dk: number;
-  readonly dv: number;
-  readonly capacity: number;
-  readonly layout: 'bhsd' | 'bshd';
-  readonly dtype: 'float32' | 'float16' | 'int8';
   /** Bytes of wasm memory held for the keys and values over all threads (int8 scales included). */
   readonly bytes: number;
-  /** Tokens held. */
-  readonly length: number;
   /**
    * Appends t >= 1 tokens, as KVCache#append (with rope, the keys turn at their positions in the
    * whole cache); past the capacity it rejects and the cache is unchanged.

@@ -1,6 +1,6 @@
 // Two module workers and the page, each with its own instance, same numbers.
 import { loadAttention } from '../../web/attention.js';
-import { computeExample, normalizeConfig } from '../../web/explorer/computation.js';
+import { computeExample, normalizeConfig } from '../../web/worked/computation.js';
 
 const ask = (seed) => new Promise((resolve, reject) => {
   const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });

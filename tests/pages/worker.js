@@ -1,6 +1,6 @@
 // A module worker with its own attention-wasm instance (tests/explorer-embed.test.js).
 import { loadAttention } from '../../web/attention.js';
-import { computeExample, normalizeConfig } from '../../web/explorer/computation.js';
+import { computeExample, normalizeConfig } from '../../web/worked/computation.js';
 
 self.onmessage = async (event) => {
   const attn = await loadAttention();

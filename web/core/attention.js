@@ -1,6 +1,6 @@
 // attention.js (core) - the Attention class: the public calls. Each checks
-// its arguments with core/options.js (errors name the argument and the
-// expected shape), hands one checked call to the wasm instance
+// its arguments by the rules of core/options.js, assembled by core/calls.js
+// (errors name the argument and the expected shape), hands one checked call to the wasm instance
 // (core/instance.js) and wraps what comes back.
 
 import { float16ToFloat32, float32ToFloat16, isFloat16 } from './float16.js';
@@ -9,14 +9,16 @@ import { Instance } from './instance.js';
 import { Matrix, describe, toMatrix } from './matrix.js';
 import { isTensor, tensorCall, tensorResult } from './tensor.js';
 import {
-  WINDOW_MAX, checkBool, checkCount, checkDtype, checkFlat, checkGradsOut, checkKeys, checkLayout, checkLengths, checkMatrixOut,
-  checkOutputLike, checkRope, newCall, projections, readFlatMasks, readMatrixMasks, readSdpaShape, readShared, sdpaCall,
-} from './options.js';
+  checkFlat, checkGradsOut, checkMatrixOut, checkOutputLike, newCall, projections, readFlatMasks, readMatrixMasks, readSdpaShape, readShared,
+  sdpaCall,
+} from './calls.js';
+import { WINDOW_MAX, checkBool, checkCacheOptions, checkDtype, checkFinite, checkKeys, checkLengths, checkRope } from './options.js';
 
 /** The attention API over one wasm instance. Make one with loadAttention(). */
 export class Attention {
   #wasm;
   #call = newCall(); // reused by sdpa(), the hot path: no object per call
+  #callBusy = false; // while an sdpa() reads its options (a getter may call sdpa() again)
 
   /** @internal use loadAttention() */
   constructor(instance) {
@@ -101,7 +103,18 @@ export class Attention {
     if (q instanceof Uint16Array) {
       throw new TypeError('sdpa: q must be a Float32Array, got a Uint16Array; for float16 bits pass dtype: \'float16\' (float32ToFloat16 converts)');
     }
-    return this.#wasm.sdpa(sdpaCall(this.#call, q, k, v, options));
+    // The shared call object is filled while the options are read; a getter
+    // that calls sdpa() again gets a call object of its own.
+    const reentered = this.#callBusy;
+    this.#callBusy = true;
+    let c;
+    try {
+      c = sdpaCall(reentered ? newCall() : this.#call, q, k, v, options);
+    } finally {
+      this.#callBusy = reentered;
+    }
+    if (c.out !== undefined) this.#wasm.refuseOwnMemory(c.out, 'sdpa: out');
+    return this.#wasm.sdpa(c);
   }
 
   // sdpa over float16 tensors: converted to float32 on the way in, computed
@@ -120,11 +133,12 @@ export class Attention {
         ? { data: half(options.bias.data, 'bias.data'), shape: options.bias.shape }
         : half(options.bias, 'bias');
     }
-    const c = sdpaCall(this.#call, half(q, 'q'), half(k, 'k'), half(v, 'v'), o);
+    const c = sdpaCall(newCall(), half(q, 'q'), half(k, 'k'), half(v, 'v'), o);
     const out = options.out, oLen = c.batch * c.heads * c.nq * c.dv;
     if (out != null) {
       if (!isFloat16(out, dtype)) throw new TypeError(`sdpa: out must be float16 like q, got ${describe(out)}`);
       if (out.length < oLen) throw new RangeError(`sdpa: out has ${out.length} values, needs ${oLen}`);
+      this.#wasm.refuseOwnMemory(out, 'sdpa: out');
     }
     const r = this.#wasm.sdpa(c);
     const output = float32ToFloat16(r instanceof Float32Array ? r : r.output, q);
@@ -211,14 +225,7 @@ export class Attention {
    */
   kvCache(options) {
     this.#wasm.live();
-    checkKeys(options, 'kvCache');
-    const batch = checkCount(options.batch, 'kvCache: batch', 1);
-    const kvHeads = checkCount(options.kvHeads, 'kvCache: kvHeads', 1);
-    const dk = checkCount(options.dk, 'kvCache: dk');
-    const dv = checkCount(options.dv, 'kvCache: dv', dk);
-    const capacity = checkCount(options.capacity, 'kvCache: capacity');
-    const layout = checkLayout(options.layout, 'kvCache: layout');
-    return new KVCache(this.#wasm, { batch, kvHeads, dk, dv, capacity, layout, dtype: options.dtype });
+    return new KVCache(this.#wasm, checkCacheOptions(options));
   }
 
   /**
@@ -232,6 +239,7 @@ export class Attention {
     const B = toMatrix(b, 'matmul: b', A.cols);
     const out = options == null ? null : checkMatrixOut(options, 'matmul', A.rows, B.cols);
     if (out === null) return new Matrix(A.rows, B.cols, this.#wasm.matmul(A, B));
+    this.#wasm.refuseOwnMemory(out.data, 'matmul: out');
     this.#wasm.matmul(A, B, out.data);
     return out;
   }
@@ -246,6 +254,7 @@ export class Attention {
     const X = toMatrix(x, 'softmax: x');
     const out = options == null ? null : checkMatrixOut(options, 'softmax', X.rows, X.cols);
     if (out === null) return new Matrix(X.rows, X.cols, this.#wasm.softmax(X));
+    this.#wasm.refuseOwnMemory(out.data, 'softmax: out');
     this.#wasm.softmax(X, out.data);
     return out;
   }
@@ -315,11 +324,15 @@ export class Attention {
     if (output != null) checkOutputLike(output, c, name, 'output');
     checkOutputLike(dOutput, c, name, 'dOutput');
     const { lse } = options;
-    if (lse != null) checkFlat(lse, Float32Array, `${name}: lse`, [c.batch, c.heads, c.nq], '(batch, heads, nq)');
+    if (lse != null) {
+      checkFlat(lse, Float32Array, `${name}: lse`, [c.batch, c.heads, c.nq], '(batch, heads, nq)');
+      checkFinite(lse, `${name}: lse`, true);
+    }
     readFlatMasks(c, options, name);
     readShared(c, options, name, c.batch);
     c.kvLengths = options.kvLengths == null ? null : checkLengths(options.kvLengths, `${name}: kvLengths`, c.batch, c.nk);
     c.gradsOut = checkGradsOut(options.out, c, name);
+    for (const key of ['dq', 'dk', 'dv']) this.#wasm.refuseOwnMemory(c.gradsOut?.[key], `${name}: out.${key}`);
     c.out = output ?? null; c.dout = dOutput; c.lse = lse ?? null; c.dbias = c.bias !== null;
     return this.#wasm.backward(c);
   }

@@ -1,14 +1,22 @@
 // instance.js - one wasm instance of the attention module and everything
 // that touches its memory: the arena calls borrow, the structs of
-// c/attention.h written by offset, the copies in and out, and the statuses.
-// Calls arrive checked (core/options.js); results are always copies, never
-// views, so they stay valid after later calls and after the memory grows.
+// c/attention.h written at the offsets of core/abi.js, the copies in and
+// out, and the statuses. Calls arrive checked (core/calls.js); results are
+// always copies, never views, so they stay valid after later calls and
+// after the memory grows.
 
-const ATTN_CAUSAL = 1;
-const ATTN_WINDOW = 2;
-const ATTN_ROPE_INTERLEAVED = 1;
-const ATTN_ROPE_QUERIES = 2;
-const ATTN_ERR_OVERFLOW = 7;
+import { BACKWARD, CONSTANTS, FORWARD, GRADS, KV, SHAPE, STEPS, perCallLength, writeOptions, writeStrides } from './abi.js';
+
+const { ATTN_ERR_OVERFLOW } = CONSTANTS;
+
+// The exports every call relies on; a module without one is refused when loaded.
+const EXPORTS = [
+  'memory', 'malloc', 'free', 'attn_isa', 'attn_simd_enabled', 'attn_status_string', 'attn_sdpa', 'attn_sdpa_kv',
+  'attn_sdpa_call_scratch_size', 'attn_sdpa_call_scratch_size_with', 'attn_sdpa_backward', 'attn_sdpa_backward_scratch_size',
+  'attn_sdpa_backward_scratch_size_with', 'attn_matmul', 'attn_softmax', 'attn_rope', 'attn_kv_write', 'attn_kv_read',
+];
+
+
 // wasm32 addresses 4 GiB; leave room for the stack, statics and allocator.
 export const MAX_ARENA_BYTES = 2 ** 32 - 2 ** 24;
 // Arenas above this size are freed after the call that needed them, so one
@@ -19,7 +27,7 @@ const KEEP_ARENA_BYTES = 2 ** 24;
 const ISA_NAMES = ['scalar', 'simd128', 'relaxed-simd'];
 
 // Small copies by hand: a TypedArray set/subarray call costs more in V8
-// than the whole attention of a few tokens (bench/RESULTS.md).
+// than the whole attention of a few tokens.
 const SMALL_COPY = 64;
 
 function copyIn(heap, src, at) {
@@ -55,13 +63,16 @@ export class Instance {
   #u8 = new Uint8Array(0);
 
   constructor(instance) {
+    const missing = EXPORTS.filter((name) => !(name in instance.exports));
+    if (missing.length > 0) {
+      throw new TypeError(`attention-wasm: the module does not export ${missing.join(', ')}; build it from this package's c/ with ./build.sh`);
+    }
     this.#exports = instance.exports;
     this.#memory = instance.exports.memory;
-    this.#exports._initialize?.();
+    this.#exports._initialize?.(); // a WASI reactor's constructors, when the linker made one
     // Asked of the module itself, so a module passed as `wasm` reports truly.
     this.#simd = this.#exports.attn_simd_enabled() === 1;
-    // Modules built before attn_isa existed are SIMD128 or scalar.
-    this.#isa = this.#exports.attn_isa ? ISA_NAMES[this.#exports.attn_isa()] : this.#simd ? 'simd128' : 'scalar';
+    this.#isa = ISA_NAMES[this.#exports.attn_isa()];
   }
 
   /** True when a SIMD build is running (SIMD128 or relaxed SIMD). */
@@ -99,6 +110,17 @@ export class Instance {
   live() {
     if (this.#exports === null) throw new Error('attention-wasm: this instance was disposed; call loadAttention() for a new one');
     return this.#exports;
+  }
+
+  /**
+   * Throws a RangeError naming `what` when x is a view of this instance's
+   * memory: a result written there would land on the arena or on a cache's
+   * keys and values.
+   */
+  refuseOwnMemory(x, what) {
+    if (x != null && this.#memory !== null && x.buffer === this.#memory.buffer) {
+      throw new RangeError(`${what} is a view of this instance's wasm memory, where results and caches live; pass an array of its own`);
+    }
   }
 
   // Lays out `sizes` (bytes, each rounded up to 16) in the arena and returns
@@ -212,7 +234,7 @@ export class Instance {
   // The one way into attn_sdpa, shared by attention, sdpa, multiHeadAttention
   // and the KV caches; `c` (made by newCall) is checked already. Written for
   // small calls: one arena check, the three structs of attention.h written
-  // by offset, one copy in per input and one copy out. c.kAt / c.vAt, when
+  // at core/abi.js's offsets, one copy in per input and one copy out. c.kAt / c.vAt, when
   // set, are byte addresses of K and V already in wasm memory (a cache), read
   // in place with c.kStrides / c.vStrides; c.kvDtype (attn_kv_dtype) says
   // their type, and an int8 cache's c.kScalesAt / c.vScalesAt / c.scaleStrides
@@ -228,9 +250,9 @@ export class Instance {
     const sLen = c.steps ? batch * heads * nq * nk : 0, lLen = c.stats ? batch * heads * nq : 0;
     const iLen = perCallLength(c);
     // Float offsets from the arena start, each region 16-byte aligned: the
-    // structs (shape 76 bytes, options 92, steps 20, attn_kv 44), int32
-    // per-batch arrays and float per-head ones, the tensors, scratch; the mask (bytes) last.
-    const SHAPE = 0, OPTS = 20, STEPS = 44, KV = 52, I32 = 64;
+    // structs, int32 per-batch arrays and float per-head ones, the tensors,
+    // scratch; the mask (bytes) last.
+    const { shape: SH, options: OPTS, steps: ST, kv: KVO, i32: I32 } = FORWARD;
     const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
     const bO = oO + align(oLen), sO = bO + align(bLen), zO = sO + align(sLen), gO = zO + align(sLen);
     const wO = gO + align(sLen), lO = wO + align(sLen), xO = lO + align(lLen);
@@ -240,17 +262,16 @@ export class Instance {
     // cheaper to check than the memory.buffer getter on every small call.
     else if (this.#f32.length === 0) this.views();
     let base = this.#arena, at = base >>> 2;
-    this.#writeShape(at + SHAPE, c);
+    this.#writeShape(at + SH, c);
     // The scratch size depends on the sizes only (not on strides or
     // options): asked of the C side once per new set of sizes.
     const sk = this.#scratchKey, steps = c.steps ? 1 : 0;
     if (sk[0] !== nq || sk[1] !== nk || sk[2] !== dk || sk[3] !== dv || sk[4] !== heads || sk[5] !== kvHeads || sk[6] !== dtype || sk[7] !== steps) {
-      // What this very call needs; modules built before that existed know one size for all calls.
-      sk[8] = (ex.attn_sdpa_call_scratch_size ? ex.attn_sdpa_call_scratch_size(base + SHAPE * 4, dtype, steps) : ex.attn_sdpa_scratch_size(base + SHAPE * 4)) >>> 0;
+      sk[8] = ex.attn_sdpa_call_scratch_size(base + SH * 4, dtype, steps) >>> 0;
       sk[0] = nq; sk[1] = nk; sk[2] = dk; sk[3] = dv; sk[4] = heads; sk[5] = kvHeads; sk[6] = dtype; sk[7] = steps;
     }
     // With RoPE the scratch depends on the options too (its tables and turned rows after the rest).
-    const scratch = c.rope ? this.#scratchWith(at, base, c, OPTS, I32, false, dtype, steps) : sk[8];
+    const scratch = c.rope ? this.#scratchWith(at, base, c, FORWARD, false, dtype, steps) : sk[8];
     if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
     const mO = xO + scratch;
     const bytes = mO * 4 + mLen;
@@ -258,22 +279,21 @@ export class Instance {
       this.#reserve([bytes], () => need(scratch));
       base = this.#arena;
       at = base >>> 2;
-      this.#writeShape(at + SHAPE, c);
+      this.#writeShape(at + SH, c);
     } else if (this.#f32.length === 0) this.views();
     const f32 = this.#f32, i32 = this.#i32;
     try {
       if (inPlace) {
-        writeStrides(i32, at + SHAPE + 10, c.kStrides);
-        writeStrides(i32, at + SHAPE + 13, c.vStrides);
+        writeStrides(i32, at + SH + SHAPE.k, c.kStrides);
+        writeStrides(i32, at + SH + SHAPE.v, c.vStrides);
       }
       writeOptions(f32, i32, at + OPTS, c, c.mask ? base + mO * 4 : 0, c.bias ? base + bO * 4 : 0, base + I32 * 4);
-      // attn_steps
-      const t = at + STEPS;
-      i32[t] = c.steps ? base + sO * 4 : 0;
-      i32[t + 1] = c.steps ? base + zO * 4 : 0;
-      i32[t + 2] = c.steps ? base + gO * 4 : 0;
-      i32[t + 3] = c.steps ? base + wO * 4 : 0;
-      i32[t + 4] = c.stats ? base + lO * 4 : 0;
+      const t = at + ST;
+      i32[t + STEPS.scores] = c.steps ? base + sO * 4 : 0;
+      i32[t + STEPS.scaled] = c.steps ? base + zO * 4 : 0;
+      i32[t + STEPS.logits] = c.steps ? base + gO * 4 : 0;
+      i32[t + STEPS.weights] = c.steps ? base + wO * 4 : 0;
+      i32[t + STEPS.lse] = c.stats ? base + lO * 4 : 0;
       copyIn(f32, c.q, at + qO);
       if (!inPlace) {
         copyIn(f32, c.k, at + kO);
@@ -284,17 +304,16 @@ export class Instance {
       let status;
       if (dtype === 0) {
         status = ex.attn_sdpa(
-          base + SHAPE * 4, base + qO * 4, inPlace ? c.kAt : base + kO * 4, inPlace ? c.vAt : base + vO * 4, base + oO * 4,
-          base + OPTS * 4, base + STEPS * 4, base + xO * 4, scratch,
+          base + SH * 4, base + qO * 4, inPlace ? c.kAt : base + kO * 4, inPlace ? c.vAt : base + vO * 4, base + oO * 4,
+          base + OPTS * 4, base + ST * 4, base + xO * 4, scratch,
         );
       } else {
-        // attn_kv: dtype, k, v, k_scales, v_scales, then the scales' strides twice.
-        const o = at + KV;
-        i32[o] = dtype; i32[o + 1] = c.kAt; i32[o + 2] = c.vAt;
-        i32[o + 3] = c.kScalesAt ?? 0; i32[o + 4] = c.vScalesAt ?? 0;
-        writeStrides(i32, o + 5, c.scaleStrides ?? [0, 0, 0]);
-        writeStrides(i32, o + 8, c.scaleStrides ?? [0, 0, 0]);
-        status = ex.attn_sdpa_kv(base + SHAPE * 4, base + qO * 4, base + KV * 4, base + oO * 4, base + OPTS * 4, base + STEPS * 4, base + xO * 4, scratch);
+        const o = at + KVO;
+        i32[o + KV.dtype] = dtype; i32[o + KV.k] = c.kAt; i32[o + KV.v] = c.vAt;
+        i32[o + KV.k_scales] = c.kScalesAt ?? 0; i32[o + KV.v_scales] = c.vScalesAt ?? 0;
+        writeStrides(i32, o + KV.k_scale, c.scaleStrides ?? [0, 0, 0]);
+        writeStrides(i32, o + KV.v_scale, c.scaleStrides ?? [0, 0, 0]);
+        status = ex.attn_sdpa_kv(base + SH * 4, base + qO * 4, base + KVO * 4, base + oO * 4, base + OPTS * 4, base + ST * 4, base + xO * 4, scratch);
       }
       if (status !== 0) this.#check(status, 'attention');
       const output = c.out ?? new Float32Array(oLen);
@@ -318,29 +337,27 @@ export class Instance {
 
   // With RoPE the scratch depends on the options too: they are written
   // here first (the call writes them again with its addresses) and the C
-  // side sizes it. The shape is at `base`.
-  #scratchWith(at, base, c, OPTS, I32, backward, dtype = 0, steps = 0) {
-    writeOptions(this.#f32, this.#i32, at + OPTS, c, 0, 0, base + I32 * 4);
-    const ex = this.#exports;
-    if (backward) return ex.attn_sdpa_backward_scratch_size_with(base, base + OPTS * 4) >>> 0;
-    // What this very call needs (as sk[8], plus RoPE's part); older modules know one size for all calls.
-    if (ex.attn_sdpa_call_scratch_size_with) return ex.attn_sdpa_call_scratch_size_with(base, base + OPTS * 4, dtype, steps) >>> 0;
-    return ex.attn_sdpa_scratch_size_with(base, base + OPTS * 4) >>> 0;
+  // side sizes it. The shape is at `base`; `r` is FORWARD or BACKWARD.
+  #scratchWith(at, base, c, r, backward, dtype = 0, steps = 0) {
+    writeOptions(this.#f32, this.#i32, at + r.options, c, 0, 0, base + r.i32 * 4);
+    const ex = this.#exports, shape = base + r.shape * 4, options = base + r.options * 4;
+    if (backward) return ex.attn_sdpa_backward_scratch_size_with(shape, options) >>> 0;
+    return ex.attn_sdpa_call_scratch_size_with(shape, options, dtype, steps) >>> 0;
   }
 
   // attn_shape at float index `o`: sizes, then strides of q, k, v, out for
   // c.layout (all 0 = contiguous bhsd, which the C side fills in).
   #writeShape(o, c) {
     const i32 = this.#i32;
-    i32[o] = c.batch; i32[o + 1] = c.heads; i32[o + 2] = c.kvHeads;
-    i32[o + 3] = c.nq; i32[o + 4] = c.nk; i32[o + 5] = c.dk; i32[o + 6] = c.dv;
+    i32[o + SHAPE.batch] = c.batch; i32[o + SHAPE.heads] = c.heads; i32[o + SHAPE.kv_heads] = c.kvHeads;
+    i32[o + SHAPE.n_q] = c.nq; i32[o + SHAPE.n_k] = c.nk; i32[o + SHAPE.d_k] = c.dk; i32[o + SHAPE.d_v] = c.dv;
     if (c.layout === 'bshd') {
-      writeStrides(i32, o + 7, [c.nq * c.heads * c.dk, c.dk, c.heads * c.dk]);
-      writeStrides(i32, o + 10, [c.nk * c.kvHeads * c.dk, c.dk, c.kvHeads * c.dk]);
-      writeStrides(i32, o + 13, [c.nk * c.kvHeads * c.dv, c.dv, c.kvHeads * c.dv]);
-      writeStrides(i32, o + 16, [c.nq * c.heads * c.dv, c.dv, c.heads * c.dv]);
+      writeStrides(i32, o + SHAPE.q, [c.nq * c.heads * c.dk, c.dk, c.heads * c.dk]);
+      writeStrides(i32, o + SHAPE.k, [c.nk * c.kvHeads * c.dk, c.dk, c.kvHeads * c.dk]);
+      writeStrides(i32, o + SHAPE.v, [c.nk * c.kvHeads * c.dv, c.dv, c.kvHeads * c.dv]);
+      writeStrides(i32, o + SHAPE.out, [c.nq * c.heads * c.dv, c.dv, c.heads * c.dv]);
     } else {
-      for (let i = 7; i < 19; i++) i32[o + i] = 0;
+      for (let i = SHAPE.q; i < SHAPE.WORDS; i++) i32[o + i] = 0;
     }
   }
 
@@ -407,9 +424,9 @@ export class Instance {
     const bLen = c.bias ? c.bias.data.length : 0, dbLen = c.dbias && c.bias ? bLen : 0, mLen = c.mask ? c.mask.data.length : 0;
     const iLen = perCallLength(c);
     // Float offsets from the arena start, each region 16-byte aligned: the
-    // structs (shape 76 bytes, options 92, grads 20), int32 per-batch
-    // arrays and float per-head ones, the tensors, scratch; the mask (bytes) last.
-    const SHAPE = 0, OPTS = 20, GRADS = 44, I32 = 52;
+    // structs, int32 per-batch arrays and float per-head ones, the tensors,
+    // scratch; the mask (bytes) last.
+    const { shape: SH, options: OPTS, grads: GR, i32: I32 } = BACKWARD;
     const qO = I32 + align(iLen), kO = qO + align(qLen), vO = kO + align(kLen), oO = vO + align(vLen);
     const dO = oO + align(c.out ? oLen : 0), lO = dO + align(oLen), bO = lO + align(lLen);
     const dqO = bO + align(bLen), dkO = dqO + align(qLen), dvO = dkO + align(kLen), dbO = dvO + align(vLen);
@@ -417,24 +434,24 @@ export class Instance {
     if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this backward call');
     else if (this.#f32.length === 0) this.views();
     let base = this.#arena, at = base >>> 2;
-    this.#writeShape(at + SHAPE, c);
-    const scratch = c.rope ? this.#scratchWith(at, base, c, OPTS, I32, true) : ex.attn_sdpa_backward_scratch_size(base + SHAPE * 4) >>> 0;
+    this.#writeShape(at + SH, c);
+    const scratch = c.rope ? this.#scratchWith(at, base, c, BACKWARD, true) : ex.attn_sdpa_backward_scratch_size(base + SH * 4) >>> 0;
     if (scratch === 0) throw new RangeError(`attention-wasm: sizes nq=${nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
     const mO = xO + scratch;
     if (mO * 4 + mLen > this.#arenaBytes) {
       this.#reserve([mO * 4 + mLen], 'this backward call');
       base = this.#arena;
       at = base >>> 2;
-      this.#writeShape(at + SHAPE, c);
+      this.#writeShape(at + SH, c);
     } else if (this.#f32.length === 0) this.views();
     const f32 = this.#f32, i32 = this.#i32, addr = (o) => base + o * 4;
     try {
       writeOptions(f32, i32, at + OPTS, c, c.mask ? addr(mO) : 0, c.bias ? addr(bO) : 0, addr(I32));
-      i32[at + GRADS] = addr(dqO);
-      i32[at + GRADS + 1] = addr(dkO);
-      i32[at + GRADS + 2] = addr(dvO);
-      i32[at + GRADS + 3] = dbLen ? addr(dbO) : 0;
-      i32[at + GRADS + 4] = c.sinks ? addr(dsO) : 0;
+      i32[at + GR + GRADS.dq] = addr(dqO);
+      i32[at + GR + GRADS.dk] = addr(dkO);
+      i32[at + GR + GRADS.dv] = addr(dvO);
+      i32[at + GR + GRADS.dbias] = dbLen ? addr(dbO) : 0;
+      i32[at + GR + GRADS.dsinks] = c.sinks ? addr(dsO) : 0;
       copyIn(f32, c.q, at + qO);
       copyIn(f32, c.k, at + kO);
       copyIn(f32, c.v, at + vO);
@@ -444,8 +461,8 @@ export class Instance {
       if (c.bias) copyIn(f32, c.bias.data, at + bO);
       if (c.mask) this.#u8.set(c.mask.data, addr(mO));
       this.#check(ex.attn_sdpa_backward(
-        addr(SHAPE), addr(qO), addr(kO), addr(vO), c.out ? addr(oO) : 0, addr(dO), c.lse ? addr(lO) : 0,
-        addr(OPTS), addr(GRADS), addr(xO), scratch,
+        addr(SH), addr(qO), addr(kO), addr(vO), c.out ? addr(oO) : 0, addr(dO), c.lse ? addr(lO) : 0,
+        addr(OPTS), addr(GR), addr(xO), scratch,
       ), 'backward');
       const into = c.gradsOut;
       const result = {
@@ -466,57 +483,6 @@ export class Instance {
 // n rounded up to a multiple of 4 floats (16 bytes); not bitwise: counts may pass 2^31.
 function align(n) {
   return Math.ceil(n / 4) * 4;
-}
-
-// attn_strides (batch, head, row) at int index o; addresses and strides are
-// below 2^32 and written as int32 bit patterns.
-function writeStrides(i32, o, s) {
-  i32[o] = s[0]; i32[o + 1] = s[1]; i32[o + 2] = s[2];
-}
-
-// attn_bcast at int index o for a checked mask or bias ({ data, strides, cols }).
-function writeBcast(i32, o, m) {
-  if (!m) {
-    i32[o] = 0; i32[o + 1] = 0; i32[o + 2] = 0; i32[o + 3] = 0;
-    return;
-  }
-  i32[o] = m.strides[0]; i32[o + 1] = m.strides[1]; i32[o + 2] = m.strides[2]; i32[o + 3] = m.cols;
-}
-
-// attn_options at int index o for a checked call c, the one place its layout
-// is written (forward and backward): mask and bias at the given byte
-// addresses, and the per-batch int32 arrays copied to byte address intsAt
-// (16-byte aligned, room for both): queryOffsets first, then kvLengths.
-function writeOptions(f32, i32, o, c, maskAt, biasAt, intsAt) {
-  f32[o] = c.scale;
-  i32[o + 1] = (c.causal ? ATTN_CAUSAL : 0) | (c.window ? ATTN_WINDOW : 0);
-  i32[o + 2] = maskAt;
-  writeBcast(i32, o + 3, c.mask);
-  i32[o + 7] = biasAt;
-  writeBcast(i32, o + 8, c.bias);
-  f32[o + 12] = c.softcap;
-  i32[o + 13] = c.window ? c.window[0] : -1;
-  i32[o + 14] = c.window ? c.window[1] : -1;
-  i32[o + 15] = c.queryOffsets ? 0 : c.queryOffset;
-  let ip = intsAt;
-  i32[o + 16] = c.queryOffsets ? ip : 0;
-  if (c.queryOffsets) { i32.set(c.queryOffsets, ip >>> 2); ip += 4 * c.queryOffsets.length; }
-  i32[o + 17] = c.kvLengths ? ip : 0;
-  if (c.kvLengths) { i32.set(c.kvLengths, ip >>> 2); ip += 4 * c.kvLengths.length; }
-  i32[o + 18] = c.sinks ? ip : 0;
-  if (c.sinks) { f32.set(c.sinks, ip >>> 2); ip += 4 * c.sinks.length; }
-  i32[o + 19] = c.alibi ? ip : 0;
-  if (c.alibi) f32.set(c.alibi, ip >>> 2);
-  const rope = c.rope;
-  f32[o + 20] = rope ? rope.theta : 0;
-  i32[o + 21] = rope ? rope.dims : 0;
-  i32[o + 22] = rope ? (rope.interleaved ? ATTN_ROPE_INTERLEAVED : 0) | (c.ropeQueries ? ATTN_ROPE_QUERIES : 0) : 0;
-}
-
-// Values of the per-call arrays writeOptions copies: per-batch offsets and
-// lengths, per-head sinks and ALiBi slopes.
-function perCallLength(c) {
-  return (c.queryOffsets ? c.batch : 0) + (c.kvLengths ? c.batch : 0) + (c.sinks ? c.heads : 0) + (c.alibi ? c.heads : 0);
 }
 
 // What a call needs, for the RangeError when wasm32 cannot hold it: the

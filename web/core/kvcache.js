@@ -4,11 +4,12 @@
 
 import { MAX_ARENA_BYTES, formatBytes } from './instance.js';
 import { describe } from './matrix.js';
-import { appendTokens, attendCall, checkCacheRope, checkKeys, checkRope } from './options.js';
+import { KV_DTYPE } from './abi.js';
+import { appendTokens, attendCall } from './calls.js';
+import { checkCacheRope, checkKeys, checkRope } from './options.js';
 import { ropeKeys } from './rope.js';
 
-// attn_kv_dtype of c/attention.h, and bytes per element.
-const DTYPES = Object.freeze({ float32: 0, float16: 1, int8: 2 });
+// Bytes per element of each dtype.
 const ELEMENT_BYTES = Object.freeze({ float32: 4, float16: 2, int8: 1 });
 
 /**
@@ -39,9 +40,8 @@ export class KVCache {
   #rope; // the rope the held keys were appended with (null: none); undefined while empty
   #disposed = false;
 
-  /** @internal use Attention#kvCache() */
-  constructor(wasm, { batch, kvHeads, dk, dv, capacity, layout, dtype = 'float32' }) {
-    if (!Object.hasOwn(DTYPES, dtype)) throw new TypeError(`kvCache: dtype must be 'float32', 'float16' or 'int8', got ${describe(dtype)}`);
+  /** @internal use Attention#kvCache(); the options are checked (checkCacheOptions) */
+  constructor(wasm, { batch, kvHeads, dk, dv, capacity, layout, dtype }) {
     const sizes = cacheSizes({ batch, kvHeads, dk, dv, capacity, dtype });
     const bytes = sizes.reduce((a, b) => a + b, 0);
     const need = `kvCache: a capacity of ${capacity} needs ${formatBytes(bytes)} of wasm memory (${bytes} bytes: batch ${batch} x ${kvHeads} kv heads of dk = ${dk} and dv = ${dv} as ${dtype})`;
@@ -101,7 +101,9 @@ export class KVCache {
   append(k, v, options = {}) {
     this.#live('append');
     checkKeys(options, 'append', 'kvCache.append');
-    this.#append(k, v, checkRope(options.rope, 'kvCache.append: rope', this.dk), this.#length);
+    const rope = checkRope(options.rope, 'kvCache.append: rope', this.dk);
+    this.#live('append'); // a getter may have disposed the cache or its instance
+    this.#append(k, v, rope, this.#length);
   }
 
   /**
@@ -128,8 +130,8 @@ export class KVCache {
       // A compact cache's keys turn first, as float32 where kvWrite stages
       // them in wasm memory (laid out as k), then are written compact.
       const turn = rope ? (at) => ropeKeys(this.#wasm, at, this.#flatStrides(dk, t), this, t, position, rope, 0) : undefined;
-      this.#wasm.kvWrite(DTYPES[this.dtype], k, dk, this.#runs(dk, t, this.#kAt, this.#kScalesAt, this.#length), turn);
-      this.#wasm.kvWrite(DTYPES[this.dtype], v, dv, this.#runs(dv, t, this.#vAt, this.#vScalesAt, this.#length));
+      this.#wasm.kvWrite(KV_DTYPE[this.dtype], k, dk, this.#runs(dk, t, this.#kAt, this.#kScalesAt, this.#length), turn);
+      this.#wasm.kvWrite(KV_DTYPE[this.dtype], v, dv, this.#runs(dv, t, this.#vAt, this.#vScalesAt, this.#length));
     }
     this.#length += t;
     this.#rope = rope;
@@ -196,7 +198,7 @@ export class KVCache {
     const out = new Float32Array(this.batch * this.kvHeads * this.#length * d);
     if (this.#length === 0) return out;
     if (this.dtype === 'float32') this.#copy(this.#wasm.f32(), out, at >>> 2, d, this.#length, false);
-    else this.#wasm.kvRead(DTYPES[this.dtype], out, d, this.#runs(d, this.#length, at, scalesAt, 0));
+    else this.#wasm.kvRead(KV_DTYPE[this.dtype], out, d, this.#runs(d, this.#length, at, scalesAt, 0));
     return out;
   }
 
@@ -229,13 +231,19 @@ export class KVCache {
   // ownRope: the call is the user's, so its rope must be the held keys'; a
   // pool holder's parts come with their queries turned already.
   #attend(q, options, from, n, ownRope) {
+    const length = this.#length;
     const c = attendCall(q, options, this, n);
+    // The options' getters may have disposed, refilled or cleared the cache:
+    // its buffers and tokens are read only when they are as they were.
+    this.#live('attend');
+    if (this.#length !== length) throw new Error('kvCache.attend: the cache changed while the options were read (a getter appended, cleared or truncated it)');
+    this.#wasm.refuseOwnMemory(c.out, 'kvCache.attend: out');
     if (ownRope) checkCacheRope(this.#rope, c.rope, 'attend');
     const e = ELEMENT_BYTES[this.dtype];
     c.kStrides = this.#strides(c.dk); c.vStrides = this.#strides(c.dv);
     // The row stride (the last) steps one position in either layout.
     c.kAt = this.#kAt + from * c.kStrides[2] * e; c.vAt = this.#vAt + from * c.vStrides[2] * e;
-    c.kvDtype = DTYPES[this.dtype];
+    c.kvDtype = KV_DTYPE[this.dtype];
     if (this.dtype === 'int8') {
       c.scaleStrides = this.#strides(1);
       c.kScalesAt = this.#kScalesAt + from * c.scaleStrides[2] * 4; c.vScalesAt = this.#vScalesAt + from * c.scaleStrides[2] * 4;

@@ -6,7 +6,7 @@
 // texts about numbers the explorer did not compute. Pure: no DOM, no wasm.
 
 import { Matrix } from '../core/matrix.js';
-import { fixed } from './format.js';
+import { fixed } from '../worked/format.js';
 
 /** The most tokens the explorer shows (LIMITS.tokens). */
 const MAX_TOKENS = 64;

@@ -5,8 +5,8 @@
 import { HEAD_COLORS } from './colors.js';
 import { el } from './dom.js';
 import { lineStyle, linesLayout } from './lines.js';
-import { STEP_TITLES, snapshotTitle } from './text.js';
-import { DIGITS } from './format.js';
+import { STEP_TITLES, snapshotTitle } from '../worked/text.js';
+import { DIGITS } from '../worked/format.js';
 import { layout, paint, toSVG } from './snapshot.js';
 
 /**

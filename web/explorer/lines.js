@@ -6,7 +6,7 @@
 // its lines, and each query is announced ("cat attends most to there, 0.2808").
 
 import { el, svg } from './dom.js';
-import { attendsMost } from './text.js';
+import { attendsMost } from '../worked/text.js';
 
 const PAD = 14; // px above the first token
 const CHAR = 8; // px per character of a 13 px monospace label, rounded up

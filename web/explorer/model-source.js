@@ -8,7 +8,7 @@
 // weights alone; it draws the model view (model-view.js) through `render`.
 
 import { loadModel } from '../model.js';
-import { normalizeConfig } from './computation.js';
+import { normalizeConfig } from '../worked/computation.js';
 import { externalWeightText, headLabel, headName, normalizeAttentions, patternScores } from './attentions.js';
 import { ModelView } from './model-view.js';
 

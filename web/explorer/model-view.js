@@ -7,7 +7,7 @@
 // and the loss curve. ModelSource (model-source.js) says what to draw.
 
 import { el, svg } from './dom.js';
-import { fixed } from './format.js';
+import { fixed } from '../worked/format.js';
 import { headName, modelViewText } from './attentions.js';
 
 const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };

@@ -1,8 +1,8 @@
 // properties.js - the element's properties that mirror its attributes, one
 // per row of the settings table.
 
-import { HANDBOOK, defaultScale } from './computation.js';
-import { CONTROLS, PARTS, SETTINGS, STEPS, parseSetting } from './settings.js';
+import { HANDBOOK, defaultScale } from '../worked/computation.js';
+import { CONTROLS, PARTS, SETTINGS, STEPS, parseSetting } from '../worked/settings.js';
 
 // Numbers read back the value in use (defaults filled in; rope its theta or
 // null), booleans the attribute's presence, the Train part's settings their

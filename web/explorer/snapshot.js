@@ -4,7 +4,7 @@
 // not attend are hatched (and their logits written −∞), as on the page.
 
 import { css, diverging, maxAbs, sequential, textOn } from './colors.js';
-import { fixed } from './format.js';
+import { fixed } from '../worked/format.js';
 
 const CELL_W = 64;
 const CELL_H = 24;

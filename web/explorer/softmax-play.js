@@ -9,7 +9,7 @@
 
 import { el } from './dom.js';
 import { heatClass } from './colors.js';
-import { fixed } from './format.js';
+import { fixed } from '../worked/format.js';
 
 const PHASE_MS = 900; // each phase of a row stays this long while playing
 

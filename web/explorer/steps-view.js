@@ -13,9 +13,9 @@ import { cellAt, moveTabStop, nextCell } from './grid.js';
 import { LinesView } from './lines.js';
 import { SoftmaxPlay, playSources } from './softmax-play.js';
 import { buildTable, cellLabel, highlight, paintTable } from './tables.js';
-import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, ropeExplanation, sectionTitle } from './text.js';
-import { DIGITS } from './format.js';
-import { isFigure } from './settings.js';
+import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, ropeExplanation, sectionTitle } from '../worked/text.js';
+import { DIGITS } from '../worked/format.js';
+import { isFigure } from '../worked/settings.js';
 
 /** The matrices a reader can type into. */
 export const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);

@@ -3,8 +3,8 @@
 // and dark by prefers-color-scheme; motion only when the reader allows it.
 
 import { HEAD_COLORS, heatmapRules } from './colors.js';
-import { LIMITS } from './computation.js';
-import { DERIVATION_STYLES } from './derivation.js';
+import { LIMITS } from '../worked/computation.js';
+import { DERIVATION_STYLES } from './derivation-view.js';
 
 // The palettes, but for ink and panel (a figure takes the page's ink and has
 // no panel): the app's by prefers-color-scheme, a figure's by its page's

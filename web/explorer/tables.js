@@ -4,7 +4,7 @@
 
 import { heatClass, maxAbs } from './colors.js';
 import { el } from './dom.js';
-import { displayWidth, fixed } from './format.js';
+import { displayWidth, fixed } from '../worked/format.js';
 
 /** Characters of a row label a figure's table makes room for; longer ones end in an ellipsis. */
 const LABEL_CHARS = 10;

@@ -7,9 +7,9 @@
 // undo edits, step, play, save, a slider drag) goes through `actions`.
 
 import { el } from './dom.js';
-import { EMBEDDINGS, HANDBOOK } from './computation.js';
-import { SCALE_SLIDER, SETTING, STEPS, scaleToSlider, sliderToScale } from './settings.js';
-import { scaleText } from './text.js';
+import { EMBEDDINGS, HANDBOOK } from '../worked/computation.js';
+import { SCALE_SLIDER, SETTING, STEPS, scaleToSlider, sliderToScale } from '../worked/settings.js';
+import { scaleText } from '../worked/text.js';
 
 export class Toolbar {
   #ui = {};

@@ -19,13 +19,14 @@
 // textContent.
 
 import { heatClass, maxAbs } from './colors.js';
-import { headColumns } from './computation.js';
+import { headColumns } from '../worked/computation.js';
 import { Matrix } from '../core/matrix.js';
 import { LossPlot } from './loss-plot.js';
-import { deriveGradient, render as renderDerivation } from './derivation.js';
+import { deriveGradient } from '../worked/derivation.js';
+import { render as renderDerivation } from './derivation-view.js';
 import {
   PRESETS, TRAIN_DEFAULTS, Trainer, formatTarget, gradientTerms, parseTarget, presetTarget, targetCells, targetFromCells,
-} from './train.js';
+} from '../worked/train.js';
 
 /** Styles of the Train part (the host adds them to its shadow root). */
 export { TRAIN_STYLES } from './train-styles.js';
@@ -113,6 +114,8 @@ export class TrainPanel {
     // state) stays while X holds the same numbers.
     if (this.#trainer && (!sameNumbers(state.X, this.#x) || this.#hostSetup() !== this.#setup)) {
       this.#trainer = null;
+      // A preset's target keeps to the keys the rows may see (causal, window, offset).
+      if (this.#preset !== PAINT && this.#hostSetup() !== this.#setup) this.#applyPreset();
       this.#ensureTrainer();
     }
     const tokens = state.tokens;
@@ -298,8 +301,10 @@ export class TrainPanel {
   #applyPreset() {
     if (this.#preset === PAINT || this.#tokens.length === 0) return;
     if (this.#word === null || !this.#tokens.includes(this.#word)) this.#word = this.#tokens[0];
-    const causal = this.#host.config?.causal === true;
-    this.#cells = targetCells(presetTarget(this.#preset, this.#tokens, { word: this.#word, causal }));
+    const config = this.#host.config;
+    this.#cells = targetCells(presetTarget(this.#preset, this.#tokens, {
+      word: this.#word, causal: config?.causal === true, window: config?.window ?? null, queryOffset: config?.queryOffset ?? 0,
+    }));
   }
 
   // A new target keeps the weights learnt so far: only the loss changes.

@@ -16,6 +16,7 @@
 
 import { halfBits, halfValue } from '../core/float16.js';
 import { describe } from '../core/matrix.js';
+import { checkFinite } from '../core/options.js';
 import { paramNames, paramShapes } from './transformer.js';
 
 export const FORMAT = 'attention-wasm-model';
@@ -126,7 +127,8 @@ export function toJSONObject({ config, vocab, params, steps }, dtype) {
 }
 
 /**
- * Parameters from a JSON object's params, checked against the config.
+ * Parameters from a JSON object's params, checked against the config, every
+ * value finite (a NaN or Infinity weight is a RangeError naming it).
  * @returns {Record<string, Float32Array>}
  */
 export function paramsFromJSON(json, shape, name) {
@@ -138,7 +140,7 @@ export function paramsFromJSON(json, shape, name) {
   const params = {};
   for (const key of paramNames(shape.layers)) {
     const [rows, cols] = shapes[key];
-    params[key] = decode(json.params[key], json.dtype, rows, cols, `${name}: params.${key}`);
+    params[key] = checkFinite(decode(json.params[key], json.dtype, rows, cols, `${name}: params.${key}`), `${name}: params.${key}`);
   }
   return params;
 }

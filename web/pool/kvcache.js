@@ -37,7 +37,8 @@
 import { MAX_ARENA_BYTES, formatBytes } from '../core/instance.js';
 import { cacheSizes } from '../core/kvcache.js';
 import { describe } from '../core/matrix.js';
-import { WINDOW_MAX, appendTokens, attendCall, checkCacheRope, checkCount, checkKeys, checkLayout, checkRope } from '../core/options.js';
+import { appendTokens, attendCall } from '../core/calls.js';
+import { WINDOW_MAX, checkCacheOptions, checkCacheRope, checkKeys, checkRope, keySpan } from '../core/options.js';
 import { Shard, SoftmaxMerge, placeTokens, sliceTokens, turnRows } from './kvshard.js';
 
 /** Positions per segment, and the length up to which a cache stays on the calling thread. */
@@ -51,14 +52,7 @@ let nextId = 1;
  */
 export async function createPoolKVCache(pool, options) {
   pool.live();
-  checkKeys(options, 'kvCache');
-  const batch = checkCount(options.batch, 'kvCache: batch', 1);
-  const kvHeads = checkCount(options.kvHeads, 'kvCache: kvHeads', 1);
-  const dk = checkCount(options.dk, 'kvCache: dk');
-  const dv = checkCount(options.dv, 'kvCache: dv', dk);
-  const capacity = checkCount(options.capacity, 'kvCache: capacity');
-  const layout = checkLayout(options.layout, 'kvCache: layout');
-  const cache = new PoolKVCache(pool, { ...options, batch, kvHeads, dk, dv, capacity, layout });
+  const cache = new PoolKVCache(pool, checkCacheOptions(options));
   await cache._start();
   return cache;
 }
@@ -145,8 +139,7 @@ export class PoolKVCache {
       segments[this.#owner(s)].push([start, Math.min(SEGMENT_TOKENS, this.capacity - start)]);
     }
     const { batch, dv, layout } = this;
-    // The most one thread holds, for any dtype (an unknown dtype gives NaN
-    // here and its own TypeError from the first segment below).
+    // The most one thread holds.
     const most = Math.max(...segments.map((list) => list.reduce((sum, [, n]) => sum + n, 0)));
     const bytes = cacheSizes({ ...this, capacity: most }).reduce((a, b) => a + b, 0);
     if (bytes > MAX_ARENA_BYTES) {
@@ -228,6 +221,7 @@ export class PoolKVCache {
     checkKeys(options, 'append', 'kvCache.append');
     const { batch, kvHeads, dk, dv, layout } = this;
     const rope = checkRope(options.rope, 'kvCache.append: rope', dk);
+    this.#live('append'); // a getter may have disposed the cache or its pool
     const t = appendTokens(this, k, v, this.#length);
     checkCacheRope(this.#length === 0 ? undefined : this.#rope, rope, 'append');
     const first = this.#length;
@@ -261,16 +255,13 @@ export class PoolKVCache {
       let seen = false;
       for (let b = 0; b < batch && !seen; b++) {
         const offset = c.queryOffsets ? c.queryOffsets[b] : c.queryOffset;
-        let hi = start + n - 1;
-        if (c.kvLengths) hi = Math.min(hi, c.kvLengths[b] - 1);
-        if (c.mask) hi = Math.min(hi, c.mask.cols - 1);
-        if (c.bias) hi = Math.min(hi, c.bias.cols - 1);
-        // The keys any of rows 0 .. nq - 1 may see, at positions offset .. offset + nq - 1.
-        let lo = start;
-        if (c.causal) hi = Math.min(hi, offset + nq - 1);
-        if (c.window && c.window[0] >= 0) lo = Math.max(lo, offset - c.window[0]);
-        if (c.window && c.window[1] >= 0) hi = Math.min(hi, offset + nq - 1 + c.window[1]);
-        seen = lo <= hi;
+        // The keys any of rows 0 .. nq - 1 may see: from row 0's first to row nq - 1's last.
+        const rule = { causal: c.causal, window: c.window, queryOffset: offset };
+        let hi = Math.min(start + n, keySpan(rule, nq - 1).hi);
+        if (c.kvLengths) hi = Math.min(hi, c.kvLengths[b]);
+        if (c.mask) hi = Math.min(hi, c.mask.cols);
+        if (c.bias) hi = Math.min(hi, c.bias.cols);
+        seen = Math.max(start, keySpan(rule, 0).lo) < hi;
       }
       if (!seen) return null;
     }
@@ -295,13 +286,11 @@ export class PoolKVCache {
   #positionFree(c) {
     if (c.steps || c.mask || c.bias || c.kvLengths || c.alibi) return false;
     if (!c.causal && !c.window) return true;
-    const last = this.#length - 1;
+    const length = this.#length;
     for (let b = 0; b < c.batch; b++) {
-      const offset = c.queryOffsets ? c.queryOffsets[b] : c.queryOffset;
+      const rule = { causal: c.causal, window: c.window, queryOffset: c.queryOffsets ? c.queryOffsets[b] : c.queryOffset };
       // Row 0 sees the fewest keys on the right, row nq - 1 on the left.
-      if (c.causal && offset < last) return false;
-      if (c.window && c.window[1] >= 0 && offset + c.window[1] < last) return false;
-      if (c.window && c.window[0] >= 0 && offset + c.nq - 1 - c.window[0] > 0) return false;
+      if (keySpan(rule, 0, length).hi < length || keySpan(rule, c.nq - 1, length).lo > 0) return false;
     }
     return true;
   }
@@ -316,7 +305,11 @@ export class PoolKVCache {
    */
   async attend(q, options = {}) {
     this.#live('attend');
-    const c = attendCall(q, options, this, this.#length);
+    const length = this.#length;
+    const c = attendCall(q, options, this, length);
+    // The options' getters may have disposed, refilled or cleared the cache.
+    this.#live('attend');
+    if (this.#length !== length) throw new Error('kvCache.attend: the cache changed while the options were read (a getter appended, cleared or truncated it)');
     checkCacheRope(this.#rope, c.rope, 'attend');
     const { batch, heads, nq, nk, dv } = c;
 

@@ -11,13 +11,13 @@
 // sdpaKernel() says is the whole call's.
 
 import { toMask, toMatrix } from '../core/matrix.js';
-import { CALL_OPTIONS, WINDOW_MAX, defaultScale, newCall, projections, readShared, sdpaCall } from '../core/options.js';
+import { newCall, projections, readShared, sdpaCall } from '../core/calls.js';
+import { CALL_OPTIONS, WINDOW_MAX, defaultScale, keySpan } from '../core/options.js';
 
 // Work (FLOPs, 2 (dk + dv) per query-key pair) below which a call runs on
-// the calling thread (about 1 ms of one core): a sleeping worker wakes in
-// tens of microseconds on an idle machine but in milliseconds on a busy one,
-// and below this the threads could not win that back (bench/pool.js times a
-// call just above it).
+// the calling thread: waking a sleeping worker, slow on a busy machine,
+// costs more than the threads could win back below it (bench/pool.js times
+// a call just above it).
 export const SPLIT_MIN_FLOPS = 2 ** 25;
 // The fewest query rows a block is meant to have: far more than one tile, so
 // a block's packing of K and V pays for itself.
@@ -26,7 +26,7 @@ const MIN_BLOCK_ROWS = 64;
 // row blocks start on a tile so every tile holds the rows it holds in the
 // whole call.
 const TILE_ROWS = 4;
-// attn__use_decode's bound on n_q n_k d_k (c/attention.c).
+// attn__use_decode's bound on n_q n_k d_k (the C side's choice of kernel).
 const DECODE_MAX_WORK = 2048;
 
 /**
@@ -44,8 +44,8 @@ export function sdpaKernel(nq, nk, dk, group) {
   return nq === 1 && group > 1 ? 'grouped decode' : 'decode';
 }
 
-// What the calls accept is decided by web/core/options.js, the rule the
-// instance itself applies: a call that fails it runs on the calling
+// What the calls accept is decided by web/core/calls.js and options.js, the
+// rules the instance itself applies: a call that fails them runs on the calling
 // thread's instance, which throws the call's own error. On top, typed arrays
 // must be real ones (ArrayBuffer.isView), not Proxies, which cannot be
 // posted to a worker.
@@ -138,7 +138,7 @@ export function sdpaPlan(q, k, v, o) {
   return {
     batch, heads, kvHeads, group: heads / kvHeads, nq, nk, dk, dv, split, shared,
     sinks: c.sinks, alibi: c.alibi,
-    causal: c.causal, queryOffset: split ? c.queryOffset : 0,
+    causal: c.causal, window: c.window, queryOffset: split ? c.queryOffset : 0,
     mask: mask?.data ?? null, bias: bias?.data ?? null,
     work: 2 * batch * heads * nq * nk * (dk + dv),
   };
@@ -153,11 +153,17 @@ export function sdpaPlan(q, k, v, o) {
  * else blocks of rows of each group, every one running the whole call's kernel.
  */
 export function sdpaBlocks(plan, threads) {
-  const { batch, kvHeads, nq, nk, dk, group, causal, queryOffset } = plan;
+  const { batch, kvHeads, nq, nk, dk, group, causal, window = null, queryOffset } = plan;
   const units = batch * kvHeads;
   const blocks = units >= threads || queryOffset + nq - 1 > WINDOW_MAX ? 1
     : Math.min(threads / gcd(units, threads), Math.floor(nq / MIN_BLOCK_ROWS));
-  const bounds = blocks > 1 ? rowBounds(nq, blocks, causal ? (i) => Math.max(0, Math.min(nk, i + 1 + queryOffset)) : () => nk,
+  // A row costs the keys it may see.
+  const rule = { causal, window, queryOffset };
+  const cost = (i) => {
+    const { lo, hi } = keySpan(rule, i, nk);
+    return hi - lo;
+  };
+  const bounds = blocks > 1 ? rowBounds(nq, blocks, cost,
     (rows) => sdpaKernel(rows, nk, dk, group) === sdpaKernel(nq, nk, dk, group)) : [0, nq];
   if (bounds.length <= 2) {
     const count = Math.min(threads, units);

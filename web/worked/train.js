@@ -23,7 +23,7 @@
 
 import { drawInputs, normalizeConfig } from './computation.js';
 import { Matrix } from '../core/matrix.js';
-import { defaultScale } from '../core/options.js';
+import { defaultScale, keySpan } from '../core/options.js';
 
 /** The preset tasks; 'same-word' wants repeated words, 'attend-to' a chosen word. */
 export const PRESETS = Object.freeze(['previous-token', 'first-token', 'same-word', 'attend-to']);
@@ -52,32 +52,37 @@ const TINY = 1e-30;
  *   same-word:      row i -> every j with tokens[j] === tokens[i], j != i when
  *                   there is such a j, else itself
  *   attend-to:      every row -> the first occurrence of options.word
- * With causal, a target cell after its row is not reachable: such rows
- * (attend-to a later word) get no target.
+ * A target cell the row may not see (keySpan: causal, window and query
+ * offset, as the Trainer is given them) is not reachable: it is dropped,
+ * and a row left with none (attend-to a later word under causal) gets no
+ * target.
  * @param {string} preset one of PRESETS
  * @param {string[]} tokens
- * @param {{ word?: string, causal?: boolean }} [options]
+ * @param {{ word?: string, causal?: boolean, window?: number[] | null, queryOffset?: number }} [options]
  * @returns {Matrix}
  */
 export function presetTarget(preset, tokens, options = {}) {
   if (!PRESETS.includes(preset)) throw new RangeError(`presetTarget: preset must be one of ${PRESETS.join(', ')}, got ${JSON.stringify(preset)}`);
   if (!Array.isArray(tokens) || tokens.length < 1) throw new TypeError('presetTarget: tokens must be a non-empty list of words');
   const n = tokens.length;
+  const rule = { causal: options.causal === true, window: options.window ?? null, queryOffset: options.queryOffset ?? 0 };
   const cells = [];
   for (let i = 0; i < n; i++) {
+    const { lo, hi } = keySpan(rule, i, n);
+    const seen = (j) => j >= lo && j < hi;
     let js;
     if (preset === 'previous-token') js = [Math.max(i - 1, 0)];
     else if (preset === 'first-token') js = [0];
     else if (preset === 'same-word') {
       const others = [];
-      for (let j = 0; j < n; j++) if (j !== i && tokens[j] === tokens[i] && (!options.causal || j <= i)) others.push(j);
+      for (let j = 0; j < n; j++) if (j !== i && tokens[j] === tokens[i] && seen(j)) others.push(j);
       js = others.length > 0 ? others : [i];
     } else {
       const at = tokens.indexOf(options.word);
       if (at < 0) throw new RangeError(`presetTarget: attend-to needs a word of the tokens, got ${JSON.stringify(options.word)}`);
       js = [at];
     }
-    cells.push(js.filter((j) => !options.causal || j <= i));
+    cells.push(js.filter(seen));
   }
   return targetFromCells(n, cells);
 }
