@@ -102,7 +102,7 @@
  *   With fewer than 4 query rows (decoding a token at a time), and for tiny
  *   problems, a decode kernel reads K and V in place instead: packing them
  *   for the fused kernel would cost more than the attention. Same results
- *   up to rounding.
+ *   up to rounding; attn_sdpa_kernel() states the rule.
  *
  *   Step path (scores, scaled and weights given): the textbook order, writing
  *   every step, each (batch, heads, n_q, n_k):
@@ -358,6 +358,27 @@ size_t attn_sdpa_call_scratch_size(const attn_shape* shape, int32_t kv_dtype, in
  * RoPE options are invalid. */
 size_t attn_sdpa_call_scratch_size_with(const attn_shape* shape, const attn_options* options, int32_t kv_dtype,
                                         int32_t with_steps);
+
+/* The kernel attn_sdpa runs on the output path (no step buffers, float32
+ * K and V) for n_q query rows, n_k keys, rows of d_k and `group` query heads
+ * per kv head:
+ *   ATTN_KERNEL_FUSED           n_q >= 4 and n_q n_k d_k > 2048;
+ *   ATTN_KERNEL_GROUPED_DECODE  otherwise, with n_q = 1 and group > 1: one
+ *                               call of the decode kernel takes the one query
+ *                               row of every head of the group (up to 64);
+ *   ATTN_KERNEL_DECODE          otherwise: the decode kernel, head by head.
+ * The kernels round differently, so a caller that splits a call into parts
+ * (rows, heads) gets the whole call's bits only where every part runs the
+ * whole call's kernel. attn_sdpa decides with this function.
+ * ATTN_KERNEL_INVALID when a size is below 1. */
+typedef enum attn_kernel {
+  ATTN_KERNEL_INVALID = -1,
+  ATTN_KERNEL_DECODE = 0,
+  ATTN_KERNEL_GROUPED_DECODE = 1,
+  ATTN_KERNEL_FUSED = 2
+} attn_kernel;
+
+int32_t attn_sdpa_kernel(int32_t n_q, int32_t n_k, int32_t d_k, int32_t group);
 
 /* COMPACT KV CACHES
  *
