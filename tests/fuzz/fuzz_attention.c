@@ -23,13 +23,20 @@
  * with moderate inputs outputs and lse agree between the paths.
  * Last, attn_sdpa_backward on the first tensors: a status, fully masked
  * rows with dq 0, and with moderate inputs finite gradients that agree with
- * and without the forward's output. */
+ * and without the forward's output.
+ * Besides, on q and k as drawn, the decode kernel's scalar twins that
+ * attn_sdpa does not call on the scalar build: float16 logits and rows
+ * against the float32 logits of the same values, RoPE logits against a
+ * turn and the float32 logits, the same bits (fuzz_twins). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <stdio.h>
+
+#include "../../c/kernels/f32-rope.h"
+#include "../../c/kernels/kernels.h"
 
 #include "../../c/attention.h"
 
@@ -228,6 +235,58 @@ static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_hea
   free(scores), free(scaled), free(logits), free(weights);
 }
 
+/* The twins on q (4 rows cycled from n_rows) and k (n_k, d_k): float16
+ * logits equal the float32 logits of the same values where every key is
+ * finite (each product the same real number), the bits form of a row is
+ * 2^-112 of its values, and RoPE's logits are those of the turned keys. */
+static void fuzz_twins(const float* q, size_t n_rows, const float* k, size_t n_k, size_t d_k) {
+  const size_t d8 = d_k / 8 * 8, n = n_k < 16 ? n_k : 16;
+  if (d8 == 0) return;
+  uint16_t* k16 = malloc(n * d8 * sizeof *k16);    /* (n, d8) */
+  float* kv = malloc(n * d8 * sizeof *kv);         /* (n, d8) values, then turned keys */
+  float* bits = malloc(n * d8 * sizeof *bits);     /* (n, d8) */
+  float* q_up = malloc(4 * d8 * sizeof *q_up);     /* (4, d8) */
+  float* z = malloc(8 * n * sizeof *z);            /* (4, n) twice */
+  float* table = malloc(n * d8 * sizeof *table);   /* (n, d8) cos and sin */
+  for (size_t j = 0; j < n; j++)
+    for (size_t c = 0; c < d8; c++) k16[j * d8 + c] = attn__f16_bits(k[j * d_k + c]);
+  const attn__kv_rows rows = {.dtype = ATTN__KV_F16, .data = k16, .stride = d8};
+  attn__f16_f32_kv_load_scalar(&rows, 0, n, d8, kv, d8);
+  attn__f16_f32_kv_load_bits_scalar(&rows, 0, n, d8, bits, d8);
+  int finite = 1, small = 1;
+  for (size_t x = 0; x < n * d8; x++) {
+    finite = finite && isfinite(kv[x]);
+    if (isfinite(kv[x]) && bits[x] * 0x1p112f != kv[x]) abort();
+  }
+  const float* rows4[4];
+  for (size_t t = 0; t < 4; t++) {
+    rows4[t] = q + (t % n_rows) * d_k;
+    for (size_t c = 0; c < d8; c++) {
+      small = small && fabsf(rows4[t][c]) < 0x1p16f;
+      q_up[t * d8 + c] = rows4[t][c] * 0x1p112f;
+    }
+  }
+  const float scale[4] = {1.0f, 0.5f, 0.25f, 2.0f};
+  float* const z4[4] = {z, z + n, z + 2 * n, z + 3 * n};
+  if (attn__f16_f32_logits4_scalar(q_up, k16, d8, 0, n, d8, scale, z4) != finite) abort();
+  for (size_t t = 0; small && finite && t < 4; t++) {
+    attn__f32_logits_scalar(rows4[t], kv, d8, 0, n, d8, scale[t], z + 4 * n);
+    if (memcmp(z4[t], z + 4 * n, n * sizeof *z) != 0) abort();
+  }
+  /* RoPE over all of d8 (dims / 2 a multiple of 4). */
+  attn__rope_table(10000.0, d8, 7, n, table);
+  attn__f32_rope_logits4_scalar(rows4, scale, 4, k, d_k, n, d8, table, d8, z, n);
+  attn__f32_rope_scalar(k, d_k, n, d8, table, d8, 0, kv, d8);
+  for (size_t t = 0; t < 4; t++) {
+    attn__f32_logits_scalar(rows4[t], kv, d8, 0, n, d8, scale[t], z + 4 * n);
+    for (size_t j = 0; j < n; j++) {
+      const float a = z[t * n + j], b = z[4 * n + j];
+      if (!(a == b || (a != a && b != b))) abort();
+    }
+  }
+  free(k16), free(kv), free(bits), free(q_up), free(z), free(table);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   reader r = {data, size};
   const uint8_t shape = take(&r);
@@ -254,6 +313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fill(&r, q, nq_all * d_k, &moderate);
   fill(&r, k, nk_all * d_k, &moderate);
   fill(&r, v, nk_all * d_v, &moderate);
+  fuzz_twins(q, nq_all, k, (size_t)n_k, (size_t)d_k);
   uint8_t* mask = NULL;
   float* bias = NULL;
   if (use_mask) {
