@@ -339,7 +339,7 @@ static float attn__dsink(const attn__bwd_args* a) {
   const attn__head* h = &a->head;
   float sum = 0.0f;
   for (size_t i = 0; i < h->n_q; i++) {
-    float arg = h->sink - h->lse[i];
+    float arg = attn__row_sink(h, i) - h->lse[i];
     if (arg > 0.0f) arg = 0.0f;
     sum = sum + attn__expf_nonpos(arg) * a->delta[i];
   }
@@ -430,7 +430,11 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
           args.dq = rc.dq_rot;
         }
         if (rc.dk_rot != NULL) args.dk = rc.dk_rot;
-        const int given = args.head.lse != NULL;
+        /* With ALiBi the kernels' logits are relative to each row's
+         * reference key (keys.h): the row's lse is recomputed in that frame
+         * rather than read back from a given one that holds the row's
+         * constant, which far from the keys keeps few of lse's bits. */
+        const int given = args.head.lse != NULL && args.head.alibi == 0.0f;
         if (!given) args.head.lse = lse_head;
         attn__backward_rows_kernel(&args, given ? NULL : lse_head);
         attn__backward_kernel(&args);

@@ -82,9 +82,18 @@
  *
  *   ALiBi (options.alibi, a slope per query head): logit(i, j) +=
  *   slope_h * (j - p), that is -slope_h (p - j), added after the bias, in
- *   the kernels: no (n_q, n_k) array. Cost: one multiply and one add per
- *   logit (the fused kernel adds a block's biases in its score tile, from
- *   one row of them per block and query tile).
+ *   the kernels: no (n_q, n_k) array. Softmax is shift invariant, so the
+ *   kernels add it relative to the row's reference key r, the last key
+ *   its position rule lets it see (the first for a negative slope):
+ *   slope_h * (j - r), exact distances whatever the query offset, so the
+ *   weights and output are float64's within float32 rounding at any
+ *   offset; every allowed key's term is <= 0 and r's is 0, so a huge slope
+ *   weighs far keys 0 (never NaN). lse and the step logits add the row's
+ *   constant slope_h * (r - p) back (one rounding), so they are as
+ *   defined above; the backward recomputes the rows' log-sum-exp of a head
+ *   with a slope rather than read a given lse (which far from the keys
+ *   holds few bits of the row's constant). With a sink, the sink joins in
+ *   the same frame. Cost: one multiply and one add per logit.
  *   Errors: ATTN_ERR_ALIBI (a slope not finite).
  *
  *   Sinks (options.sinks, a logit s_h per query head, GPT-OSS; ONNX
@@ -121,15 +130,18 @@
  *   -ffp-contract=off): their results are deterministic, the same bits on
  *   every engine and machine for a given module. The relaxed-SIMD build
  *   differs; see RELAXED SIMD below. Softmax subtracts the row max before
- *   exp, so finite logits of any size give finite weights.
+ *   exp, so finite logits of any size give finite weights. The output
+ *   paths sum weights of at most 1 times V before dividing by their sum,
+ *   so outputs are finite when n_k max |v| <= FLT_MAX (larger V may
+ *   overflow to Infinity).
  *   exp is a polynomial after range reduction (XNNPACK's rr2-p5 scheme) on
- *   [-87.34, 0], used by every build; measured max relative error 1.7e-7
+ *   [-87.34, 0], used by every build; max relative error 1.7e-7
  *   (about 1.4 ulp), see tests/native/test_attention.c and
  *   c/kernels/f32-exp.h. Below -87.34 it returns 0 (the true value
  *   is below FLT_MIN and cannot change a softmax sum of at least 1).
  *   tanh (softcap) is -e / (2 + e) with e = expm1(-2|x|) from the same
  *   range reduction and polynomial, sign restored (c/kernels/f32-tanh.h);
- *   measured max error against double tanh 1.5e-7 absolute (at most 11 ulp,
+ *   max error against double tanh 1.5e-7 absolute (at most 11 ulp,
  *   for |x| near 0.06), so softcap(x) = c tanh(x / c) is within 1.5e-7 c
  *   (tests/native/test_attention.c).
  *   lse = m + log(l) with the row max m and sum l of the softmax, log from
@@ -415,12 +427,9 @@ int32_t attn_sdpa_kernel(int32_t n_q, int32_t n_k, int32_t d_k, int32_t group);
  *   value, relative to the row's largest value. Per row because a token's
  *   row is complete when it is appended: it is quantized once, append and
  *   truncate cost O(1) per token, and the row never changes afterwards; the
- *   scale costs 4 bytes per row (with d = 64, int8 is 68 bytes a row against
- *   float32's 256, 0.266x). Finer groups (32 values) halve the error next to
- *   an outlier but cost 0.28x; per channel (KIVI) needs tokens in groups
- *   before they can be quantized. An outlier of size A in a row costs the
- *   row's other values A / 254 each: the model-like fixture
- *   (tests/fixtures/kvcache.json) has them.
+ *   scale costs 4 bytes per row (d + 4 bytes a row against float32's 4 d).
+ *   An outlier of size A in a row costs the row's other values A / 254
+ *   each.
  *
  * Error of the output against the float32 cache: with key errors e_jc =
  * |k'_jc - k_jc|, the logits of a query row move by at most
@@ -432,12 +441,8 @@ int32_t attn_sdpa_kernel(int32_t n_q, int32_t n_k, int32_t d_k, int32_t group);
  *   (exp(2 delta) - 1) * max_j |v_j| + max_jc |v'_jc - v_jc|
  * plus float32 rounding. For int8, e_jc <= s_j / 2; for float16, e_jc <=
  * 2^-11 |k_jc| (+ 2^-25). tests/kvcache-dtype.test.js checks this bound
- * on every row of tests/fixtures/kvcache.json. Measured there, as the
- * largest output error over the largest output: float16 4.7e-4 (random
- * normal), 3.0e-3 (model-like: outlier key channels of 12-20x, a sink
- * token, an outlier value token); int8 9.3e-3 and 0.17, the latter from
- * the outliers: a key row's outlier channel sets its scale, and the other
- * channels lose precision with it.
+ * on every row of tests/fixtures/kvcache.json (bench/RESULTS.md has the
+ * errors found there).
  *
  * A row holding NaN or Infinity reads back as NaN throughout in int8 (its
  * scale is NaN), value by value in float16. */

@@ -315,7 +315,7 @@ void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, float* lse) {
     }
     for (size_t ii = 0; ii < nr; ii++) {
       const float l_keys = l[ii];
-      const float alpha = attn__sink_join(h->sink, &m[ii], &l[ii]);
+      const float alpha = attn__sink_join(attn__row_sink(h, i0 + ii), &m[ii], &l[ii]);
       if (lse != NULL) lse[i0 + ii] = attn__lse(m[ii], l[ii]);
       if (!with_out) a->delta[i0 + ii] = l_keys == 0.0f ? 0.0f : alpha == 1.0f ? acc[ii] / l[ii] : acc[ii] * alpha / l[ii];
     }

@@ -95,9 +95,9 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
     const float* v = h->v != NULL ? h->v + span.lo * h->v_stride : NULL;  /* (n, d_v) the span's values */
     if (m == -INFINITY) {  /* no allowed key */
       float l0 = 0.0f;
-      attn__sink_join(h->sink, &m, &l0);
+      attn__sink_join(attn__row_sink(h, i), &m, &l0);
       for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
-      if (h->lse != NULL) h->lse[i] = attn__lse(m, l0);
+      if (h->lse != NULL) h->lse[i] = attn__row_lse(h, i, m, l0);
       continue;
     }
     float l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -106,12 +106,12 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
       l4[j % 4] = l4[j % 4] + z[j];
     }
     float l = (l4[0] + l4[1]) + (l4[2] + l4[3]);
-    const float alpha = attn__sink_join(h->sink, &m, &l);
+    const float alpha = attn__sink_join(attn__row_sink(h, i), &m, &l);
     for (size_t c = 0; c < d_v; c++) {
       float acc = 0.0f;
       for (size_t j = 0; j < n; j++) acc = acc + z[j] * attn__value(h, span, v, j, c);
       out_row[c] = alpha == 1.0f ? acc / l : acc * alpha / l;
     }
-    if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
+    if (h->lse != NULL) h->lse[i] = attn__row_lse(h, i, m, l);
   }
 }

@@ -145,7 +145,7 @@ static void attn__zero_row(float* out, size_t d_v) {
 static void attn__finish_row_wasmsimd(const attn__head* h, size_t i, float l, float m) {
   float* out = h->out + i * h->out_stride;  /* (d_v) */
   const float l_keys = l;
-  const float alpha = attn__sink_join(h->sink, &m, &l);
+  const float alpha = attn__sink_join(attn__row_sink(h, i), &m, &l);
   if (l_keys == 0.0f) {
     attn__zero_row(out, h->d_v);
   } else if (alpha != 1.0f) {
@@ -156,7 +156,7 @@ static void attn__finish_row_wasmsimd(const attn__head* h, size_t i, float l, fl
     for (; c + 4 <= h->d_v; c += 4) wasm_v128_store(out + c, wasm_f32x4_div(wasm_v128_load(out + c), vl));
     for (; c < h->d_v; c++) out[c] = out[c] / l;
   }
-  if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
+  if (h->lse != NULL) h->lse[i] = attn__row_lse(h, i, m, l);
 }
 
 /* Keys per block of the logits when RoPE turns them (a part of
@@ -245,8 +245,8 @@ static void attn__decode_compact_wasmsimd(const attn__decode_args* args);
 
 /* The compact caches' decode is called through a pointer read as volatile,
  * for the reason attention.c calls the kernels so (kernels.h): inlined into
- * this kernel, whose only caller it has, it made one function of both, and
- * the float32 decode ran 15-20% slower. */
+ * this kernel, whose only caller it has, it would make one function of
+ * both, whose register allocation slows the float32 decode. */
 static void (*volatile attn__decode_compact)(const attn__decode_args*) = attn__decode_compact_wasmsimd;
 
 void attn__f32_decode_wasmsimd(const attn__decode_args* args) {

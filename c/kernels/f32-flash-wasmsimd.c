@@ -27,7 +27,7 @@
  * k_panels points at the panel of key j0. vmax[r] gets the lanes of row r's
  * max (NaN propagating), for blocks that need no masking. 8 accumulators, 2 key
  * vectors and the splats fit x86-64's vector registers without spilling
- * (6 x 8 with 12 accumulators is slower: V8 spills, bench/RESULTS.md). */
+ * (a 6 x 8 tile's 12 accumulators do not: V8 spills). */
 static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, size_t d_k, size_t nbp,
                                       v128_t vscale, const float* alibi, float* z, v128_t vmax[4]) {
   v128_t vmax0 = wasm_f32x4_splat(-INFINITY), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;
@@ -171,15 +171,23 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
     for (size_t r = 0; r < ATTN__MR; r++) m[r] = -INFINITY, l[r] = 0.0f;
     const attn__span keys = attn__tile_keys(h, i0, rows, spans);
     for (size_t c = 0; c < ATTN__MR * d_v_pad; c += 4) wasm_v128_store(acc + c, wasm_f32x4_splat(0.0f));
+    /* One table of ALiBi biases serves the tile when row r's reference key
+     * is the last row's minus (MR - 1 - r), as where each row's span ends
+     * at its own position. */
+    const int64_t tile_ref = attn__alibi_ref(h, i0 + ATTN__MR - 1);
+    int alibi_steps = h->alibi != 0.0f;
+    for (size_t r = 0; alibi_steps && r < rows; r++) {
+      alibi_steps = attn__alibi_ref(h, i0 + r) + (int64_t)(ATTN__MR - 1 - r) == tile_ref;
+    }
     for (size_t j0 = keys.lo; j0 < keys.hi; j0 += ATTN__KB) {
       const size_t nb = keys.hi - j0 < ATTN__KB ? keys.hi - j0 : ATTN__KB;
       const size_t nbp = attn__round_up(nb, 8);
       /* ALiBi's biases of the block for the tile's last row, from key j0 - 3
        * on (row r reads them from 3 - r), added in the tile's store when
-       * they are the last term of a logit (no softcap or bias before them). */
-      const int alibi_in_tile = h->alibi != 0.0f && h->softcap == 0.0f && h->bias == NULL &&
-                                attn__alibi_row_wasmsimd(h->alibi, (int64_t)j0 - ((int64_t)(i0 + ATTN__MR - 1) + h->offset),
-                                                         nbp + ATTN__MR, alibi_row);
+       * they are the last term of a logit (no softcap or bias before them)
+       * and the rows' reference keys step with the rows (alibi_steps). */
+      const int alibi_in_tile = alibi_steps && h->softcap == 0.0f && h->bias == NULL &&
+                                attn__alibi_row_wasmsimd(h->alibi, (int64_t)j0 - tile_ref, nbp + ATTN__MR, alibi_row);
       v128_t vtile_max[4];
       attn__score_tile_wasmsimd(qt, args->k_panels + j0 * d_k, d_k, nbp, vscale, alibi_in_tile ? alibi_row : NULL, s,
                                 vtile_max);
@@ -244,8 +252,8 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
       float* out_row = h->out + (i0 + r) * h->out_stride;  /* (d_v) */
       const float* acc_row = acc + r * d_v_pad;
       const float l_keys = l[r];
-      const float sink_alpha = attn__sink_join(h->sink, &m[r], &l[r]);
-      if (h->lse != NULL) h->lse[i0 + r] = attn__lse(m[r], l[r]);
+      const float sink_alpha = attn__sink_join(attn__row_sink(h, i0 + r), &m[r], &l[r]);
+      if (h->lse != NULL) h->lse[i0 + r] = attn__row_lse(h, i0 + r, m[r], l[r]);
       if (l_keys == 0.0f) {  /* no allowed key */
         for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
         continue;

@@ -6,6 +6,7 @@
 #ifndef ATTN_KERNELS_KEYS_H
 #define ATTN_KERNELS_KEYS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -130,20 +131,58 @@ static inline attn__span attn__tile_keys(const attn__head* h, size_t i0, size_t 
   }
   return (attn__span){begin / ATTN__PAD * ATTN__PAD, end};
 }
-/* ALiBi's bias of key j for query row i at position p = i + offset:
- * slope * (j - p), that is -slope times the key's distance behind p, one
- * rounded product ((float)(j - p) is exact below 2^24). Every kernel adds
- * it to the logit right after the bias, each with this expression (plain
- * C in the SIMD kernels too), so the builds give the same bits. */
+/* ALiBi's reference key of query row i: the key of its span with the
+ * largest bias slope * (j - p), p = i + offset: the span's last key for a
+ * positive slope, its first for a negative one (the position when the span
+ * is empty). Softmax is shift invariant, so every kernel adds the bias
+ * relative to it, slope * (j - ref), and adds the row's constant
+ * slope * (ref - p) back only to what it reports (lse, the step logits):
+ * the relative distances stay small whatever the query offset, so the
+ * bias is one rounded product of an exact distance, every allowed bias
+ * is <= 0 (a huge slope makes far keys -Infinity, never +Infinity) and
+ * the reference key's is 0. */
+static inline int64_t attn__alibi_ref(const attn__head* h, size_t i) {
+  const attn__span s = attn__key_span(h, i);
+  if (s.lo == s.hi) return (int64_t)i + h->offset;
+  return h->alibi > 0.0f ? (int64_t)s.hi - 1 : (int64_t)s.lo;
+}
+
+/* ALiBi's bias of key j for query row i relative to its reference key:
+ * slope * (j - ref), one rounded product ((float)(j - ref) is exact below
+ * 2^24). Every kernel adds it to the logit right after the bias, each with
+ * this expression (plain C in the SIMD kernels too), so the builds give
+ * the same bits. */
 static inline float attn__alibi_bias(const attn__head* h, size_t i, size_t j) {
-  return h->alibi * (float)((int64_t)j - ((int64_t)i + h->offset));
+  return h->alibi * (float)((int64_t)j - attn__alibi_ref(h, i));
+}
+
+/* The row's constant the relative bias leaves out, slope * (ref - p),
+ * rounded once from double (exact distance); 0 without a slope. */
+static inline float attn__alibi_shift(const attn__head* h, size_t i) {
+  if (h->alibi == 0.0f) return 0.0f;
+  return (float)((double)h->alibi * (double)(attn__alibi_ref(h, i) - ((int64_t)i + h->offset)));
+}
+
+/* The sink logit of row i in the relative logits' frame (the sink minus the
+ * row's constant), -Infinity without a sink. */
+static inline float attn__row_sink(const attn__head* h, size_t i) {
+  if (h->alibi == 0.0f || h->sink == -INFINITY) return h->sink;
+  return h->sink - attn__alibi_shift(h, i);
+}
+
+/* The log-sum-exp row i reports from its relative max m and sum l: the
+ * row's constant added back (attn__lse without a slope). */
+static inline float attn__row_lse(const attn__head* h, size_t i, float m, float l) {
+  const float lse = attn__lse(m, l);
+  return h->alibi == 0.0f ? lse : lse + attn__alibi_shift(h, i);
 }
 
 /* z[jj] += the ALiBi bias of key j0 + jj for row i, jj < n; nothing
  * without a slope. */
 static inline void attn__add_alibi(const attn__head* h, size_t i, size_t j0, size_t n, float* z) {
   if (h->alibi == 0.0f) return;
-  for (size_t jj = 0; jj < n; jj++) z[jj] = z[jj] + attn__alibi_bias(h, i, j0 + jj);
+  const int64_t ref = attn__alibi_ref(h, i);
+  for (size_t jj = 0; jj < n; jj++) z[jj] = z[jj] + h->alibi * (float)((int64_t)(j0 + jj) - ref);
 }
 
 #endif /* ATTN_KERNELS_KEYS_H */
