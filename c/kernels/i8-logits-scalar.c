@@ -8,13 +8,8 @@ void attn__i8_f32_logits_scalar(const attn__decode_args* args, size_t lo, size_t
                                 void* space) {
   const attn__head* h0 = &args->heads[0];
   const size_t n_rows = attn__decode_rows(args), d_k = h0->d_k;
-  int16_t* qi = space;                      /* (n_rows, d_k) */
-  float* qs = (float*)(qi + n_rows * d_k);  /* (n_rows) */
-  for (size_t r = 0; r < n_rows; r++) {
-    size_t i;
-    const attn__head* h = attn__decode_head(args, r, &i);
-    qs[r] = attn__q16_row(h->q + i * h->q_stride, d_k, qi + r * d_k) * h->scale;
-  }
+  int16_t* qi = space;                        /* (n_rows, d_k) */
+  const float* qs = attn__i8_queries(args, space);  /* (n_rows) */
   for (size_t r = 0; r < n_rows; r++) {
     size_t i;
     const attn__head* h = attn__decode_head(args, r, &i);

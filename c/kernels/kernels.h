@@ -185,6 +185,21 @@ static inline const attn__head* attn__decode_head(const attn__decode_args* a, si
   return &a->heads[r / a->heads[0].n_q];
 }
 
+/* The rows of args rounded to 16 bits for i8_f32_logits into space:
+ * (n_rows, d_k) int16 (attn__q16_row), then each row's sq * scale, whose
+ * address it returns. */
+static inline float* attn__i8_queries(const attn__decode_args* args, void* space) {
+  const size_t n_rows = attn__decode_rows(args), d_k = args->heads[0].d_k;
+  int16_t* qi = space;                      /* (n_rows, d_k) */
+  float* qs = (float*)(qi + n_rows * d_k);  /* (n_rows) */
+  for (size_t r = 0; r < n_rows; r++) {
+    size_t i;
+    const attn__head* h = attn__decode_head(args, r, &i);
+    qs[r] = attn__q16_row(h->q + i * h->q_stride, d_k, qi + r * d_k) * h->scale;
+  }
+  return qs;
+}
+
 /* Scratch of the decode kernel: a row of logits for each of its rows (at
  * least 2), and a sum and a max per row. */
 static inline size_t attn__decode_scratch_floats(size_t rows, size_t n_k) {

@@ -76,6 +76,12 @@ static inline uint16_t attn__f16_bits(float x) {
   return (uint16_t)(sign | (half + (rest > 0x1000u || (rest == 0x1000u && (half & 1u) != 0))));
 }
 
+/* h (n) = the float16 bits of x (n), each rounded alone: a float16 cache's
+ * store in both twins. */
+static inline void attn__f16_store(const float* x, size_t n, uint16_t* h) {
+  for (size_t i = 0; i < n; i++) h[i] = attn__f16_bits(x[i]);
+}
+
 /* Value c of row j of a compact K or V (one element; the scalar kernels'
  * reads, the same float the SIMD loads give). */
 static inline float attn__kv_value(const attn__kv_rows* r, size_t j, size_t c) {

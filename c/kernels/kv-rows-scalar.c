@@ -43,8 +43,7 @@ static float attn__row_amax(const float* x, size_t d) {
 void attn__f32_kv_store_scalar(int32_t dtype, const float* x, size_t n, size_t d, void* dst, float* scales) {
   assert(x != NULL && dst != NULL && dtype != ATTN__KV_F32);
   if (dtype == ATTN__KV_F16) {
-    uint16_t* h = dst;  /* (n, d) */
-    for (size_t i = 0; i < n * d; i++) h[i] = attn__f16_bits(x[i]);
+    attn__f16_store(x, n * d, dst);
     return;
   }
   int8_t* q = dst;  /* (n, d) */
