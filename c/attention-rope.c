@@ -3,7 +3,13 @@
  * declares it): the part of the scratch it uses and the turns of q and k
  * rows before the kernels read them (attention.h, POSITIONS AND SINKS).
  * The kernels never see the difference: a view's q and k point at the
- * turned rows. */
+ * turned rows. The pre-pass turns each head's q rows into scratch, and each
+ * kv head's k rows before the kernels read or pack them; in grouped-query
+ * decoding (one query row, heads > kv_heads) the decode kernel turns the
+ * keys itself as it reads them, once for the group's heads: in registers,
+ * straight into the logits, for up to 4 heads with rotate_half pairs and
+ * rope_dims / 2 and d_k multiples of 4 (f32-rope-logits-*.c); else 16 keys
+ * at a time into a tile. The bits are the same every way. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>

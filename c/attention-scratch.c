@@ -55,7 +55,7 @@ int attn__scratch_layout(const attn_shape* shape, int32_t dtype, int with_steps,
     if (compact) rows = attn__compact_heads(n_q, group) * n_q;
     if (rows < 2) rows = 2;
     /* A block of K or V as float32, or an int8 K's query rows rounded to
-     * 16 bits with their scales (attn__i8_logits_wasmsimd). */
+     * 16 bits with their scales (attn__i8_queries). */
     size_t kb_d = ATTN__DECODE_KB * (d_k > d_v ? d_k : d_v);
     if (rows * (d_k / 2 + 1) > kb_d) kb_d = rows * (d_k / 2 + 1);
     /* float16: and the rows' queries times 2^112 (attn__decode_compact_wasmsimd). */

@@ -66,18 +66,12 @@
  *   rounded to float32 (c/kernels/f32-rope.h), the turn in float32:
  *   (a cos - b sin, b cos + a sin), each product rounded. ATTN_ROPE_QUERIES
  *   turns the queries only: keys already turned (a KV cache turns them as
- *   they are appended, attn_rope). A pre-pass turns each head's q rows into
- *   scratch, and each kv head's k rows into scratch before the kernels read
- *   or pack them; in grouped-query decoding (one query row, heads >
- *   kv_heads) the decode kernel turns the keys itself as it reads them,
- *   once for the group's heads: in registers, straight into the logits,
- *   for up to 4 heads with rotate_half pairs and rope_dims / 2 and d_k
- *   multiples of 4; else 16 keys at a time into a tile. The bits are the
- *   same every way. Cost: a cos and sin table of (n_q + n_k) rope_dims
- *   floats per call and one turn of Q and K, every call (bench/RESULTS.md
- *   measures it); through a KV cache, whose keys turn once at append, only
- *   the query turns. Scratch grows by the table and by n_k d_k +
- *   max(n_q, heads / kv_heads) d_k floats (attn_sdpa_scratch_size_with).
+ *   they are appended, attn_rope). The builds turn alike, bit for bit.
+ *   Cost: a cos and sin table of (n_q + n_k) rope_dims floats per call and
+ *   one turn of Q and K, every call; through a KV cache, whose keys turn
+ *   once at append, only the query turns. Scratch grows by the table and by
+ *   n_k d_k + max(n_q, heads / kv_heads) d_k floats
+ *   (attn_sdpa_scratch_size_with).
  *   Errors: ATTN_ERR_ROPE.
  *
  *   ALiBi (options.alibi, a slope per query head): logit(i, j) +=

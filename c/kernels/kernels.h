@@ -105,7 +105,7 @@ typedef struct attn__flash_args {
 
 /* The decode kernel: query rows one or two at a time over K and V where
  * they are (fewer than 4 rows, or tiny problems; attention.c picks, see
- * attn__use_decode). Its rows are the n_q query rows of one head, or, for
+ * attn_sdpa_kernel). Its rows are the n_q query rows of one head, or, for
  * grouped-query decoding, the one query row of each of n_heads heads that
  * share this K and V, which are then read once for all of them. */
 typedef struct attn__decode_args {
