@@ -84,7 +84,9 @@
  *   offset; every allowed key's term is <= 0 and r's is 0, so a huge slope
  *   weighs far keys 0 (never NaN). lse and the step logits add the row's
  *   constant slope_h * (r - p) back (one rounding), so they are as
- *   defined above; the backward recomputes the rows' log-sum-exp of a head
+ *   defined above (where that constant leaves float32's range, as with a
+ *   slope of 3e38 far from the keys, they are +-Infinity while the weights
+ *   and output stay those of the relative form); the backward recomputes the rows' log-sum-exp of a head
  *   with a slope rather than read a given lse (which far from the keys
  *   holds few bits of the row's constant). With a sink, the sink joins in
  *   the same frame. Cost: one multiply and one add per logit.

@@ -16,7 +16,8 @@
  *     finite and the fused and step paths agree to 1e-4 of the largest
  *     |V| value; every weight row sums to 1 or is all 0.
  * Then, reading the input from its end, the options of attn_options on the same
- * tensors: softcap, window, query offsets (scalar or per batch), kv_lengths,
+ * tensors: softcap, window, query offsets (scalar or per batch, now and then
+ * far past the keys), ALiBi slopes (now and then +-3e38), kv_lengths,
  * a mask and a bias broadcast by strides with a short last dimension, and
  * the bshd layout by strides. There the step path's logits say which keys
  * are allowed: a row without one is 0 on both paths with lse -Infinity, and
@@ -159,9 +160,16 @@ static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_hea
     o.sinks = sinks;
   }
   if (g & 16) {
-    for (int32_t h = 0; h < heads; h++) slopes[h] = (float)take(r) / 64.0f;
+    /* Now and then the largest slopes of either sign: far keys weigh 0. */
+    for (int32_t h = 0; h < heads; h++) {
+      const uint8_t x = take(r);
+      slopes[h] = g & 32 ? (x & 1 ? 3e38f : -3e38f) : (float)x / 64.0f;
+    }
     o.alibi = slopes;
   }
+  /* Query offsets far past the keys, where p - j leaves float32's exact
+   * integers (ALiBi is measured from each row's reference key there). */
+  if (g & 64) o.query_offset = g & 128 ? INT32_MAX - 80 - (int32_t)(take(r) % 8) : (1 << 24) + (int32_t)take(r);
   const size_t rows = (size_t)batch * heads * n_q, out_n = rows * d_v, steps_n = rows * n_k;
   const size_t scratch_n = attn_sdpa_scratch_size_with(&sh, &o);
   if (scratch_n == 0) FAIL("options: no scratch size for valid options");
@@ -189,6 +197,10 @@ static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_hea
                       i * (sh.out.row_stride ? sh.out.row_stride : (size_t)d_v);
     int any = 0;
     for (int32_t j = 0; j < n_k; j++) any |= !(isinf(logits[row * n_k + j]) && logits[row * n_k + j] < 0);
+    /* The step logits add ALiBi's row constant slope * (r - p) back: with a
+     * slope of 3e38 it leaves float32's range, every logit reads -Infinity
+     * and says nothing of which keys are allowed (attention.h). */
+    if (o.alibi != NULL && (g & 32) != 0) continue;
     /* A row with no allowed key: lse is -Infinity, or the sink with one. */
     const float empty = o.sinks ? o.sinks[h] : -INFINITY;
     if (!any && (lse[row] != empty || lse2[row] != empty)) FAIL("options: row %zu has no key but lse %g %g", row, lse[row], lse2[row]);
@@ -206,7 +218,8 @@ static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_hea
       if (moderate && (!isfinite(a) || !isfinite(bb))) FAIL("options: non-finite output row %zu: %g %g", row, a, bb);
       if (moderate && fabsf(a - bb) > 1e-4f * vmax) FAIL("options: fused %g vs steps %g, row %zu", a, bb, row);
     }
-    if (moderate && any && !(fabsf(lse[row] - lse2[row]) <= 1e-4f * fmaxf(1.0f, fabsf(lse2[row])))) {
+    /* (Equal covers an lse past float32's range: a slope of 3e38 far from the keys.) */
+    if (moderate && any && lse[row] != lse2[row] && !(fabsf(lse[row] - lse2[row]) <= 1e-4f * fmaxf(1.0f, fabsf(lse2[row])))) {
       FAIL("options: lse fused %g vs steps %g, row %zu", lse[row], lse2[row], row);
     }
   }
