@@ -48,6 +48,7 @@ exports=(
   attn_rope
   attn_sdpa_call_scratch_size
   attn_sdpa_call_scratch_size_with
+  attn_sdpa_kernel
   attn_sdpa_kv
   attn_kv_write
   attn_kv_read
@@ -64,7 +65,12 @@ if [ "$mode" = debug ]; then exports+=(attn__debug_asserts); fi
 exported_functions=$(printf '_%s,' "${exports[@]}")
 exported_functions=${exported_functions%,}
 
-sources=(c/attention.c c/attention-basics.c c/attention-kv.c c/attention-isa.c)
+# Every c/*.c but the two that only some links take: attention-alloc.c
+# (malloc for the clang link below) and debug-assert.c (the debug build).
+sources=()
+for src in c/*.c; do
+  case "$src" in c/attention-alloc.c | c/debug-assert.c) ;; *) sources+=("$src") ;; esac
+done
 if [ "$mode" = debug ]; then sources+=(c/debug-assert.c); fi
 
 # Compiling: warnings are errors here, where they are ours.

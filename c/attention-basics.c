@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "attention.h"
-#include "attention-count.h"
+#include "attention-internal.h"
 #include "kernels/kernels.h"
 
 const char* attn_status_string(int32_t status) {

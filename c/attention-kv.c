@@ -30,6 +30,6 @@ attn_status attn_kv_read(int32_t dtype, const void* src, const float* scales, in
   const attn_status bad = attn__kv_rows_check(dtype, src, dst, scales, rows, d);
   if (bad != ATTN_OK) return bad;
   const attn__kv_rows r = {.dtype = dtype, .data = src, .stride = (size_t)d, .scales = scales, .scale_stride = 1};
-  ATTN__KERNEL(kv_load)(&r, 0, (size_t)rows, (size_t)d, dst, (size_t)d);
+  attn__kv_load(&r, 0, (size_t)rows, (size_t)d, dst, (size_t)d);
   return ATTN_OK;
 }

@@ -5,9 +5,8 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "kernels/kernels.h"
-#include "attention-count.h"
-#include "attention-rope.h"
+#include "attention-internal.h"
+#include "kernels/f32-rope.h"
 
 /* The struct layout web/attention.js writes by offset (4 bytes a field). */
 #if defined(__wasm32__)
@@ -23,22 +22,6 @@ _Static_assert(sizeof(attn_kv) == 44 && offsetof(attn_kv, k_scale) == 20, "attn_
 #endif
 _Static_assert(ATTN__KV_F32 == ATTN_KV_FLOAT32 && ATTN__KV_F16 == ATTN_KV_FLOAT16 && ATTN__KV_I8 == ATTN_KV_INT8,
                "kernels.h's dtypes are attention.h's");
-
-#include "attention-scratch.h"
-
-size_t attn_sdpa_call_scratch_size(const attn_shape* shape, int32_t kv_dtype, int32_t with_steps) {
-  attn__scratch at;
-  return shape != NULL && attn__scratch_layout(shape, kv_dtype, with_steps != 0, &at) ? at.total : 0;
-}
-
-size_t attn_sdpa_scratch_size(const attn_shape* shape) {
-  attn__scratch plain, steps;
-  if (shape == NULL || !attn__scratch_layout(shape, ATTN_KV_FLOAT32, 0, &plain) ||
-      !attn__scratch_layout(shape, ATTN_KV_FLOAT32, 1, &steps)) {
-    return 0;
-  }
-  return plain.total > steps.total ? plain.total : steps.total;
-}
 
 /* The output kernels, called through pointers read as volatile so that
  * wasm-opt cannot inline them into attn_sdpa (kernels.h says why). */
@@ -204,40 +187,6 @@ static attn__head attn__head_view(const attn__call* c, size_t b, size_t h) {
   return view;
 }
 
-size_t attn_sdpa_scratch_size_with(const attn_shape* shape, const attn_options* options) {
-  const size_t base = attn_sdpa_scratch_size(shape);
-  size_t rope;
-  if (base == 0 || options == NULL || !attn__rope_floats(shape, options, 0, 0, &rope)) return 0;
-  return base + rope > SIZE_MAX / sizeof(float) ? 0 : base + rope;
-}
-
-size_t attn_sdpa_call_scratch_size_with(const attn_shape* shape, const attn_options* options, int32_t kv_dtype,
-                                        int32_t with_steps) {
-  const size_t base = attn_sdpa_call_scratch_size(shape, kv_dtype, with_steps);
-  size_t rope;
-  if (base == 0 || options == NULL || !attn__rope_floats(shape, options, 0, kv_dtype != ATTN_KV_FLOAT32, &rope)) return 0;
-  return base + rope > SIZE_MAX / sizeof(float) ? 0 : base + rope;
-}
-
-attn_status attn_rope(float* x, int32_t heads, size_t head_stride, int32_t n, size_t row_stride, int32_t d,
-                      int32_t position, float theta, int32_t dims, uint32_t flags, float* scratch,
-                      size_t scratch_floats) {
-  if (x == NULL) return ATTN_ERR_NULL;
-  if (heads < 1 || n < 1 || d < 1) return ATTN_ERR_SHAPE;
-  const attn_options op = {.rope_theta = theta, .rope_dims = dims, .rope_flags = flags};
-  if (dims == 0 || !attn__rope_ok(&op, d) || (flags & ATTN_ROPE_QUERIES) != 0) return ATTN_ERR_ROPE;
-  size_t need;
-  if (!attn__count((size_t)n, (size_t)dims, 1, 1, &need)) return ATTN_ERR_OVERFLOW;
-  if (scratch == NULL || scratch_floats < need) return ATTN_ERR_SCRATCH;
-  attn__rope_table(theta, (size_t)dims, position, (size_t)n, scratch);
-  const uint32_t kflags = (flags & ATTN_ROPE_INTERLEAVED) != 0 ? ATTN__ROPE_PAIRS_INTERLEAVED : 0u;
-  for (size_t g = 0; g < (size_t)heads; g++) {
-    float* rows = x + g * head_stride;
-    ATTN__KERNEL(rope)(rows, row_stride, (size_t)n, (size_t)d, scratch, (size_t)dims, kflags, rows, row_stride);
-  }
-  return ATTN_OK;
-}
-
 /* A view that reads its kv head's K and V as float32 rows k (n_k, d_k)
  * and v (n_k, d_v), contiguous: a compact cache's on the fused and step
  * paths, converted once per kv head. */
@@ -303,7 +252,8 @@ static attn_status attn__sdpa(const attn_shape* shape, const float* q, const att
     attn__rope_batch(&c.op, c.n_q, &rc, b);
     for (size_t g = 0; g < c.kv_heads; g++) {
       attn__head first = attn__head_view(&c, b, g * group);  /* the group's first head */
-      if (at.path == ATTN__PATH_DECODE && (compact || (nq == 1 && group > 1))) {
+      if (at.path == ATTN__PATH_DECODE &&
+          (compact || attn_sdpa_kernel(shape->n_q, shape->n_k, shape->d_k, (int32_t)group) == ATTN_KERNEL_GROUPED_DECODE)) {
         /* The decode kernel takes several heads of the group as its rows
          * and reads this K and V from memory once for all of them: the one
          * query row of each head (grouped-query decoding), or a compact
@@ -327,8 +277,8 @@ static attn_status attn__sdpa(const attn_shape* shape, const float* q, const att
       }
       attn__rope_keys(&rc, c.n_k, &first);
       if (compact && first.n_k > 0) {
-        ATTN__KERNEL(kv_load)(&first.k_rows, 0, first.n_k, dk, k_rows, dk);
-        ATTN__KERNEL(kv_load)(&first.v_rows, 0, first.n_k, dv, v_rows, dv);
+        attn__kv_load(&first.k_rows, 0, first.n_k, dk, k_rows, dk);
+        attn__kv_load(&first.v_rows, 0, first.n_k, dv, v_rows, dv);
       }
       if (compact) first = attn__float_rows(first, k_rows, v_rows);
       if (at.path == ATTN__PATH_FUSED && first.n_k > 0) {
@@ -376,33 +326,6 @@ attn_status attn_sdpa_kv(const attn_shape* shape, const float* q, const attn_kv*
   return attn__sdpa(shape, q, kv, out, options, steps, scratch, scratch_floats);
 }
 
-size_t attn_sdpa_backward_scratch_size(const attn_shape* shape) {
-  if (shape == NULL) return 0;
-  const int32_t n_q = shape->n_q, n_k = shape->n_k, d_k = shape->d_k, d_v = shape->d_v;
-  if (n_q < 1 || n_k < 1 || d_k < 1 || d_v < 1) return 0;
-  /* (d_k + d_v, n_k rounded up to 8) packed K and V, 2 n_q of lse and
-   * delta, and the kernels' per-head space (at most 2 (n_q + 8) (d_k + d_v)
-   * plus fixed tiles, checked here against overflow first). */
-  size_t kv, rows;
-  if (!attn__count((size_t)d_k + (size_t)d_v, attn__round_up((size_t)n_k, ATTN__PAD), 1, 1, &kv)) return 0;
-  if (!attn__count((size_t)n_q + ATTN__PAD, (size_t)d_k + (size_t)d_v, 4, 1, &rows)) return 0;
-  const size_t parts[] = {kv, 2 * (size_t)n_q,
-                          attn__bwd_tile_floats((size_t)n_q, (size_t)d_k, (size_t)d_v)};
-  size_t total = 0;
-  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-    if (total + parts[i] < total || total + parts[i] > SIZE_MAX / sizeof(float)) return 0;
-    total += parts[i];
-  }
-  return total;
-}
-
-size_t attn_sdpa_backward_scratch_size_with(const attn_shape* shape, const attn_options* options) {
-  const size_t base = attn_sdpa_backward_scratch_size(shape);
-  size_t rope;
-  if (base == 0 || options == NULL || !attn__rope_floats(shape, options, 1, 0, &rope)) return 0;
-  return base + rope > SIZE_MAX / sizeof(float) ? 0 : base + rope;
-}
-
 /* The backward kernels, called through pointers read as volatile for the
  * reason the output kernels are (kernels.h): not inlined into the entry. */
 static void (*volatile attn__backward_rows_kernel)(const attn__bwd_args*, float*) = ATTN__KERNEL(backward_rows);
@@ -416,7 +339,7 @@ static float attn__dsink(const attn__bwd_args* a) {
   const attn__head* h = &a->head;
   float sum = 0.0f;
   for (size_t i = 0; i < h->n_q; i++) {
-    float arg = h->sink - h->lse[i];
+    float arg = attn__row_sink(h, i) - h->lse[i];
     if (arg > 0.0f) arg = 0.0f;
     sum = sum + attn__expf_nonpos(arg) * a->delta[i];
   }
@@ -507,7 +430,11 @@ attn_status attn_sdpa_backward(const attn_shape* shape, const float* q, const fl
           args.dq = rc.dq_rot;
         }
         if (rc.dk_rot != NULL) args.dk = rc.dk_rot;
-        const int given = args.head.lse != NULL;
+        /* With ALiBi the kernels' logits are relative to each row's
+         * reference key (keys.h): the row's lse is recomputed in that frame
+         * rather than read back from a given one that holds the row's
+         * constant, which far from the keys keeps few of lse's bits. */
+        const int given = args.head.lse != NULL && args.head.alibi == 0.0f;
         if (!given) args.head.lse = lse_head;
         attn__backward_rows_kernel(&args, given ? NULL : lse_head);
         attn__backward_kernel(&args);

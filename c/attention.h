@@ -66,25 +66,30 @@
  *   rounded to float32 (c/kernels/f32-rope.h), the turn in float32:
  *   (a cos - b sin, b cos + a sin), each product rounded. ATTN_ROPE_QUERIES
  *   turns the queries only: keys already turned (a KV cache turns them as
- *   they are appended, attn_rope). A pre-pass turns each head's q rows into
- *   scratch, and each kv head's k rows into scratch before the kernels read
- *   or pack them; in grouped-query decoding (one query row, heads >
- *   kv_heads) the decode kernel turns the keys itself as it reads them,
- *   once for the group's heads: in registers, straight into the logits,
- *   for up to 4 heads with rotate_half pairs and rope_dims / 2 and d_k
- *   multiples of 4; else 16 keys at a time into a tile. The bits are the
- *   same every way. Cost: a cos and sin table of (n_q + n_k) rope_dims
- *   floats per call and one turn of Q and K, every call (bench/RESULTS.md
- *   measures it); through a KV cache, whose keys turn once at append, only
- *   the query turns. Scratch grows by the table and by n_k d_k +
- *   max(n_q, heads / kv_heads) d_k floats (attn_sdpa_scratch_size_with).
+ *   they are appended, attn_rope). The builds turn alike, bit for bit.
+ *   Cost: a cos and sin table of (n_q + n_k) rope_dims floats per call and
+ *   one turn of Q and K, every call; through a KV cache, whose keys turn
+ *   once at append, only the query turns. Scratch grows by the table and by
+ *   n_k d_k + max(n_q, heads / kv_heads) d_k floats
+ *   (attn_sdpa_scratch_size_with).
  *   Errors: ATTN_ERR_ROPE.
  *
  *   ALiBi (options.alibi, a slope per query head): logit(i, j) +=
  *   slope_h * (j - p), that is -slope_h (p - j), added after the bias, in
- *   the kernels: no (n_q, n_k) array. Cost: one multiply and one add per
- *   logit (the fused kernel adds a block's biases in its score tile, from
- *   one row of them per block and query tile).
+ *   the kernels: no (n_q, n_k) array. Softmax is shift invariant, so the
+ *   kernels add it relative to the row's reference key r, the last key
+ *   its position rule lets it see (the first for a negative slope):
+ *   slope_h * (j - r), exact distances whatever the query offset, so the
+ *   weights and output are float64's within float32 rounding at any
+ *   offset; every allowed key's term is <= 0 and r's is 0, so a huge slope
+ *   weighs far keys 0 (never NaN). lse and the step logits add the row's
+ *   constant slope_h * (r - p) back (one rounding), so they are as
+ *   defined above (where that constant leaves float32's range, as with a
+ *   slope of 3e38 far from the keys, they are +-Infinity while the weights
+ *   and output stay those of the relative form); the backward recomputes the rows' log-sum-exp of a head
+ *   with a slope rather than read a given lse (which far from the keys
+ *   holds few bits of the row's constant). With a sink, the sink joins in
+ *   the same frame. Cost: one multiply and one add per logit.
  *   Errors: ATTN_ERR_ALIBI (a slope not finite).
  *
  *   Sinks (options.sinks, a logit s_h per query head, GPT-OSS; ONNX
@@ -102,7 +107,7 @@
  *   With fewer than 4 query rows (decoding a token at a time), and for tiny
  *   problems, a decode kernel reads K and V in place instead: packing them
  *   for the fused kernel would cost more than the attention. Same results
- *   up to rounding.
+ *   up to rounding; attn_sdpa_kernel() states the rule.
  *
  *   Step path (scores, scaled and weights given): the textbook order, writing
  *   every step, each (batch, heads, n_q, n_k):
@@ -121,15 +126,18 @@
  *   -ffp-contract=off): their results are deterministic, the same bits on
  *   every engine and machine for a given module. The relaxed-SIMD build
  *   differs; see RELAXED SIMD below. Softmax subtracts the row max before
- *   exp, so finite logits of any size give finite weights.
+ *   exp, so finite logits of any size give finite weights. The output
+ *   paths sum weights of at most 1 times V before dividing by their sum,
+ *   so outputs are finite when n_k max |v| <= FLT_MAX (larger V may
+ *   overflow to Infinity).
  *   exp is a polynomial after range reduction (XNNPACK's rr2-p5 scheme) on
- *   [-87.34, 0], used by every build; measured max relative error 1.7e-7
+ *   [-87.34, 0], used by every build; max relative error 1.7e-7
  *   (about 1.4 ulp), see tests/native/test_attention.c and
  *   c/kernels/f32-exp.h. Below -87.34 it returns 0 (the true value
  *   is below FLT_MIN and cannot change a softmax sum of at least 1).
  *   tanh (softcap) is -e / (2 + e) with e = expm1(-2|x|) from the same
  *   range reduction and polynomial, sign restored (c/kernels/f32-tanh.h);
- *   measured max error against double tanh 1.5e-7 absolute (at most 11 ulp,
+ *   max error against double tanh 1.5e-7 absolute (at most 11 ulp,
  *   for |x| near 0.06), so softcap(x) = c tanh(x / c) is within 1.5e-7 c
  *   (tests/native/test_attention.c).
  *   lse = m + log(l) with the row max m and sum l of the softmax, log from
@@ -359,6 +367,27 @@ size_t attn_sdpa_call_scratch_size(const attn_shape* shape, int32_t kv_dtype, in
 size_t attn_sdpa_call_scratch_size_with(const attn_shape* shape, const attn_options* options, int32_t kv_dtype,
                                         int32_t with_steps);
 
+/* The kernel attn_sdpa runs on the output path (no step buffers, float32
+ * K and V) for n_q query rows, n_k keys, rows of d_k and `group` query heads
+ * per kv head:
+ *   ATTN_KERNEL_FUSED           n_q >= 4 and n_q n_k d_k > 2048;
+ *   ATTN_KERNEL_GROUPED_DECODE  otherwise, with n_q = 1 and group > 1: one
+ *                               call of the decode kernel takes the one query
+ *                               row of every head of the group (up to 64);
+ *   ATTN_KERNEL_DECODE          otherwise: the decode kernel, head by head.
+ * The kernels round differently, so a caller that splits a call into parts
+ * (rows, heads) gets the whole call's bits only where every part runs the
+ * whole call's kernel. attn_sdpa decides with this function.
+ * ATTN_KERNEL_INVALID when a size is below 1. */
+typedef enum attn_kernel {
+  ATTN_KERNEL_INVALID = -1,
+  ATTN_KERNEL_DECODE = 0,
+  ATTN_KERNEL_GROUPED_DECODE = 1,
+  ATTN_KERNEL_FUSED = 2
+} attn_kernel;
+
+int32_t attn_sdpa_kernel(int32_t n_q, int32_t n_k, int32_t d_k, int32_t group);
+
 /* COMPACT KV CACHES
  *
  * attn_sdpa_kv is attn_sdpa with K and V stored as float16 or int8 (a KV
@@ -394,12 +423,9 @@ size_t attn_sdpa_call_scratch_size_with(const attn_shape* shape, const attn_opti
  *   value, relative to the row's largest value. Per row because a token's
  *   row is complete when it is appended: it is quantized once, append and
  *   truncate cost O(1) per token, and the row never changes afterwards; the
- *   scale costs 4 bytes per row (with d = 64, int8 is 68 bytes a row against
- *   float32's 256, 0.266x). Finer groups (32 values) halve the error next to
- *   an outlier but cost 0.28x; per channel (KIVI) needs tokens in groups
- *   before they can be quantized. An outlier of size A in a row costs the
- *   row's other values A / 254 each: the model-like fixture
- *   (tests/fixtures/kvcache.json) has them.
+ *   scale costs 4 bytes per row (d + 4 bytes a row against float32's 4 d).
+ *   An outlier of size A in a row costs the row's other values A / 254
+ *   each.
  *
  * Error of the output against the float32 cache: with key errors e_jc =
  * |k'_jc - k_jc|, the logits of a query row move by at most
@@ -411,12 +437,8 @@ size_t attn_sdpa_call_scratch_size_with(const attn_shape* shape, const attn_opti
  *   (exp(2 delta) - 1) * max_j |v_j| + max_jc |v'_jc - v_jc|
  * plus float32 rounding. For int8, e_jc <= s_j / 2; for float16, e_jc <=
  * 2^-11 |k_jc| (+ 2^-25). tests/kvcache-dtype.test.js checks this bound
- * on every row of tests/fixtures/kvcache.json. Measured there, as the
- * largest output error over the largest output: float16 4.7e-4 (random
- * normal), 3.0e-3 (model-like: outlier key channels of 12-20x, a sink
- * token, an outlier value token); int8 9.3e-3 and 0.17, the latter from
- * the outliers: a key row's outlier channel sets its scale, and the other
- * channels lose precision with it.
+ * on every row of tests/fixtures/kvcache.json (bench/RESULTS.md has the
+ * errors found there).
  *
  * A row holding NaN or Infinity reads back as NaN throughout in int8 (its
  * scale is NaN), value by value in float16. */

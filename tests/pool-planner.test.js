@@ -1,21 +1,36 @@
 // The pool's split planner (web/pool/planner.js) alone, in Node: no
-// workers, no wasm. Its kernel rule against c/attention.c's; blocks that
+// workers. Its kernel rule against C's own (attn_sdpa_kernel); blocks that
 // cover a call once, start on the 4-row tile and each run the whole call's
 // kernel; options copied into data a worker can receive.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
+import { compileAttention } from '../web/attention.js';
 import { blockOptions, plainSdpaOptions, sdpaBlocks, sdpaKernel, sdpaPlan } from '../web/pool/planner.js';
 
 const kernel = suite('sdpaKernel: the kernel attn_sdpa picks');
-kernel('fewer than 4 query rows, or n_q n_k d_k <= 2048: decode; one row of a group of heads: grouped decode', () => {
-  for (const [nq, nk, dk, group, want] of [
-    [1, 8192, 64, 1, 'decode'], [2, 8192, 64, 1, 'decode'], [3, 8192, 64, 4, 'decode'], [1, 8192, 64, 4, 'grouped decode'],
-    [4, 8192, 64, 1, 'fused'], [4, 8, 64, 1, 'decode'], [4, 8, 64, 4, 'decode'], [5, 8, 64, 1, 'fused'],
-    [128, 16, 1, 1, 'decode'], [129, 16, 1, 1, 'fused'], [1, 1, 1, 2, 'grouped decode'], [2 ** 20, 2 ** 20, 2 ** 20, 1, 'fused'],
-  ]) {
-    assert.is(sdpaKernel(nq, nk, dk, group), want, `nq ${nq} nk ${nk} dk ${dk} group ${group}`);
+// The C rule itself: attn_sdpa_kernel, the function attn_sdpa decides with,
+// asked of the scalar module (compileAttention's module, instantiated as
+// loadAttention does), over a grid that holds each bound and its neighbours.
+const C_KERNELS = { 0: 'decode', 1: 'grouped decode', 2: 'fused' };
+kernel('agrees with C\'s attn_sdpa_kernel over a grid of sizes through every bound', async () => {
+  const module = await compileAttention({ simd: false });
+  const { exports } = await WebAssembly.instantiate(module, { env: { emscripten_notify_memory_growth() {} } });
+  assert.type(exports.attn_sdpa_kernel, 'function', 'the module exports attn_sdpa_kernel');
+  let checked = 0;
+  for (const nq of [1, 2, 3, 4, 5, 8, 64, 128, 129, 2048, 2049, 2 ** 20]) {
+    for (const nk of [1, 2, 7, 8, 16, 63, 64, 512, 2048, 2049, 2 ** 20]) {
+      for (const dk of [1, 2, 4, 16, 64, 128, 2048, 2049]) {
+        for (const group of [1, 2, 3, 64, 65]) {
+          const want = C_KERNELS[exports.attn_sdpa_kernel(nq, nk, dk, group)];
+          assert.is(sdpaKernel(nq, nk, dk, group), want, `nq ${nq} nk ${nk} dk ${dk} group ${group}`);
+          checked++;
+        }
+      }
+    }
   }
+  assert.ok(checked > 5000, 'the whole grid ran');
+  assert.is(exports.attn_sdpa_kernel(0, 8, 8, 1), -1, 'a size below 1 is ATTN_KERNEL_INVALID');
 });
 kernel.run();
 

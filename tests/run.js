@@ -30,9 +30,13 @@ if (!existsSync(`${root}node_modules/uvu`)) {
 
 ensureBuilt();
 
-// The scalar C path, compiled natively by the sanitizer tests and the fuzzer.
-const scalarSources = ['c/attention.c', 'c/attention-basics.c', 'c/attention-kv.c',
-  ...readdirSync(`${root}c/kernels`).filter((f) => f.endsWith('-scalar.c')).map((f) => `c/kernels/${f}`)];
+// The scalar C path, compiled natively by the sanitizer tests and the fuzzer:
+// every c/*.c but the wasm-only ones (the module's ISA, its malloc, the debug
+// build's trap), and every scalar kernel.
+const WASM_ONLY = new Set(['attention-isa.c', 'attention-alloc.c', 'debug-assert.c']);
+const scalarSources = [
+  ...readdirSync(`${root}c`).filter((f) => f.endsWith('.c') && !WASM_ONLY.has(f)).sort().map((f) => `c/${f}`),
+  ...readdirSync(`${root}c/kernels`).filter((f) => f.endsWith('-scalar.c')).sort().map((f) => `c/kernels/${f}`)];
 
 // Native: the scalar path compiled with the host compiler and sanitizers.
 {

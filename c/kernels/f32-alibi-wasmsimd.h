@@ -1,8 +1,9 @@
 /* f32-alibi-wasmsimd.h - ALiBi's bias added to a row of logits, or
- * written as a row of biases, with SIMD128, the same bits as attn__add_alibi (kernels.h): per key one exact
- * conversion of j - p to float, one rounded product by the slope, one
- * rounded add. The conversion is exact in both while |j - p| < 2^24; past
- * that (or where j - p leaves int32) the scalar helper runs. */
+ * written as a row of biases, with SIMD128, the same bits as
+ * attn__add_alibi (keys.h): per key one exact conversion of j - ref (the
+ * row's reference key, attn__alibi_ref) to float, one rounded product by
+ * the slope, one rounded add. The conversion is exact in both while
+ * |j - ref| < 2^24; past that the scalar helper runs. */
 #ifndef ATTN_F32_ALIBI_WASMSIMD_H
 #define ATTN_F32_ALIBI_WASMSIMD_H
 
@@ -10,10 +11,10 @@
 
 #include "kernels.h"
 
-/* z[jj] += slope * (j0 + jj - p) for jj < n, p = i + offset. */
+/* z[jj] += slope * (j0 + jj - ref) for jj < n, ref row i's reference key. */
 static inline void attn__add_alibi_wasmsimd(const attn__head* h, size_t i, size_t j0, size_t n, float* z) {
   if (h->alibi == 0.0f) return;
-  const int64_t first = (int64_t)j0 - ((int64_t)i + h->offset);  /* j0 - p */
+  const int64_t first = (int64_t)j0 - attn__alibi_ref(h, i);  /* j0 - ref */
   const int64_t exact = INT64_C(1) << 24;
   if (first <= -exact || first + (int64_t)n >= exact) {
     attn__add_alibi(h, i, j0, n, z);
@@ -32,7 +33,7 @@ static inline void attn__add_alibi_wasmsimd(const attn__head* h, size_t i, size_
 }
 
 /* bias[t] = slope * (first + t) for t < n (a multiple of 4), the bits of
- * attn__alibi_bias at distance j - p = first + t; 0 (nothing written) when
+ * attn__alibi_bias at distance j - ref = first + t; 0 (nothing written) when
  * a distance leaves the range where its conversion is exact. */
 static inline int attn__alibi_row_wasmsimd(float slope, int64_t first, size_t n, float* bias) {
   const int64_t exact = INT64_C(1) << 24;

@@ -85,7 +85,7 @@ void attn__f32_backward_rows_scalar(const attn__bwd_args* a, float* lse) {
       m = m_new;
     }
     const float l_keys = l;
-    const float alpha = attn__sink_join(h->sink, &m, &l);
+    const float alpha = attn__sink_join(attn__row_sink(h, i), &m, &l);
     if (lse != NULL) lse[i] = attn__lse(m, l);
     if (!with_out) a->delta[i] = l_keys == 0.0f ? 0.0f : alpha == 1.0f ? acc / l : acc * alpha / l;
   }

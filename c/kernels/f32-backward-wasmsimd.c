@@ -23,6 +23,7 @@
 
 #include "f32-exp-wasmsimd.h"
 #include "f32-madd-wasmsimd.h"
+#include "f32-tile-wasmsimd.h"
 #include "kernels.h"
 
 /* t (BWD_BC, BWD_BR): t[jj][ii] = sum_c kp(jj, c) xp(ii, c) for keys jj <
@@ -37,39 +38,14 @@ __attribute__((noinline)) static void attn__bwd_kx_tile_wasmsimd(const float* kp
   for (size_t j = 0; j < nk4; j += 4) {
     const float* k_group = kp + (j / 8) * d * 8 + j % 8;  /* keys j .. j+3 at k_group[c * 8 + 0..3] */
     for (size_t i = 0; i < nr8; i += 8) {
-      v128_t vacc0x0123 = wasm_f32x4_splat(0.0f), vacc0x4567 = vacc0x0123;
-      v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x0123;
-      v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x0123;
-      v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x0123;
       const float* x_panel = xp + (i / 8) * d * 8;  /* (d, 8) rows i .. i+7 */
-      const float* k_col = k_group;
-      for (size_t c = 0; c < d; c++) {
-        const v128_t vx0123 = wasm_v128_load(x_panel);
-        const v128_t vx4567 = wasm_v128_load(x_panel + 4);
-        x_panel += 8;
-        const v128_t vk0 = wasm_v128_load32_splat(k_col);
-        const v128_t vk1 = wasm_v128_load32_splat(k_col + 1);
-        const v128_t vk2 = wasm_v128_load32_splat(k_col + 2);
-        const v128_t vk3 = wasm_v128_load32_splat(k_col + 3);
-        k_col += 8;
-        vacc0x0123 = attn__f32x4_madd(vk0, vx0123, vacc0x0123);
-        vacc0x4567 = attn__f32x4_madd(vk0, vx4567, vacc0x4567);
-        vacc1x0123 = attn__f32x4_madd(vk1, vx0123, vacc1x0123);
-        vacc1x4567 = attn__f32x4_madd(vk1, vx4567, vacc1x4567);
-        vacc2x0123 = attn__f32x4_madd(vk2, vx0123, vacc2x0123);
-        vacc2x4567 = attn__f32x4_madd(vk2, vx4567, vacc2x4567);
-        vacc3x0123 = attn__f32x4_madd(vk3, vx0123, vacc3x0123);
-        vacc3x4567 = attn__f32x4_madd(vk3, vx4567, vacc3x4567);
+      const float* const k_cols[4] = {k_group, k_group + 1, k_group + 2, k_group + 3};
+      const attn__tile4x8 tile = attn__tile4x8_wasmsimd(d, k_cols, 8, x_panel, 8);
+      float* t_row = t + j * ATTN__BWD_BR + i;  /* (4, 8) of the (BWD_BC, BWD_BR) tile */
+      for (size_t r = 0; r < 4; r++) {
+        wasm_v128_store(t_row + r * ATTN__BWD_BR, tile.acc[r][0]);
+        wasm_v128_store(t_row + r * ATTN__BWD_BR + 4, tile.acc[r][1]);
       }
-      float* t_row = t + j * ATTN__BWD_BR + i;
-      wasm_v128_store(t_row, vacc0x0123);
-      wasm_v128_store(t_row + 4, vacc0x4567);
-      wasm_v128_store(t_row + ATTN__BWD_BR, vacc1x0123);
-      wasm_v128_store(t_row + ATTN__BWD_BR + 4, vacc1x4567);
-      wasm_v128_store(t_row + 2 * ATTN__BWD_BR, vacc2x0123);
-      wasm_v128_store(t_row + 2 * ATTN__BWD_BR + 4, vacc2x4567);
-      wasm_v128_store(t_row + 3 * ATTN__BWD_BR, vacc3x0123);
-      wasm_v128_store(t_row + 3 * ATTN__BWD_BR + 4, vacc3x4567);
     }
   }
 }
@@ -93,36 +69,9 @@ __attribute__((noinline)) static void attn__bwd_wx_wasmsimd(const float* w, size
     const float* w3 = w2 + ATTN__BWD_BR;
     size_t c = 0;
     for (; c + 8 <= d; c += 8) {
-      v128_t vacc0x0123 = wasm_v128_load(acc0 + c), vacc0x4567 = wasm_v128_load(acc0 + c + 4);
-      v128_t vacc1x0123 = wasm_v128_load(acc1 + c), vacc1x4567 = wasm_v128_load(acc1 + c + 4);
-      v128_t vacc2x0123 = wasm_v128_load(acc2 + c), vacc2x4567 = wasm_v128_load(acc2 + c + 4);
-      v128_t vacc3x0123 = wasm_v128_load(acc3 + c), vacc3x4567 = wasm_v128_load(acc3 + c + 4);
-      const float* x_col = x + c;
-      for (size_t r = 0; r < nr; r++) {
-        const v128_t vx0123 = wasm_v128_load(x_col);
-        const v128_t vx4567 = wasm_v128_load(x_col + 4);
-        x_col += d;
-        const v128_t vw0 = wasm_v128_load32_splat(w0 + r);
-        const v128_t vw1 = wasm_v128_load32_splat(w1 + r);
-        const v128_t vw2 = wasm_v128_load32_splat(w2 + r);
-        const v128_t vw3 = wasm_v128_load32_splat(w3 + r);
-        vacc0x0123 = attn__f32x4_madd(vw0, vx0123, vacc0x0123);
-        vacc0x4567 = attn__f32x4_madd(vw0, vx4567, vacc0x4567);
-        vacc1x0123 = attn__f32x4_madd(vw1, vx0123, vacc1x0123);
-        vacc1x4567 = attn__f32x4_madd(vw1, vx4567, vacc1x4567);
-        vacc2x0123 = attn__f32x4_madd(vw2, vx0123, vacc2x0123);
-        vacc2x4567 = attn__f32x4_madd(vw2, vx4567, vacc2x4567);
-        vacc3x0123 = attn__f32x4_madd(vw3, vx0123, vacc3x0123);
-        vacc3x4567 = attn__f32x4_madd(vw3, vx4567, vacc3x4567);
-      }
-      wasm_v128_store(acc0 + c, vacc0x0123);
-      wasm_v128_store(acc0 + c + 4, vacc0x4567);
-      wasm_v128_store(acc1 + c, vacc1x0123);
-      wasm_v128_store(acc1 + c + 4, vacc1x4567);
-      wasm_v128_store(acc2 + c, vacc2x0123);
-      wasm_v128_store(acc2 + c + 4, vacc2x4567);
-      wasm_v128_store(acc3 + c, vacc3x0123);
-      wasm_v128_store(acc3 + c + 4, vacc3x4567);
+      float* const acc_rows[4] = {acc0 + c, acc1 + c, acc2 + c, acc3 + c};  /* (4, 8) columns c .. c+7 */
+      const float* const w_rows[4] = {w0, w1, w2, w3};
+      attn__tile4x8_store(attn__tile4x8_add_wasmsimd(attn__tile4x8_load(acc_rows), nr, w_rows, 1, x + c, d), acc_rows);
     }
     for (; c < d; c++) {
       float s0 = acc0[c], s1 = acc1[c], s2 = acc2[c], s3 = acc3[c];
@@ -169,38 +118,10 @@ __attribute__((noinline)) static void attn__bwd_dq_wasmsimd(const float* ds, siz
     float* dq3 = dq2 + dq_stride;
     size_t c = 0;
     for (; c + 8 <= d_k; c += 8) {
-      v128_t vacc0x0123 = wasm_v128_load(dq0 + c), vacc0x4567 = wasm_v128_load(dq0 + c + 4);
-      v128_t vacc1x0123 = wasm_v128_load(dq1 + c), vacc1x4567 = wasm_v128_load(dq1 + c + 4);
-      v128_t vacc2x0123 = wasm_v128_load(dq2 + c), vacc2x4567 = wasm_v128_load(dq2 + c + 4);
-      v128_t vacc3x0123 = wasm_v128_load(dq3 + c), vacc3x4567 = wasm_v128_load(dq3 + c + 4);
-      const float* k_col = k + c;
-      const float* ds_col = ds + r;
-      for (size_t j = 0; j < nb; j++) {
-        const v128_t vk0123 = wasm_v128_load(k_col);
-        const v128_t vk4567 = wasm_v128_load(k_col + 4);
-        k_col += k_stride;
-        const v128_t vs0 = wasm_v128_load32_splat(ds_col);
-        const v128_t vs1 = wasm_v128_load32_splat(ds_col + 1);
-        const v128_t vs2 = wasm_v128_load32_splat(ds_col + 2);
-        const v128_t vs3 = wasm_v128_load32_splat(ds_col + 3);
-        ds_col += ATTN__BWD_BR;
-        vacc0x0123 = attn__f32x4_madd(vs0, vk0123, vacc0x0123);
-        vacc0x4567 = attn__f32x4_madd(vs0, vk4567, vacc0x4567);
-        vacc1x0123 = attn__f32x4_madd(vs1, vk0123, vacc1x0123);
-        vacc1x4567 = attn__f32x4_madd(vs1, vk4567, vacc1x4567);
-        vacc2x0123 = attn__f32x4_madd(vs2, vk0123, vacc2x0123);
-        vacc2x4567 = attn__f32x4_madd(vs2, vk4567, vacc2x4567);
-        vacc3x0123 = attn__f32x4_madd(vs3, vk0123, vacc3x0123);
-        vacc3x4567 = attn__f32x4_madd(vs3, vk4567, vacc3x4567);
-      }
-      wasm_v128_store(dq0 + c, vacc0x0123);
-      wasm_v128_store(dq0 + c + 4, vacc0x4567);
-      wasm_v128_store(dq1 + c, vacc1x0123);
-      wasm_v128_store(dq1 + c + 4, vacc1x4567);
-      wasm_v128_store(dq2 + c, vacc2x0123);
-      wasm_v128_store(dq2 + c + 4, vacc2x4567);
-      wasm_v128_store(dq3 + c, vacc3x0123);
-      wasm_v128_store(dq3 + c + 4, vacc3x4567);
+      float* const dq_rows[4] = {dq0 + c, dq1 + c, dq2 + c, dq3 + c};  /* (4, 8) columns c .. c+7 */
+      const float* const ds_rows[4] = {ds + r, ds + r + 1, ds + r + 2, ds + r + 3};  /* row t's ds of key j at [j * BWD_BR] */
+      attn__tile4x8_store(attn__tile4x8_add_wasmsimd(attn__tile4x8_load(dq_rows), nb, ds_rows, ATTN__BWD_BR, k + c, k_stride),
+                          dq_rows);
     }
     for (; c < d_k; c++) {
       float s0 = dq0[c], s1 = dq1[c], s2 = dq2[c], s3 = dq3[c];
@@ -315,7 +236,7 @@ void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, float* lse) {
     }
     for (size_t ii = 0; ii < nr; ii++) {
       const float l_keys = l[ii];
-      const float alpha = attn__sink_join(h->sink, &m[ii], &l[ii]);
+      const float alpha = attn__sink_join(attn__row_sink(h, i0 + ii), &m[ii], &l[ii]);
       if (lse != NULL) lse[i0 + ii] = attn__lse(m[ii], l[ii]);
       if (!with_out) a->delta[i0 + ii] = l_keys == 0.0f ? 0.0f : alpha == 1.0f ? acc[ii] / l[ii] : acc[ii] * alpha / l[ii];
     }

@@ -34,16 +34,6 @@
 #include "f32-tanh.h"
 #include "kernels.h"
 
-/* a . b in the SIMD twin's order (see above). */
-static float attn__dot(const float* a, const float* b, size_t n) {
-  const size_t n4 = n / 4 * 4;
-  float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  for (size_t p = 0; p < n4; p++) s[p % 4] = s[p % 4] + a[p] * b[p];
-  float dot = (s[0] + s[2]) + (s[1] + s[3]);
-  for (size_t p = n4; p < n; p++) dot = dot + a[p] * b[p];
-  return dot;
-}
-
 /* Row j of the head's keys: in place, turned by RoPE into buf (d_k) with
  * args->k_table, or a compact cache's row as float32 in buf. */
 static const float* attn__key_row(const attn__decode_args* args, const attn__head* h, size_t j, float* buf) {
@@ -53,7 +43,11 @@ static const float* attn__key_row(const attn__decode_args* args, const attn__hea
     return buf;
   }
   if (h->k_rows.dtype == ATTN__KV_F32) return h->k + j * h->k_stride;
-  attn__f32_kv_load_scalar(&h->k_rows, j, 1, h->d_k, buf, h->d_k);
+  if (h->k_rows.dtype == ATTN__KV_F16) {
+    attn__f16_f32_kv_load_scalar(&h->k_rows, j, 1, h->d_k, buf, h->d_k);
+  } else {
+    attn__i8_f32_kv_load_scalar(&h->k_rows, j, 1, h->d_k, buf, h->d_k);
+  }
   return buf;
 }
 
@@ -67,22 +61,29 @@ static float attn__value(const attn__head* h, attn__span span, const float* v, s
 void attn__f32_decode_scalar(const attn__decode_args* args) {
   assert(args != NULL && args->logits != NULL);
   assert((args->heads[0].k_rows.dtype == ATTN__KV_F32 && args->k_table == NULL) || args->tile != NULL);
-  float* z = args->logits;  /* (span) logits, then exp */
+  const attn__head* h0 = &args->heads[0];
+  const size_t z_stride = attn__round_up(h0->n_k, 4);
+  /* An int8 K takes its logits in integers (attn__i8_logits_ok), every
+   * row's at once: row r's from its span's start at logits + r z_stride,
+   * the rows' rounded queries in the tile. */
+  const int integer_logits = attn__i8_logits_ok(h0);
+  if (integer_logits) attn__i8_f32_logits_scalar(args, 0, h0->n_k, args->logits, z_stride, args->tile);
   for (size_t r = 0; r < attn__decode_rows(args); r++) {
+    float* z = integer_logits ? args->logits + r * z_stride : args->logits;  /* (span) logits, then exp */
     size_t i;
     const attn__head* h = attn__decode_head(args, r, &i);
     const size_t d_k = h->d_k, d_v = h->d_v;
     const float* q_row = h->q + i * h->q_stride;  /* (d_k) */
     float* out_row = h->out + i * h->out_stride;  /* (d_v) */
     const attn__span span = attn__key_span(h, i);
-    /* An int8 K takes its logits in integers (attn__i8_logits_ok). */
-    const int integer_logits = attn__i8_logits_ok(h);
-    int16_t* qi = (int16_t*)args->tile;  /* (d_k) q rounded to 16 bits */
-    const float qs = integer_logits ? attn__q16_row(q_row, d_k, qi) * h->scale : 0.0f;
     float m = -INFINITY;
     for (size_t j = span.lo; j < span.hi; j++) {
-      float zj = integer_logits ? attn__i8_logit(&h->k_rows, j, qi, d_k, qs)
-                                : attn__dot(q_row, attn__key_row(args, h, j, args->tile), d_k) * h->scale;
+      float zj;
+      if (integer_logits) {
+        zj = z[j - span.lo];
+      } else {
+        attn__f32_logits_scalar(q_row, attn__key_row(args, h, j, args->tile), 0, 0, 1, d_k, h->scale, &zj);
+      }
       if (h->softcap > 0.0f) zj = attn__softcapf(zj, h->softcap);
       if (h->bias != NULL) zj = zj + h->bias[i * h->bias_stride + j];
       if (h->alibi != 0.0f) zj = zj + attn__alibi_bias(h, i, j);
@@ -94,9 +95,9 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
     const float* v = h->v != NULL ? h->v + span.lo * h->v_stride : NULL;  /* (n, d_v) the span's values */
     if (m == -INFINITY) {  /* no allowed key */
       float l0 = 0.0f;
-      attn__sink_join(h->sink, &m, &l0);
+      attn__sink_join(attn__row_sink(h, i), &m, &l0);
       for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
-      if (h->lse != NULL) h->lse[i] = attn__lse(m, l0);
+      if (h->lse != NULL) h->lse[i] = attn__row_lse(h, i, m, l0);
       continue;
     }
     float l4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -105,12 +106,12 @@ void attn__f32_decode_scalar(const attn__decode_args* args) {
       l4[j % 4] = l4[j % 4] + z[j];
     }
     float l = (l4[0] + l4[1]) + (l4[2] + l4[3]);
-    const float alpha = attn__sink_join(h->sink, &m, &l);
+    const float alpha = attn__sink_join(attn__row_sink(h, i), &m, &l);
     for (size_t c = 0; c < d_v; c++) {
       float acc = 0.0f;
       for (size_t j = 0; j < n; j++) acc = acc + z[j] * attn__value(h, span, v, j, c);
       out_row[c] = alpha == 1.0f ? acc / l : acc * alpha / l;
     }
-    if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
+    if (h->lse != NULL) h->lse[i] = attn__row_lse(h, i, m, l);
   }
 }

@@ -1,9 +1,7 @@
 /* f32-decode-wasmsimd.c - the output path for few query rows with SIMD128.
  * Same algorithm and summation order as f32-decode-scalar.c (read that
  * first), so both give the same bits:
- *   - logits 4 keys at a time: one accumulator per key over d_k, so lane t
- *     holds the partial sum over p = t mod 4; a 4x4 shuffle transpose adds
- *     them as (s0 + s2) + (s1 + s3) for the 4 keys at once;
+ *   - logits from the logits family of K's dtype (*-logits-wasmsimd.c);
  *   - exp over whole vectors, the row padded with -Infinity (exp gives 0);
  *   - P V column by column in key order, several columns per vector, added
  *     into the output row, which is divided by l at the end.
@@ -24,92 +22,8 @@
 #include "kernels.h"
 
 /* The helpers that both decode paths call (float32 and compact K and V)
- * stay one function each: inlined into both, they doubled the kernel's
- * code (about 14 KB of each SIMD module), at no measured speed. */
+ * stay one function each rather than a copy inlined into each path. */
 #define ATTN__SHARED __attribute__((noinline))
-
-
-/* z[j] = (q . k_j) * scale for keys j0 <= j < j1, one row; key rows are
- * k_stride apart. */
-ATTN__SHARED static void attn__logits_wasmsimd(const float* q, const float* k, size_t k_stride, size_t j0, size_t j1,
-                                  size_t d_k, float scale, float* z) {
-  const size_t d_k4 = d_k / 4 * 4;
-  const v128_t vscale = wasm_f32x4_splat(scale);
-  size_t j = j0;
-  for (; j + 4 <= j1; j += 4) {
-    const float* k0 = k + j * k_stride;  /* (4, d_k) keys j .. j+3 */
-    const float* k1 = k0 + k_stride;
-    const float* k2 = k1 + k_stride;
-    const float* k3 = k2 + k_stride;
-    v128_t vacc0 = wasm_f32x4_splat(0.0f), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
-    for (size_t p = 0; p < d_k4; p += 4) {
-      const v128_t vq = wasm_v128_load(q + p);
-      vacc0 = attn__f32x4_madd(vq, wasm_v128_load(k0 + p), vacc0);
-      vacc1 = attn__f32x4_madd(vq, wasm_v128_load(k1 + p), vacc1);
-      vacc2 = attn__f32x4_madd(vq, wasm_v128_load(k2 + p), vacc2);
-      vacc3 = attn__f32x4_madd(vq, wasm_v128_load(k3 + p), vacc3);
-    }
-    v128_t vdot = attn__hsum4(vacc0, vacc1, vacc2, vacc3);
-    for (size_t p = d_k4; p < d_k; p++) {
-      vdot = attn__f32x4_madd(wasm_f32x4_splat(q[p]), wasm_f32x4_make(k0[p], k1[p], k2[p], k3[p]), vdot);
-    }
-    wasm_v128_store(z + j, wasm_f32x4_mul(vdot, vscale));
-  }
-  for (; j < j1; j++) {
-    const float* k_row = k + j * k_stride;  /* (d_k) */
-    v128_t vacc = wasm_f32x4_splat(0.0f);
-    for (size_t p = 0; p < d_k4; p += 4) {
-      vacc = attn__f32x4_madd(wasm_v128_load(q + p), wasm_v128_load(k_row + p), vacc);
-    }
-    float dot = (wasm_f32x4_extract_lane(vacc, 0) + wasm_f32x4_extract_lane(vacc, 2)) +
-                (wasm_f32x4_extract_lane(vacc, 1) + wasm_f32x4_extract_lane(vacc, 3));
-    for (size_t p = d_k4; p < d_k; p++) dot = dot + q[p] * k_row[p];
-    z[j] = dot * scale;
-  }
-}
-
-/* The same for two rows a and b and keys j < n, sharing the loads of K. */
-ATTN__SHARED static void attn__logits2_wasmsimd(const float* qa, const float* qb, const float* k, size_t k_stride, size_t n,
-                                   size_t d_k, float scale, float* za, float* zb) {
-  const size_t d_k4 = d_k / 4 * 4;
-  const v128_t vscale = wasm_f32x4_splat(scale);
-  size_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    const float* k0 = k + j * k_stride;  /* (4, d_k) keys j .. j+3 */
-    const float* k1 = k0 + k_stride;
-    const float* k2 = k1 + k_stride;
-    const float* k3 = k2 + k_stride;
-    v128_t va0 = wasm_f32x4_splat(0.0f), va1 = va0, va2 = va0, va3 = va0;
-    v128_t vb0 = va0, vb1 = va0, vb2 = va0, vb3 = va0;
-    for (size_t p = 0; p < d_k4; p += 4) {
-      const v128_t vqa = wasm_v128_load(qa + p);
-      const v128_t vqb = wasm_v128_load(qb + p);
-      v128_t vk = wasm_v128_load(k0 + p);
-      va0 = attn__f32x4_madd(vqa, vk, va0);
-      vb0 = attn__f32x4_madd(vqb, vk, vb0);
-      vk = wasm_v128_load(k1 + p);
-      va1 = attn__f32x4_madd(vqa, vk, va1);
-      vb1 = attn__f32x4_madd(vqb, vk, vb1);
-      vk = wasm_v128_load(k2 + p);
-      va2 = attn__f32x4_madd(vqa, vk, va2);
-      vb2 = attn__f32x4_madd(vqb, vk, vb2);
-      vk = wasm_v128_load(k3 + p);
-      va3 = attn__f32x4_madd(vqa, vk, va3);
-      vb3 = attn__f32x4_madd(vqb, vk, vb3);
-    }
-    v128_t vdota = attn__hsum4(va0, va1, va2, va3);
-    v128_t vdotb = attn__hsum4(vb0, vb1, vb2, vb3);
-    for (size_t p = d_k4; p < d_k; p++) {
-      const v128_t vk = wasm_f32x4_make(k0[p], k1[p], k2[p], k3[p]);
-      vdota = attn__f32x4_madd(wasm_f32x4_splat(qa[p]), vk, vdota);
-      vdotb = attn__f32x4_madd(wasm_f32x4_splat(qb[p]), vk, vdotb);
-    }
-    wasm_v128_store(za + j, wasm_f32x4_mul(vdota, vscale));
-    wasm_v128_store(zb + j, wasm_f32x4_mul(vdotb, vscale));
-  }
-  attn__logits_wasmsimd(qa, k, k_stride, j, n, d_k, scale, za);
-  attn__logits_wasmsimd(qb, k, k_stride, j, n, d_k, scale, zb);
-}
 
 /* Row i's logits z (n, its key span from span.lo) become weights: softcap,
  * bias, mask, -Infinity padding to a multiple of 4, exp(z - max) in place.
@@ -231,7 +145,7 @@ static void attn__zero_row(float* out, size_t d_v) {
 static void attn__finish_row_wasmsimd(const attn__head* h, size_t i, float l, float m) {
   float* out = h->out + i * h->out_stride;  /* (d_v) */
   const float l_keys = l;
-  const float alpha = attn__sink_join(h->sink, &m, &l);
+  const float alpha = attn__sink_join(attn__row_sink(h, i), &m, &l);
   if (l_keys == 0.0f) {
     attn__zero_row(out, h->d_v);
   } else if (alpha != 1.0f) {
@@ -242,7 +156,7 @@ static void attn__finish_row_wasmsimd(const attn__head* h, size_t i, float l, fl
     for (; c + 4 <= h->d_v; c += 4) wasm_v128_store(out + c, wasm_f32x4_div(wasm_v128_load(out + c), vl));
     for (; c < h->d_v; c++) out[c] = out[c] / l;
   }
-  if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
+  if (h->lse != NULL) h->lse[i] = attn__row_lse(h, i, m, l);
 }
 
 /* Keys per block of the logits when RoPE turns them (a part of
@@ -258,7 +172,7 @@ static void attn__finish_row_wasmsimd(const attn__head* h, size_t i, float l, fl
  * by block for all rows, then each row's weights, then P V block by block
  * into the output rows, divided by l at the end. With RoPE, up to 4 rows
  * of rotate_half pairs take each key turned as it is read
- * (attn__f32_rope_logits4_wasmsimd, f32-rope-wasmsimd.c: the turn's arithmetic computes while K
+ * (attn__f32_rope_logits4_wasmsimd, f32-rope-logits-wasmsimd.c: the turn's arithmetic computes while K
  * streams in, as the logits' does, and no tile is written and read back);
  * other rows and pairs turn blocks of ATTN__DECODE_ROPE_KB keys into
  * args->tile first. */
@@ -295,10 +209,10 @@ static void attn__decode_group_wasmsimd(const attn__decode_args* args) {
     }
     size_t r = 0;
     for (; r + 2 <= n_rows; r += 2) {
-      attn__logits2_wasmsimd(heads[r].q, heads[r + 1].q, kb, kb_stride, nb, d_k, heads[r].scale,
+      attn__f32_logits2_wasmsimd(heads[r].q, heads[r + 1].q, kb, kb_stride, nb, d_k, heads[r].scale,
                              z + r * z_stride + j0, z + (r + 1) * z_stride + j0);
     }
-    if (r < n_rows) attn__logits_wasmsimd(heads[r].q, kb, kb_stride, 0, nb, d_k, heads[r].scale, z + r * z_stride + j0);
+    if (r < n_rows) attn__f32_logits_wasmsimd(heads[r].q, kb, kb_stride, 0, nb, d_k, heads[r].scale, z + r * z_stride + j0);
   }
   for (size_t r = 0; r < n_rows; r++) {
     l[r] = attn__weights_wasmsimd(&heads[r], 0, span, z + r * z_stride, &m[r]);
@@ -331,8 +245,8 @@ static void attn__decode_compact_wasmsimd(const attn__decode_args* args);
 
 /* The compact caches' decode is called through a pointer read as volatile,
  * for the reason attention.c calls the kernels so (kernels.h): inlined into
- * this kernel, whose only caller it has, it made one function of both, and
- * the float32 decode ran 15-20% slower. */
+ * this kernel, whose only caller it has, it would make one function of
+ * both, whose register allocation slows the float32 decode. */
 static void (*volatile attn__decode_compact)(const attn__decode_args*) = attn__decode_compact_wasmsimd;
 
 void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
@@ -371,8 +285,8 @@ void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
       const float* qb = hb->q + ib * hb->q_stride;  /* (d_k) */
       float* out_b = hb->out + ib * hb->out_stride;  /* (d_v) */
       float mb;
-      attn__logits2_wasmsimd(qa, qb, k, k_stride, na, d_k, ha->scale, za, zb);
-      attn__logits_wasmsimd(qb, k, k_stride, na, nb, d_k, hb->scale, zb);
+      attn__f32_logits2_wasmsimd(qa, qb, k, k_stride, na, d_k, ha->scale, za, zb);
+      attn__f32_logits_wasmsimd(qb, k, k_stride, na, nb, d_k, hb->scale, zb);
       la = attn__weights_wasmsimd(ha, ia, sa, za, &ma);
       const float lb = attn__weights_wasmsimd(hb, ib, sb, zb, &mb);
       attn__zero_row(out_b, d_v);
@@ -387,7 +301,7 @@ void attn__f32_decode_wasmsimd(const attn__decode_args* args) {
       attn__finish_row_wasmsimd(hb, ib, lb, mb);
       r += 2;
     } else {
-      attn__logits_wasmsimd(qa, k, k_stride, 0, na, d_k, ha->scale, za);
+      attn__f32_logits_wasmsimd(qa, k, k_stride, 0, na, d_k, ha->scale, za);
       la = attn__weights_wasmsimd(ha, ia, sa, za, &ma);
       if (la != 0.0f) attn__pv_acc_wasmsimd(za, na, v, v_stride, d_v, out_a);
       r += 1;
@@ -446,7 +360,7 @@ static int attn__queries_up_wasmsimd(const attn__decode_args* args, float* q_up)
  * path's functions on those floats, so a row gets the bits the scalar twin
  * gives (each logit alone, P V added block by block in key order).
  * A float16 block is loaded as its bits' float32, the values times 2^-112
- * (attn__f16_kv_load_bits_wasmsimd: no rebias multiply), and the 2^112
+ * (attn__f16_f32_kv_load_bits_wasmsimd: no rebias multiply), and the 2^112
  * moves to the other factor: the query rows for the logits (when every
  * |q_p| < 2^16, else K is loaded as its values), the weights for P V (at
  * most 1). Powers of two multiply exactly short of overflow, so each
@@ -478,9 +392,9 @@ static void attn__decode_compact_wasmsimd(const attn__decode_args* args) {
   const int integer_logits = attn__i8_logits_ok(h0), f16 = h0->k_rows.dtype == ATTN__KV_F16;
   float* q_up = tile + ATTN__DECODE_KB * (d_k > d_v ? d_k : d_v);  /* float16: (n_rows, d_k) q * 2^112 */
   const int k_bits = f16 && attn__queries_up_wasmsimd(args, q_up);
-  if (integer_logits) attn__i8_logits_wasmsimd(args, lo, hi, z, z_stride, tile);
+  if (integer_logits) attn__i8_f32_logits_wasmsimd(args, lo, hi, z, z_stride, tile);
   /* Rows in fours with one span (a decode step's heads), K widened in
-   * registers (attn__f16_logits4_wasmsimd). */
+   * registers (attn__f16_f32_logits4_wasmsimd). */
   const int fours = k_bits && n_rows % 4 == 0 && d_k % 8 == 0 && attn__one_span(args);
   for (size_t j0 = lo; !integer_logits && j0 < hi; j0 += ATTN__DECODE_KB) {
     const size_t nb = hi - j0 < ATTN__DECODE_KB ? hi - j0 : ATTN__DECODE_KB;
@@ -490,14 +404,14 @@ static void attn__decode_compact_wasmsimd(const attn__decode_args* args) {
                             z + (r + 2) * z_stride + (j0 - lo), z + (r + 3) * z_stride + (j0 - lo)};
       const attn__head* h = &args->heads[r];  /* n_q = 1: row r is head r */
       const float scale[4] = {h[0].scale, h[1].scale, h[2].scale, h[3].scale};
-      done = attn__f16_logits4_wasmsimd(q_up + r * d_k, (const uint16_t*)h0->k_rows.data, h0->k_rows.stride, j0,
+      done = attn__f16_f32_logits4_wasmsimd(q_up + r * d_k, (const uint16_t*)h0->k_rows.data, h0->k_rows.stride, j0,
                                         j0 + nb, d_k, scale, zr);
     }
     if (done) continue;
     if (k_bits) {
-      attn__f16_kv_load_bits_wasmsimd(&h0->k_rows, j0, nb, d_k, tile, d_k);
+      attn__f16_f32_kv_load_bits_wasmsimd(&h0->k_rows, j0, nb, d_k, tile, d_k);
     } else {
-      attn__f32_kv_load_wasmsimd(&h0->k_rows, j0, nb, d_k, tile, d_k);
+      attn__kv_load(&h0->k_rows, j0, nb, d_k, tile, d_k);
     }
     for (size_t r = 0; r < n_rows; r++) {
       size_t i, i2;
@@ -510,14 +424,14 @@ static void attn__decode_compact_wasmsimd(const attn__decode_args* args) {
         const attn__head* h2 = attn__decode_head(args, r + 1, &i2);
         const attn__span s2 = attn__key_span(h2, i2), part2 = attn__block_part(s2, j0, nb);
         if (part2.lo == part.lo && part2.hi == part.hi) {
-          attn__logits2_wasmsimd(q, k_bits ? q_up + (r + 1) * d_k : h2->q + i2 * h2->q_stride, k, d_k,
+          attn__f32_logits2_wasmsimd(q, k_bits ? q_up + (r + 1) * d_k : h2->q + i2 * h2->q_stride, k, d_k,
                                  part.hi - part.lo, d_k, h->scale,
                                  z + r * z_stride + (part.lo - s.lo), z + (r + 1) * z_stride + (part.lo - s2.lo));
           r++;
           continue;
         }
       }
-      attn__logits_wasmsimd(q, k, d_k, 0, part.hi - part.lo, d_k, h->scale, z + r * z_stride + (part.lo - s.lo));
+      attn__f32_logits_wasmsimd(q, k, d_k, 0, part.hi - part.lo, d_k, h->scale, z + r * z_stride + (part.lo - s.lo));
     }
   }
   for (size_t r = 0; r < n_rows; r++) {
@@ -531,9 +445,9 @@ static void attn__decode_compact_wasmsimd(const attn__decode_args* args) {
   for (size_t j0 = lo; j0 < hi; j0 += ATTN__DECODE_KB) {
     const size_t nb = hi - j0 < ATTN__DECODE_KB ? hi - j0 : ATTN__DECODE_KB;
     if (f16) {
-      attn__f16_kv_load_bits_wasmsimd(&h0->v_rows, j0, nb, d_v, tile, d_v);
+      attn__f16_f32_kv_load_bits_wasmsimd(&h0->v_rows, j0, nb, d_v, tile, d_v);
     } else {
-      attn__f32_kv_load_wasmsimd(&h0->v_rows, j0, nb, d_v, tile, d_v);
+      attn__kv_load(&h0->v_rows, j0, nb, d_v, tile, d_v);
     }
     for (size_t r = 0; r < n_rows; r++) {
       if (l[r] == 0.0f) continue;

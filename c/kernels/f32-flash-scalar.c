@@ -95,11 +95,11 @@ void attn__f32_flash_scalar(const attn__flash_args* args) {
       float* out_row = h->out + (i0 + r) * h->out_stride;  /* (d_v) */
       const float* acc_row = acc + r * d_v_pad;
       const float l_keys = l[r];
-      const float alpha = attn__sink_join(h->sink, &m[r], &l[r]);
+      const float alpha = attn__sink_join(attn__row_sink(h, i0 + r), &m[r], &l[r]);
       for (size_t c = 0; c < d_v; c++) {
         out_row[c] = l_keys == 0.0f ? 0.0f : alpha == 1.0f ? acc_row[c] / l[r] : acc_row[c] * alpha / l[r];
       }
-      if (h->lse != NULL) h->lse[i0 + r] = attn__lse(m[r], l[r]);
+      if (h->lse != NULL) h->lse[i0 + r] = attn__row_lse(h, i0 + r, m[r], l[r]);
     }
   }
 }

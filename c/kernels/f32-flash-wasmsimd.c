@@ -18,6 +18,7 @@
 #include "f32-exp-wasmsimd.h"
 #include "f32-madd-wasmsimd.h"
 #include "f32-tanh-wasmsimd.h"
+#include "f32-tile-wasmsimd.h"
 #include "kernels.h"
 
 /* z (4, KB): z[r][jj] = (q_r . k_(j0 + jj)) * scale + alibi[MR - 1 - r + jj]
@@ -25,37 +26,18 @@
  * qt is the query tile interleaved, (d_k, 4): element p of row r at
  * qt[p * 4 + r], so the four splats of a step read one 16-byte line.
  * k_panels points at the panel of key j0. vmax[r] gets the lanes of row r's
- * max (NaN propagating), for blocks that need no masking. 8 accumulators, 2 key
- * vectors and the splats fit x86-64's vector registers without spilling
- * (6 x 8 with 12 accumulators is slower: V8 spills, bench/RESULTS.md). */
+ * max (NaN propagating), for blocks that need no masking. The dot products
+ * are the shared 4 x 8 tile (f32-tile-wasmsimd.h; a 6 x 8 tile's 12
+ * accumulators would spill). */
 static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, size_t d_k, size_t nbp,
                                       v128_t vscale, const float* alibi, float* z, v128_t vmax[4]) {
   v128_t vmax0 = wasm_f32x4_splat(-INFINITY), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;
   for (size_t jj = 0; jj < nbp; jj += 8) {
-    v128_t vacc0x0123 = wasm_f32x4_splat(0.0f), vacc0x4567 = vacc0x0123;
-    v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x0123;
-    v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x0123;
-    v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x0123;
     const float* k_panel = k_panels + (jj / 8) * d_k * 8;  /* (d_k, 8) keys j0+jj .. j0+jj+7 */
-    const float* q_col = qt;                         /* (d_k, 4) */
-    for (size_t p = 0; p < d_k; p++) {
-      const v128_t vk0123 = wasm_v128_load(k_panel);
-      const v128_t vk4567 = wasm_v128_load(k_panel + 4);
-      k_panel += 8;
-      const v128_t vq0 = wasm_v128_load32_splat(q_col);
-      const v128_t vq1 = wasm_v128_load32_splat(q_col + 1);
-      const v128_t vq2 = wasm_v128_load32_splat(q_col + 2);
-      const v128_t vq3 = wasm_v128_load32_splat(q_col + 3);
-      q_col += 4;
-      vacc0x0123 = attn__f32x4_madd(vq0, vk0123, vacc0x0123);
-      vacc0x4567 = attn__f32x4_madd(vq0, vk4567, vacc0x4567);
-      vacc1x0123 = attn__f32x4_madd(vq1, vk0123, vacc1x0123);
-      vacc1x4567 = attn__f32x4_madd(vq1, vk4567, vacc1x4567);
-      vacc2x0123 = attn__f32x4_madd(vq2, vk0123, vacc2x0123);
-      vacc2x4567 = attn__f32x4_madd(vq2, vk4567, vacc2x4567);
-      vacc3x0123 = attn__f32x4_madd(vq3, vk0123, vacc3x0123);
-      vacc3x4567 = attn__f32x4_madd(vq3, vk4567, vacc3x4567);
-    }
+    const float* const q_rows[4] = {qt, qt + 1, qt + 2, qt + 3};  /* (d_k, 4): row r's element p at [p * 4 + r] */
+    const attn__tile4x8 t = attn__tile4x8_wasmsimd(d_k, q_rows, 4, k_panel, 8);
+    v128_t vacc0x0123 = t.acc[0][0], vacc0x4567 = t.acc[0][1], vacc1x0123 = t.acc[1][0], vacc1x4567 = t.acc[1][1];
+    v128_t vacc2x0123 = t.acc[2][0], vacc2x4567 = t.acc[2][1], vacc3x0123 = t.acc[3][0], vacc3x4567 = t.acc[3][1];
     vacc0x0123 = wasm_f32x4_mul(vacc0x0123, vscale);
     vacc0x4567 = wasm_f32x4_mul(vacc0x4567, vscale);
     vacc1x0123 = wasm_f32x4_mul(vacc1x0123, vscale);
@@ -107,40 +89,13 @@ static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* v_col
   float* acc2 = acc1 + d_v_pad;
   float* acc3 = acc2 + d_v_pad;
   for (size_t c = 0; c < d_v_pad; c += 8) {
-    v128_t vacc0x0123 = wasm_f32x4_mul(wasm_v128_load(acc0 + c), valpha0);
-    v128_t vacc0x4567 = wasm_f32x4_mul(wasm_v128_load(acc0 + c + 4), valpha0);
-    v128_t vacc1x0123 = wasm_f32x4_mul(wasm_v128_load(acc1 + c), valpha1);
-    v128_t vacc1x4567 = wasm_f32x4_mul(wasm_v128_load(acc1 + c + 4), valpha1);
-    v128_t vacc2x0123 = wasm_f32x4_mul(wasm_v128_load(acc2 + c), valpha2);
-    v128_t vacc2x4567 = wasm_f32x4_mul(wasm_v128_load(acc2 + c + 4), valpha2);
-    v128_t vacc3x0123 = wasm_f32x4_mul(wasm_v128_load(acc3 + c), valpha3);
-    v128_t vacc3x4567 = wasm_f32x4_mul(wasm_v128_load(acc3 + c + 4), valpha3);
+    float* const acc_rows[4] = {acc0 + c, acc1 + c, acc2 + c, acc3 + c};  /* (4, 8) columns c .. c+7 */
+    attn__tile4x8 t = attn__tile4x8_load(acc_rows);
+    const v128_t valpha[4] = {valpha0, valpha1, valpha2, valpha3};
+    for (size_t r = 0; r < 4; r++) t.acc[r][0] = wasm_f32x4_mul(t.acc[r][0], valpha[r]), t.acc[r][1] = wasm_f32x4_mul(t.acc[r][1], valpha[r]);
     const float* v_panel = v_col_panels + (c / 8) * n_k * 8;  /* (nb, 8) columns c .. c+7 */
-    for (size_t jj = 0; jj < nb; jj++) {
-      const v128_t vv0123 = wasm_v128_load(v_panel);
-      const v128_t vv4567 = wasm_v128_load(v_panel + 4);
-      v_panel += 8;
-      const v128_t vw0 = wasm_v128_load32_splat(p + jj);
-      const v128_t vw1 = wasm_v128_load32_splat(p + ATTN__KB + jj);
-      const v128_t vw2 = wasm_v128_load32_splat(p + 2 * ATTN__KB + jj);
-      const v128_t vw3 = wasm_v128_load32_splat(p + 3 * ATTN__KB + jj);
-      vacc0x0123 = attn__f32x4_madd(vw0, vv0123, vacc0x0123);
-      vacc0x4567 = attn__f32x4_madd(vw0, vv4567, vacc0x4567);
-      vacc1x0123 = attn__f32x4_madd(vw1, vv0123, vacc1x0123);
-      vacc1x4567 = attn__f32x4_madd(vw1, vv4567, vacc1x4567);
-      vacc2x0123 = attn__f32x4_madd(vw2, vv0123, vacc2x0123);
-      vacc2x4567 = attn__f32x4_madd(vw2, vv4567, vacc2x4567);
-      vacc3x0123 = attn__f32x4_madd(vw3, vv0123, vacc3x0123);
-      vacc3x4567 = attn__f32x4_madd(vw3, vv4567, vacc3x4567);
-    }
-    wasm_v128_store(acc0 + c, vacc0x0123);
-    wasm_v128_store(acc0 + c + 4, vacc0x4567);
-    wasm_v128_store(acc1 + c, vacc1x0123);
-    wasm_v128_store(acc1 + c + 4, vacc1x4567);
-    wasm_v128_store(acc2 + c, vacc2x0123);
-    wasm_v128_store(acc2 + c + 4, vacc2x4567);
-    wasm_v128_store(acc3 + c, vacc3x0123);
-    wasm_v128_store(acc3 + c + 4, vacc3x4567);
+    const float* const p_rows[4] = {p, p + ATTN__KB, p + 2 * ATTN__KB, p + 3 * ATTN__KB};
+    attn__tile4x8_store(attn__tile4x8_add_wasmsimd(t, nb, p_rows, 1, v_panel, 8), acc_rows);
   }
 }
 
@@ -171,15 +126,23 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
     for (size_t r = 0; r < ATTN__MR; r++) m[r] = -INFINITY, l[r] = 0.0f;
     const attn__span keys = attn__tile_keys(h, i0, rows, spans);
     for (size_t c = 0; c < ATTN__MR * d_v_pad; c += 4) wasm_v128_store(acc + c, wasm_f32x4_splat(0.0f));
+    /* One table of ALiBi biases serves the tile when row r's reference key
+     * is the last row's minus (MR - 1 - r), as where each row's span ends
+     * at its own position. */
+    const int64_t tile_ref = attn__alibi_ref(h, i0 + ATTN__MR - 1);
+    int alibi_steps = h->alibi != 0.0f;
+    for (size_t r = 0; alibi_steps && r < rows; r++) {
+      alibi_steps = attn__alibi_ref(h, i0 + r) + (int64_t)(ATTN__MR - 1 - r) == tile_ref;
+    }
     for (size_t j0 = keys.lo; j0 < keys.hi; j0 += ATTN__KB) {
       const size_t nb = keys.hi - j0 < ATTN__KB ? keys.hi - j0 : ATTN__KB;
       const size_t nbp = attn__round_up(nb, 8);
       /* ALiBi's biases of the block for the tile's last row, from key j0 - 3
        * on (row r reads them from 3 - r), added in the tile's store when
-       * they are the last term of a logit (no softcap or bias before them). */
-      const int alibi_in_tile = h->alibi != 0.0f && h->softcap == 0.0f && h->bias == NULL &&
-                                attn__alibi_row_wasmsimd(h->alibi, (int64_t)j0 - ((int64_t)(i0 + ATTN__MR - 1) + h->offset),
-                                                         nbp + ATTN__MR, alibi_row);
+       * they are the last term of a logit (no softcap or bias before them)
+       * and the rows' reference keys step with the rows (alibi_steps). */
+      const int alibi_in_tile = alibi_steps && h->softcap == 0.0f && h->bias == NULL &&
+                                attn__alibi_row_wasmsimd(h->alibi, (int64_t)j0 - tile_ref, nbp + ATTN__MR, alibi_row);
       v128_t vtile_max[4];
       attn__score_tile_wasmsimd(qt, args->k_panels + j0 * d_k, d_k, nbp, vscale, alibi_in_tile ? alibi_row : NULL, s,
                                 vtile_max);
@@ -244,8 +207,8 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
       float* out_row = h->out + (i0 + r) * h->out_stride;  /* (d_v) */
       const float* acc_row = acc + r * d_v_pad;
       const float l_keys = l[r];
-      const float sink_alpha = attn__sink_join(h->sink, &m[r], &l[r]);
-      if (h->lse != NULL) h->lse[i0 + r] = attn__lse(m[r], l[r]);
+      const float sink_alpha = attn__sink_join(attn__row_sink(h, i0 + r), &m[r], &l[r]);
+      if (h->lse != NULL) h->lse[i0 + r] = attn__row_lse(h, i0 + r, m[r], l[r]);
       if (l_keys == 0.0f) {  /* no allowed key */
         for (size_t c = 0; c < d_v; c++) out_row[c] = 0.0f;
         continue;

@@ -2,12 +2,13 @@
  * Same algorithm as f32-gemm-scalar.c: each c[i][j] sums k in order 0..k-1,
  * product rounded before the add, so both give identical bits (the relaxed
  * build fuses them, f32-madd-wasmsimd.h, and rounds once).
- * Tile: 4 rows x 8 columns (8 accumulators), then 4 rows x 4 columns, then a
+ * Tile: 4 rows x 8 columns (the shared tile, f32-tile-wasmsimd.h), then 4 rows x 4 columns, then a
  * scalar column tail that never reads b past column n. */
 #include <assert.h>
 #include <wasm_simd128.h>
 
 #include "f32-madd-wasmsimd.h"
+#include "f32-tile-wasmsimd.h"
 #include "kernels.h"
 
 static void attn__gemm_rows_wasmsimd(size_t rows, size_t n, size_t k, const float* a,
@@ -19,42 +20,23 @@ static void attn__gemm_rows_wasmsimd(size_t rows, size_t n, size_t k, const floa
   const float* a1 = rows > 1 ? a0 + a_stride : a0;
   const float* a2 = rows > 2 ? a1 + a_stride : a1;
   const float* a3 = rows > 3 ? a2 + a_stride : a2;
+  const float* const a_rows[4] = {a0, a1, a2, a3};
   float* c0 = c;
   float* c1 = rows > 1 ? c0 + c_stride : c0;
   float* c2 = rows > 2 ? c1 + c_stride : c1;
   float* c3 = rows > 3 ? c2 + c_stride : c2;
   size_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    v128_t vacc0x0123 = wasm_f32x4_splat(0.0f), vacc0x4567 = vacc0x0123;
-    v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x0123;
-    v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x0123;
-    v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x0123;
-    for (size_t p = 0; p < k; p++) {
-      const float* b_row = b + p * b_stride + j;
-      const v128_t vb0123 = wasm_v128_load(b_row);
-      const v128_t vb4567 = wasm_v128_load(b_row + 4);
-      const v128_t va0 = wasm_f32x4_splat(a0[p]);
-      const v128_t va1 = wasm_f32x4_splat(a1[p]);
-      const v128_t va2 = wasm_f32x4_splat(a2[p]);
-      const v128_t va3 = wasm_f32x4_splat(a3[p]);
-      vacc0x0123 = attn__f32x4_madd(va0, vb0123, vacc0x0123);
-      vacc0x4567 = attn__f32x4_madd(va0, vb4567, vacc0x4567);
-      vacc1x0123 = attn__f32x4_madd(va1, vb0123, vacc1x0123);
-      vacc1x4567 = attn__f32x4_madd(va1, vb4567, vacc1x4567);
-      vacc2x0123 = attn__f32x4_madd(va2, vb0123, vacc2x0123);
-      vacc2x4567 = attn__f32x4_madd(va2, vb4567, vacc2x4567);
-      vacc3x0123 = attn__f32x4_madd(va3, vb0123, vacc3x0123);
-      vacc3x4567 = attn__f32x4_madd(va3, vb4567, vacc3x4567);
-    }
+    const attn__tile4x8 t = attn__tile4x8_wasmsimd(k, a_rows, 1, b + j, b_stride);
     /* Store the aliased rows first so the real rows win. */
-    wasm_v128_store(c3 + j, vacc3x0123);
-    wasm_v128_store(c3 + j + 4, vacc3x4567);
-    wasm_v128_store(c2 + j, vacc2x0123);
-    wasm_v128_store(c2 + j + 4, vacc2x4567);
-    wasm_v128_store(c1 + j, vacc1x0123);
-    wasm_v128_store(c1 + j + 4, vacc1x4567);
-    wasm_v128_store(c0 + j, vacc0x0123);
-    wasm_v128_store(c0 + j + 4, vacc0x4567);
+    wasm_v128_store(c3 + j, t.acc[3][0]);
+    wasm_v128_store(c3 + j + 4, t.acc[3][1]);
+    wasm_v128_store(c2 + j, t.acc[2][0]);
+    wasm_v128_store(c2 + j + 4, t.acc[2][1]);
+    wasm_v128_store(c1 + j, t.acc[1][0]);
+    wasm_v128_store(c1 + j + 4, t.acc[1][1]);
+    wasm_v128_store(c0 + j, t.acc[0][0]);
+    wasm_v128_store(c0 + j + 4, t.acc[0][1]);
   }
   for (; j + 4 <= n; j += 4) {
     v128_t vacc0 = wasm_f32x4_splat(0.0f), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;

@@ -19,9 +19,9 @@
  * call over all of them.
  *
  * The float64 log, exp, sin and cos are here rather than the C library's:
- * the same code in every build, and without the library's tables (about
- * 15 KB per module). Their errors are a few ulp of float64
- * (tests/native/test_attention.c measures them against the C library),
+ * the same code in every build, and without the library's tables. Their
+ * errors are a few ulp of float64 (tests/native/test_attention.c checks
+ * them against the C library),
  * far below the float32 rounding that follows. theta >= 1 keeps every
  * frequency at most 1, so angles stay below 2^33 (positions are int32 plus
  * a row), where the reduction by pi/2 below is accurate.

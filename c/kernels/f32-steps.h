@@ -49,7 +49,8 @@ static inline void attn__f32_steps(const attn__steps_args* args, attn__f32_gemm_
       m = attn__max_nan(m, z);
     }
     if (args->logits != NULL) {
-      for (size_t j = 0; j < n_cols; j++) args->logits[i * n_cols + j] = weights_row[j];
+      const float shift = attn__alibi_shift(h, i);  /* the logits as defined: ALiBi from p */
+      for (size_t j = 0; j < n_cols; j++) args->logits[i * n_cols + j] = h->alibi == 0.0f ? weights_row[j] : weights_row[j] + shift;
     }
     float l = 0.0f, alpha = 1.0f;
     if (h->lse != NULL || h->sink != -INFINITY) {
@@ -59,9 +60,9 @@ static inline void attn__f32_steps(const attn__steps_args* args, attn__f32_gemm_
         for (size_t j = 0; j < n_cols; j++) l = l + attn__expf_nonpos(weights_row[j] - m);
       }
       const float l_keys = l;
-      alpha = attn__sink_join(h->sink, &m, &l);
+      alpha = attn__sink_join(attn__row_sink(h, i), &m, &l);
       alpha = l_keys == 0.0f ? 0.0f : alpha * l_keys / l;  /* the sink's share off every weight */
-      if (h->lse != NULL) h->lse[i] = attn__lse(m, l);
+      if (h->lse != NULL) h->lse[i] = attn__row_lse(h, i, m, l);
     }
     softmax(n_cols, weights_row, weights_row);
     if (h->sink != -INFINITY) {

@@ -12,7 +12,7 @@
  * Below y = -18 expm1 is -1 to float precision (tanh = 1). For a < 2^-12,
  * tanh(a) = a to float precision (the next term, a^3 / 3, is below half an
  * ulp of a), so a is returned. NaN stays NaN, +-Infinity give +-1.
- * Error against double tanh, measured by tests/native/test_attention.c over
+ * Error against double tanh, checked by tests/native/test_attention.c over
  * [-20, 20]: at most 1.5e-7 absolute (about 1.3 ulp of results near 1); in
  * ulp of the result at most 11, reached for |x| around 0.06, where the exp
  * polynomial's absolute error of about 1e-7 is large next to expm1 ~ -2|x|.

@@ -7,10 +7,29 @@
 
 #include "kernels.h"
 
-void attn__f32_kv_load_scalar(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride) {
-  assert(src != NULL && dst != NULL && src->dtype != ATTN__KV_F32);
+/* Rows of a compact K or V as float32 values, one value at a time. */
+static void attn__kv_load_values(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride) {
   for (size_t j = 0; j < n; j++) {
     for (size_t c = 0; c < d; c++) dst[j * dst_stride + c] = attn__kv_value(src, j0 + j, c);
+  }
+}
+
+void attn__f16_f32_kv_load_scalar(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride) {
+  assert(src != NULL && dst != NULL && src->dtype == ATTN__KV_F16);
+  attn__kv_load_values(src, j0, n, d, dst, dst_stride);
+}
+
+void attn__i8_f32_kv_load_scalar(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst, size_t dst_stride) {
+  assert(src != NULL && dst != NULL && src->dtype == ATTN__KV_I8);
+  attn__kv_load_values(src, j0, n, d, dst, dst_stride);
+}
+
+void attn__f16_f32_kv_load_bits_scalar(const attn__kv_rows* src, size_t j0, size_t n, size_t d, float* dst,
+                                       size_t dst_stride) {
+  assert(src != NULL && dst != NULL && src->dtype == ATTN__KV_F16);
+  for (size_t j = 0; j < n; j++) {
+    const uint16_t* row = (const uint16_t*)src->data + (j0 + j) * src->stride;  /* (d) */
+    for (size_t c = 0; c < d; c++) dst[j * dst_stride + c] = attn__f16_f32_bits(row[c]);
   }
 }
 
@@ -24,8 +43,7 @@ static float attn__row_amax(const float* x, size_t d) {
 void attn__f32_kv_store_scalar(int32_t dtype, const float* x, size_t n, size_t d, void* dst, float* scales) {
   assert(x != NULL && dst != NULL && dtype != ATTN__KV_F32);
   if (dtype == ATTN__KV_F16) {
-    uint16_t* h = dst;  /* (n, d) */
-    for (size_t i = 0; i < n * d; i++) h[i] = attn__f16_bits(x[i]);
+    attn__f16_store(x, n * d, dst);
     return;
   }
   int8_t* q = dst;  /* (n, d) */

@@ -16,20 +16,28 @@
  *     finite and the fused and step paths agree to 1e-4 of the largest
  *     |V| value; every weight row sums to 1 or is all 0.
  * Then, reading the input from its end, the options of attn_options on the same
- * tensors: softcap, window, query offsets (scalar or per batch), kv_lengths,
+ * tensors: softcap, window, query offsets (scalar or per batch, now and then
+ * far past the keys), ALiBi slopes (now and then +-3e38), kv_lengths,
  * a mask and a bias broadcast by strides with a short last dimension, and
  * the bshd layout by strides. There the step path's logits say which keys
  * are allowed: a row without one is 0 on both paths with lse -Infinity, and
  * with moderate inputs outputs and lse agree between the paths.
  * Last, attn_sdpa_backward on the first tensors: a status, fully masked
  * rows with dq 0, and with moderate inputs finite gradients that agree with
- * and without the forward's output. */
+ * and without the forward's output.
+ * Besides, on q and k as drawn, the decode kernel's scalar twins that
+ * attn_sdpa does not call on the scalar build: float16 logits and rows
+ * against the float32 logits of the same values, RoPE logits against a
+ * turn and the float32 logits, the same bits (fuzz_twins). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <stdio.h>
+
+#include "../../c/kernels/f32-rope.h"
+#include "../../c/kernels/kernels.h"
 
 #include "../../c/attention.h"
 
@@ -152,9 +160,16 @@ static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_hea
     o.sinks = sinks;
   }
   if (g & 16) {
-    for (int32_t h = 0; h < heads; h++) slopes[h] = (float)take(r) / 64.0f;
+    /* Now and then the largest slopes of either sign: far keys weigh 0. */
+    for (int32_t h = 0; h < heads; h++) {
+      const uint8_t x = take(r);
+      slopes[h] = g & 32 ? (x & 1 ? 3e38f : -3e38f) : (float)x / 64.0f;
+    }
     o.alibi = slopes;
   }
+  /* Query offsets far past the keys, where p - j leaves float32's exact
+   * integers (ALiBi is measured from each row's reference key there). */
+  if (g & 64) o.query_offset = g & 128 ? INT32_MAX - 80 - (int32_t)(take(r) % 8) : (1 << 24) + (int32_t)take(r);
   const size_t rows = (size_t)batch * heads * n_q, out_n = rows * d_v, steps_n = rows * n_k;
   const size_t scratch_n = attn_sdpa_scratch_size_with(&sh, &o);
   if (scratch_n == 0) FAIL("options: no scratch size for valid options");
@@ -182,6 +197,10 @@ static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_hea
                       i * (sh.out.row_stride ? sh.out.row_stride : (size_t)d_v);
     int any = 0;
     for (int32_t j = 0; j < n_k; j++) any |= !(isinf(logits[row * n_k + j]) && logits[row * n_k + j] < 0);
+    /* The step logits add ALiBi's row constant slope * (r - p) back: with a
+     * slope of 3e38 it leaves float32's range, every logit reads -Infinity
+     * and says nothing of which keys are allowed (attention.h). */
+    if (o.alibi != NULL && (g & 32) != 0) continue;
     /* A row with no allowed key: lse is -Infinity, or the sink with one. */
     const float empty = o.sinks ? o.sinks[h] : -INFINITY;
     if (!any && (lse[row] != empty || lse2[row] != empty)) FAIL("options: row %zu has no key but lse %g %g", row, lse[row], lse2[row]);
@@ -199,7 +218,8 @@ static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_hea
       if (moderate && (!isfinite(a) || !isfinite(bb))) FAIL("options: non-finite output row %zu: %g %g", row, a, bb);
       if (moderate && fabsf(a - bb) > 1e-4f * vmax) FAIL("options: fused %g vs steps %g, row %zu", a, bb, row);
     }
-    if (moderate && any && !(fabsf(lse[row] - lse2[row]) <= 1e-4f * fmaxf(1.0f, fabsf(lse2[row])))) {
+    /* (Equal covers an lse past float32's range: a slope of 3e38 far from the keys.) */
+    if (moderate && any && lse[row] != lse2[row] && !(fabsf(lse[row] - lse2[row]) <= 1e-4f * fmaxf(1.0f, fabsf(lse2[row])))) {
       FAIL("options: lse fused %g vs steps %g, row %zu", lse[row], lse2[row], row);
     }
   }
@@ -228,6 +248,58 @@ static void fuzz_options(reader* r, int32_t batch, int32_t heads, int32_t kv_hea
   free(scores), free(scaled), free(logits), free(weights);
 }
 
+/* The twins on q (4 rows cycled from n_rows) and k (n_k, d_k): float16
+ * logits equal the float32 logits of the same values where every key is
+ * finite (each product the same real number), the bits form of a row is
+ * 2^-112 of its values, and RoPE's logits are those of the turned keys. */
+static void fuzz_twins(const float* q, size_t n_rows, const float* k, size_t n_k, size_t d_k) {
+  const size_t d8 = d_k / 8 * 8, n = n_k < 16 ? n_k : 16;
+  if (d8 == 0) return;
+  uint16_t* k16 = malloc(n * d8 * sizeof *k16);    /* (n, d8) */
+  float* kv = malloc(n * d8 * sizeof *kv);         /* (n, d8) values, then turned keys */
+  float* bits = malloc(n * d8 * sizeof *bits);     /* (n, d8) */
+  float* q_up = malloc(4 * d8 * sizeof *q_up);     /* (4, d8) */
+  float* z = malloc(8 * n * sizeof *z);            /* (4, n) twice */
+  float* table = malloc(n * d8 * sizeof *table);   /* (n, d8) cos and sin */
+  for (size_t j = 0; j < n; j++)
+    for (size_t c = 0; c < d8; c++) k16[j * d8 + c] = attn__f16_bits(k[j * d_k + c]);
+  const attn__kv_rows rows = {.dtype = ATTN__KV_F16, .data = k16, .stride = d8};
+  attn__f16_f32_kv_load_scalar(&rows, 0, n, d8, kv, d8);
+  attn__f16_f32_kv_load_bits_scalar(&rows, 0, n, d8, bits, d8);
+  int finite = 1, small = 1;
+  for (size_t x = 0; x < n * d8; x++) {
+    finite = finite && isfinite(kv[x]);
+    if (isfinite(kv[x]) && bits[x] * 0x1p112f != kv[x]) abort();
+  }
+  const float* rows4[4];
+  for (size_t t = 0; t < 4; t++) {
+    rows4[t] = q + (t % n_rows) * d_k;
+    for (size_t c = 0; c < d8; c++) {
+      small = small && fabsf(rows4[t][c]) < 0x1p16f;
+      q_up[t * d8 + c] = rows4[t][c] * 0x1p112f;
+    }
+  }
+  const float scale[4] = {1.0f, 0.5f, 0.25f, 2.0f};
+  float* const z4[4] = {z, z + n, z + 2 * n, z + 3 * n};
+  if (attn__f16_f32_logits4_scalar(q_up, k16, d8, 0, n, d8, scale, z4) != finite) abort();
+  for (size_t t = 0; small && finite && t < 4; t++) {
+    attn__f32_logits_scalar(rows4[t], kv, d8, 0, n, d8, scale[t], z + 4 * n);
+    if (memcmp(z4[t], z + 4 * n, n * sizeof *z) != 0) abort();
+  }
+  /* RoPE over all of d8 (dims / 2 a multiple of 4). */
+  attn__rope_table(10000.0, d8, 7, n, table);
+  attn__f32_rope_logits4_scalar(rows4, scale, 4, k, d_k, n, d8, table, d8, z, n);
+  attn__f32_rope_scalar(k, d_k, n, d8, table, d8, 0, kv, d8);
+  for (size_t t = 0; t < 4; t++) {
+    attn__f32_logits_scalar(rows4[t], kv, d8, 0, n, d8, scale[t], z + 4 * n);
+    for (size_t j = 0; j < n; j++) {
+      const float a = z[t * n + j], b = z[4 * n + j];
+      if (!(a == b || (a != a && b != b))) abort();
+    }
+  }
+  free(k16), free(kv), free(bits), free(q_up), free(z), free(table);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   reader r = {data, size};
   const uint8_t shape = take(&r);
@@ -254,6 +326,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fill(&r, q, nq_all * d_k, &moderate);
   fill(&r, k, nk_all * d_k, &moderate);
   fill(&r, v, nk_all * d_v, &moderate);
+  fuzz_twins(q, nq_all, k, (size_t)n_k, (size_t)d_k);
   uint8_t* mask = NULL;
   float* bias = NULL;
   if (use_mask) {

@@ -35,6 +35,8 @@ static float uniform(void) {
   return (float)((rng_state >> 8) * (1.0 / 8388608.0) - 1.0);
 }
 
+#include "twins.h"
+
 static float* fill(size_t n, float amp) {
   float* x = malloc(n * sizeof *x);
   for (size_t i = 0; i < n; i++) x[i] = uniform() * amp;
@@ -514,6 +516,7 @@ static void test_compact_rope(void) {
 }
 
 int main(void) {
+  test_twins();
   test_backward();
   test_masked_row_with_infinite_values();
   test_exp();
