@@ -156,7 +156,7 @@ export interface PositionOptions {
   /**
    * ALiBi (BLOOM, MPT; PyTorch/HF pass it as an attn_mask bias): logits += -slope_h * (p - j),
    * p = i + queryOffset, computed in the kernel. true: the standard slopes for the head count
-   * (alibiSlopes); or a Float32Array(heads) of slopes of magnitude at most 2^64 (so the bias stays finite).
+   * (alibiSlopes); or a Float32Array(heads) of finite slopes (the bias is formed from each row's reference key, so even 3e38 gives no NaN).
    */
   alibi?: boolean | Float32Array | null;
 }

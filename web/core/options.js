@@ -24,8 +24,9 @@
 //   sinks        Float32Array(heads) of logits finite as float32: each joins its head's
 //                softmax denominators, with no value.
 //   alibi        absent or false: none; true: the standard slopes for the head count
-//                (alibiSlopes); or Float32Array(heads) slopes of magnitude at most
-//                ALIBI_SLOPE_MAX: logits += -slope * (p - j).
+//                (alibiSlopes); or Float32Array(heads) of finite slopes: logits +=
+//                -slope * (p - j), formed in C from the row's reference key, so any
+//                finite slope gives no NaN (c/attention.h).
 //   kvCache      batch, kvHeads (default 1), dk, dv (default dk), capacity: positive
 //                integers; layout as above; dtype 'float32' (default), 'float16' or 'int8'
 //                (checkCacheOptions, for one instance's cache and the pool's alike).
@@ -257,13 +258,12 @@ export function checkCacheRope(held, rope, call) {
   }
 }
 
-/** A Float32Array of one float32 per head (sinks, ALiBi slopes), each finite and at most `most` in magnitude. */
-function checkPerHead(value, name, heads, what, most = Infinity) {
+/** A Float32Array of one finite float32 per head (sinks, ALiBi slopes). */
+function checkPerHead(value, name, heads, what) {
   if (!(value instanceof Float32Array)) throw new TypeError(`${name} must be a Float32Array of heads = ${heads} ${what}, got ${describe(value)}`);
   if (value.length !== heads) throw new RangeError(`${name} has ${value.length} values, expected heads = ${heads}`);
   for (let h = 0; h < heads; h++) {
     if (!Number.isFinite(value[h])) throw new RangeError(`${name}[${h}] is ${value[h]}, must be finite`);
-    if (Math.abs(value[h]) > most) throw new RangeError(`${name}[${h}] is ${value[h]}, must be at most ${most} in magnitude`);
   }
   return value;
 }
@@ -286,18 +286,11 @@ export function alibiSlopes(heads) {
   return slopes;
 }
 
-/**
- * The largest ALiBi slope magnitude: a slope times any distance between a
- * query and a key position (below 2^32) stays below 2^96, far inside
- * float32's range, so the bias is never Infinity or NaN.
- */
-export const ALIBI_SLOPE_MAX = 2 ** 64;
-
-/** alibi: absent or false -> null; true -> alibiSlopes(heads); else a Float32Array(heads) of slopes of magnitude at most ALIBI_SLOPE_MAX. */
+/** alibi: absent or false -> null; true -> alibiSlopes(heads); else a Float32Array(heads) of finite slopes. */
 export function checkAlibi(value, name, heads) {
   if (value == null || value === false) return null;
   if (value === true) return alibiSlopes(heads);
-  return checkPerHead(value, name, heads, 'slopes (or true for the standard ones)', ALIBI_SLOPE_MAX);
+  return checkPerHead(value, name, heads, 'slopes (or true for the standard ones)');
 }
 
 // ---- a KV cache's options ---------------------------------------------------
