@@ -43,7 +43,7 @@ button.thumb.chosen { border: 2px solid var(--attn-select); padding: 3px; }
 button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .predictions .row { justify-content: space-between; flex-wrap: nowrap; }
 .scroll-y { max-height: 13em; overflow: auto; max-width: 100%; }
-.predictions .scroll-y { contain: strict; }
+.predictions .scroll-y.fixed { contain: strict; }
 /* More rows below the fold: the last lines fade, as a table cut on the right does. */
 .scroll-y.more { mask-image: linear-gradient(to bottom, #000 calc(100% - 2.5em), rgb(0 0 0 / 0.2)); }
 .scroll-y + .more-note { margin: 2px 0 0; font-size: 0.8em; color: var(--attn-muted); }
@@ -63,6 +63,10 @@ button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .loss-curve .axis { stroke: var(--attn-muted); stroke-width: 1; }
 .loss-curve .loss { fill: none; stroke: var(--attn-accent); stroke-width: 1.5; }
 .model-train [hidden] { display: none; }
+/* A figure (a compact embed) writes no heading or text of its own: the article around it does. */
+.root[data-appearance="figure"] .model-part > h2, .root[data-appearance="figure"] .model-part > .explanation,
+.root[data-appearance="figure"] .predictions h3, .root[data-appearance="figure"] .predictions > .explanation { display: none; }
+.root[data-appearance="figure"] .predictions .row { justify-content: flex-end; }
 @media (prefers-color-scheme: dark) {
   .guess-table tr.right .next { color: #3fb950; }
 }
@@ -227,7 +231,8 @@ export class ModelView {
     const right = s.predictions.filter((top, i) => t[i + 1] !== undefined && top[0].word === t[i + 1]).length;
     const note = s.truncated > 0 ? ` The model reads at most ${s.context} words; the last ${s.truncated} are left out.` : '';
     const where = repeated ? ' The repeat starts at the marked row.' : '';
-    put(g.note, 'textContent', `The top 3 for the word after each word; ${right} of ${t.length - 1} right. Before a repeat it is anyone's guess; on the repeat, induction copies what came next last time.${where}${note}`);
+    const ambiguous = ambiguityText(t);
+    put(g.note, 'textContent', `The top 3 for the word after each word; ${right} of ${t.length - 1} right. Before a repeat it is anyone's guess; on the repeat, induction copies what came next last time.${where}${ambiguous}${note}`);
     // Whether rows hide below the fold changes with their count (or a scroll):
     // reading the box's height forces a layout, so training's repaints skip it.
     const more = g.rows !== rows.length;
@@ -243,9 +248,16 @@ export class ModelView {
     if (more) {
       // A box of fixed height with size containment: the rows training
       // rewrites are laid out inside it, not the page around it.
-      g.box.style.height = '';
-      g.box.style.height = `${g.box.offsetHeight}px`;
-      markMore(g.box);
+      const box = g.box;
+      box.classList.remove('fixed');
+      box.style.height = '';
+      const height = box.offsetHeight;
+      // Not laid out yet (hidden): measured again on the next render.
+      if (height > 0) {
+        box.style.height = `${height}px`;
+        box.classList.add('fixed');
+      } else g.rows = -1;
+      markMore(box);
     }
   }
 
@@ -312,6 +324,23 @@ export class ModelView {
       status, curve);
     return { play, step, stop, status, curve };
   }
+}
+
+// Induction copies the word that followed the current word's earlier
+// occurrence: a word that occurred more than once, followed by different
+// words, leaves two to copy. Says which, for the guesses' note.
+function ambiguityText(words) {
+  const followers = new Map(); // word -> the words that followed it so far, in order
+  const said = new Map();
+  words.forEach((w, i) => {
+    const seen = followers.get(w) ?? [];
+    if (new Set(seen).size > 1 && !said.has(w)) said.set(w, [...new Set(seen)]);
+    if (i + 1 < words.length) followers.set(w, [...seen, words[i + 1]]);
+  });
+  if (said.size === 0) return '';
+  const quote = (x) => `“${x}”`;
+  const list = (xs) => (xs.length === 2 ? `${xs[0]} and ${xs[1]}` : `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]}`);
+  return ' ' + [...said].map(([w, next]) => `${quote(w)} occurred more than once, followed by ${list(next.map(quote))}: copying what came next is ambiguous there, so the model may guess either.`).join(' ');
 }
 
 // Writes a property only when it changes: every write of a text marks it
