@@ -29,7 +29,9 @@ const TYPES = {
 };
 
 /** The paths of the project the page needs: a file, or a folder ending in /. */
-export const PAGE_FILES = Object.freeze(['/index.html', '/web/', '/dist/']);
+// The front page links to the figure and story pages of tests/pages/ (and the model they show).
+export const PAGE_FILES = Object.freeze(['/index.html', '/web/', '/dist/', '/tests/pages/article.html', '/tests/pages/train-figure.html',
+  '/tests/pages/model.html', '/tests/pages/grounds.html', '/tests/pages/story.html']);
 
 /**
  * A static file server for `dir`; resolves to the listening http.Server.

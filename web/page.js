@@ -1,23 +1,52 @@
 // page.js - index.html's script: the explorer's settings live in the URL, so
 // a view can be shared. Reads ?tokens=...&seed=... into attributes on load and
-// writes them back after every change; the settings table says which.
+// writes them back after every change, each change a history entry (Back and
+// Forward read them again); the settings table says which.
 import './explorer.js';
 import { SETTINGS, parseSetting } from './worked/settings.js';
 
 const explorer = document.getElementById('explorer');
 const PARAMS = SETTINGS.filter((s) => s.url);
 
-const query = new URLSearchParams(location.search);
-for (const s of PARAMS) {
-  const value = query.get(s.attr);
-  if (value === null) continue;
-  // A boolean is "1" in the address the page writes and a present attribute
-  // on the element; a hand-typed "?causal" or "causal=true" is on too, as the
-  // attribute would be (parseSetting: only "0" and "false" are off).
-  if (s.kind === 'bool') explorer.toggleAttribute(s.attr, parseSetting(s, value));
-  else explorer.setAttribute(s.attr, value);
+// A boolean in the address is "1" or "0" as the page writes it, or present
+// with no value, "true" or "false" as people type it; anything else
+// ("causal=maybe") is refused with a notice and the setting keeps its default.
+const BOOLEAN_TEXTS = ['', '1', '0', 'true', 'false'];
+const notice = document.getElementById('url-notice');
+
+// Sets the explorer's attributes from an address's query: those it names,
+// and (on Back or Forward) removes those it does not.
+function applyQuery(search, { clear }) {
+  const query = new URLSearchParams(search);
+  const refused = [];
+  for (const s of PARAMS) {
+    const value = query.get(s.attr);
+    if (value === null || (s.kind === 'bool' && !BOOLEAN_TEXTS.includes(value))) {
+      if (value !== null) refused.push(`${s.attr}=${value}: ${s.attr} takes 1 or 0 (or true, false); it stays ${explorer.hasAttribute(s.attr) && !clear ? 'on' : 'off'}`);
+      if (clear) explorer.removeAttribute(s.attr);
+      continue;
+    }
+    if (s.kind === 'bool') explorer.toggleAttribute(s.attr, parseSetting(s, value));
+    else if (explorer.getAttribute(s.attr) !== value) explorer.setAttribute(s.attr, value);
+  }
+  if (notice) {
+    notice.textContent = refused.join('. ');
+    notice.hidden = refused.length === 0;
+  }
+  return query.get('mask');
 }
-let pendingMask = query.get('mask');
+
+let pendingMask = applyQuery(location.search, { clear: false });
+// The first address the page writes is the one it was opened with, tidied:
+// it replaces that entry. Later changes are the learner's: each adds one, so
+// Back returns to the setting before.
+let replaceNext = true;
+
+window.addEventListener('popstate', () => {
+  replaceNext = true;
+  pendingMask = applyQuery(location.search, { clear: true });
+  if (pendingMask === null) explorer.mask = null;
+});
 
 // Writing the address costs more than a whole recompute, so during a slider
 // drag it is written once the changes pause.
@@ -34,10 +63,28 @@ function writeURL(detail) {
   if (detail.mask) next.set('mask', detail.mask.map((r) => r.map((x) => (x ? '1' : '0')).join('')).join('.'));
   const search = [next.toString(), ...bare].filter(Boolean).join('&');
   const url = `${location.pathname}${search ? `?${search}` : ''}${location.hash}`;
-  if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(null, '', url);
+  if (url === `${location.pathname}${location.search}${location.hash}`) {
+    replaceNext = false;
+    return;
+  }
+  if (replaceNext) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
+  replaceNext = false;
 }
 
+// The introduction for the mode shown: a model's own (data-mode="model:<name>"),
+// else the one for any model, else the one for the random draws.
+const ledes = [...document.querySelectorAll('.lede[data-mode]')];
+function showLede() {
+  const model = explorer.getAttribute('model');
+  const modes = model ? [`model:${model}`, 'model'] : ['draws'];
+  const shown = modes.map((m) => ledes.find((p) => p.dataset.mode === m)).find(Boolean);
+  for (const p of ledes) p.hidden = p !== shown;
+}
+showLede();
+
 explorer.addEventListener('attention-change', (event) => {
+  showLede();
   if (pendingMask !== null) {
     // Rows of 0/1 separated by dots, applied once the token count is known.
     const rows = pendingMask.split('.').map((r) => [...r].map((c) => c === '1'));

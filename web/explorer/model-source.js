@@ -7,6 +7,7 @@
 // layer's input, W_Q/W_K/W_V of that head) or, for outside attention, the
 // weights alone; it draws the model view (model-view.js) through `render`.
 
+import { Matrix } from '../core/matrix.js';
 import { loadModel } from '../model.js';
 import { normalizeConfig } from '../worked/computation.js';
 import { externalWeightText, headLabel, headName, normalizeAttentions, patternScores } from './attentions.js';
@@ -39,7 +40,10 @@ export class ModelSource {
   #external = null; // normalized attentions (property or attentions-src)
   #externalFrom = ''; // 'property' | the attentions-src URL
   #fetching = '';
-  #training = null; // { worker, model, scores, losses, step, accuracy, playing, seed }
+  #training = null; // the fresh model training in a Worker (#startTraining)
+  #rendered = null; // the source render drew last
+  #visible = true; // the model view is on screen
+  #observer = null; // IntersectionObserver of the model view
 
   /**
    * @param {HTMLElement} host the element (its model-head and tokens attributes are the state)
@@ -96,7 +100,7 @@ export class ModelSource {
 
   #prepare(config, view) {
     const external = this.#external;
-    const trained = this.#training?.model ? this.#training : this.#loaded;
+    const trained = this.#training?.model ? { model: this.#training.model, scores: this.#training.scores } : this.#loaded;
     if (!external && !trained) return null;
     const shown = new Set([...view.show].filter((p) => (external ? ['model', 'lines', 'weights'].includes(p) : true)));
     if (external) {
@@ -112,6 +116,11 @@ export class ModelSource {
     }
     const { model, scores } = trained;
     const tokens = config.tokens.slice(0, model.context);
+    const t = this.#training;
+    if (t?.model && tokens.join(' ') !== t.sent) {
+      t.sent = tokens.join(' ');
+      t.worker.postMessage({ type: 'view', tokens });
+    }
     const pick = this.#pick(view, model.layers, model.heads, bestInduction(scores));
     const r = model.forward(tokens);
     const w = model.head(pick.layer, pick.head);
@@ -137,6 +146,7 @@ export class ModelSource {
       if (source && !source.error) root.dataset.model = source.kind;
       else delete root.dataset.model;
     }
+    this.#rendered = source;
     if (!source || source.error || !source.view.show.has('model')) {
       this.#view.hide();
       return;
@@ -150,13 +160,7 @@ export class ModelSource {
       });
       return;
     }
-    const { model, scores, forward, pick } = source;
-    this.#view.render({
-      kind: 'model', tokens: forward.words, attention: forward.attentions, pick, steps: model.steps, scale: { value: source.config.scale, dk: model.dHead },
-      labels: scores.map((row) => row.map((s) => headLabel(s))),
-      predictions: model.predict(forward.tokens, 3), truncated: source.truncated, context: model.context,
-      training: t?.model ? { step: t.step, losses: t.allLosses, accuracy: t.accuracy, playing: t.playing, seed: t.seed } : null,
-    });
+    this.#view.render(this.#modelState(source, t?.model ? t : null));
   }
 
   /** The popover's text for a weight of outside attention: where it came from, no derivation. */
@@ -225,51 +229,126 @@ export class ModelSource {
   }
 
   // ---- training from scratch in a Worker -----------------------------------------
+  //
+  // The worker reports what the model view draws (model-worker.js says how);
+  // a report repaints the model view alone, in the next animation frame, and
+  // is acknowledged once painted. The lines and tables below come from the
+  // full weights, which arrive only at start, pause, after Step and at the
+  // end: a report never rebuilds a model or recomputes the explorer.
 
   #startTraining(seed) {
     this.stopTraining();
     const worker = new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' });
-    const t = { worker, model: null, scores: null, allLosses: [], step: 0, accuracy: null, playing: false, seed, pending: null };
+    const t = {
+      worker, seed, meta: null, model: null, live: null, scores: null, allLosses: [], step: 0, accuracy: null,
+      playing: false, finished: false, sent: '', frame: 0, unpainted: false,
+    };
     this.#training = t;
-    worker.onmessage = ({ data }) => this.#onProgress(t, data);
+    this.#watchVisibility();
+    worker.onmessage = ({ data }) => this.#onMessage(t, data);
     worker.onerror = (e) => {
       this.#error = `Training stopped: ${e.message ?? 'the worker failed'}`;
       this.#changed();
     };
-    worker.postMessage({ type: 'start', seed });
+    const tokens = this.#host.config?.tokens ?? [];
+    t.sent = tokens.join(' ');
+    worker.postMessage({ type: 'start', seed, tokens });
   }
 
   #play() {
     const t = this.#training;
-    if (!t) return;
+    if (!t || t.finished) return;
     t.playing = !t.playing;
     t.worker.postMessage({ type: t.playing ? 'play' : 'pause' });
-    this.#changed();
+    this.#paintLive(t);
   }
 
-  #onProgress(t, data) {
+  #onMessage(t, data) {
     if (this.#training !== t) return;
     if (data.type === 'error') {
       this.#error = `Training stopped: ${data.message}`;
       this.#changed();
-      return;
+    } else if (data.type === 'ready') {
+      t.meta = data;
+    } else if (data.type === 'report') {
+      this.#onReport(t, data);
+    } else if (data.type === 'model') {
+      // The full weights, for the lines and tables of the chosen head.
+      loadModel(data.json).then((model) => {
+        if (this.#training !== t) return;
+        t.model = model;
+        this.#changed();
+      }, (err) => {
+        this.#error = `Training stopped: ${err.message}`;
+        this.#changed();
+      });
     }
-    t.allLosses.push(...data.losses);
+  }
+
+  #onReport(t, data) {
+    for (const loss of data.losses) t.allLosses.push(loss);
     t.step = data.step;
-    if (data.scores) t.scores = data.scores;
+    t.finished = data.finished;
+    // The worker pauses itself at the end; a Pause on its way there is moot.
+    if (!data.playing && (data.finished || !t.playing)) t.playing = false;
+    if (data.scores) t.scores = unpackScores(data.scores, t.meta.layers, t.meta.heads);
     if (data.accuracy !== undefined) t.accuracy = data.accuracy;
-    // Only the newest snapshot is loaded: older ones still loading are dropped.
-    const json = data.json;
-    t.pending = json;
-    loadModel(json).then((model) => {
-      if (this.#training !== t || t.pending !== json) return;
-      t.model = model;
-      t.scores ??= model.headScores({ sequences: 8 });
-      this.#changed();
-    }, (err) => {
-      this.#error = `Training stopped: ${err.message}`;
-      this.#changed();
+    const { n } = data;
+    const attention = Array.from({ length: t.meta.layers }, (_, l) => Array.from({ length: t.meta.heads }, (_, h) => {
+      const at = (l * t.meta.heads + h) * n * n;
+      return new Matrix(n, n, data.attention.subarray(at, at + n * n));
+    }));
+    const k = data.guesses.length / n;
+    const predictions = Array.from({ length: n }, (_, i) => Array.from({ length: k }, (_, r) => {
+      const id = data.guesses[i * k + r];
+      return { word: t.meta.vocab[id], id, probability: data.probabilities[i * k + r] };
+    }));
+    t.live = { words: Array.from(data.tokens, (id) => t.meta.vocab[id]), attention, predictions };
+    t.unpainted = true;
+    if (!t.frame) {
+      const raf = globalThis.requestAnimationFrame ?? ((f) => setTimeout(f, 16));
+      t.frame = raf(() => {
+        t.frame = 0;
+        if (this.#training !== t) return;
+        if (this.#visible) this.#paintLive(t);
+        // Acked even when nothing was painted: the next report then holds the newest numbers for when the view shows.
+        t.worker.postMessage({ type: 'ack' });
+      });
+    }
+  }
+
+  // The model view from the newest report, when the element shows the training model.
+  #paintLive(t) {
+    const source = this.#rendered;
+    if (!source || source.kind !== 'model' || !source.view.show.has('model') || !t.live || !t.scores) return;
+    t.unpainted = false;
+    this.#view.render(this.#modelState(source, t));
+  }
+
+  // What the model view draws for a model source: the live report's words,
+  // patterns and guesses while training, else the source's own forward pass.
+  #modelState(source, t) {
+    const { model, forward, pick } = source;
+    const live = t?.live && t.live.words.join(' ') === forward.words.join(' ') ? t.live : null;
+    const scores = t?.scores ?? source.scores;
+    return {
+      kind: 'model', tokens: live ? live.words : forward.words, attention: live ? live.attention : forward.attentions, pick,
+      steps: model.steps, scale: { value: source.config.scale, dk: model.dHead },
+      labels: scores.map((row) => row.map((s) => headLabel(s))),
+      predictions: live ? live.predictions : model.predict(forward.tokens, 3), truncated: source.truncated, context: model.context,
+      training: t ? { step: t.step, losses: t.allLosses, accuracy: t.accuracy, playing: t.playing, finished: t.finished, total: t.meta?.total, seed: t.seed } : null,
+    };
+  }
+
+  // Reports painted only while the model view is on screen; one waiting paints when it scrolls back.
+  #watchVisibility() {
+    if (this.#observer || typeof IntersectionObserver === 'undefined') return;
+    this.#observer = new IntersectionObserver((entries) => {
+      this.#visible = entries[entries.length - 1].isIntersecting;
+      const t = this.#training;
+      if (this.#visible && t?.unpainted) this.#paintLive(t);
     });
+    this.#observer.observe(this.#view.element);
   }
 
   /** Whether a fresh model is training (or trained) in place of the attribute's. */
@@ -289,6 +368,14 @@ export class ModelSource {
   dispose() {
     if (this.#training?.playing) this.#play();
   }
+}
+
+// Head scores from a report's (layers * heads * 3) array: previous token, induction, first token.
+function unpackScores(data, layers, heads) {
+  return Array.from({ length: layers }, (_, l) => Array.from({ length: heads }, (_, h) => {
+    const at = 3 * (l * heads + h);
+    return { previousToken: data[at], induction: data[at + 1], firstToken: data[at + 2] };
+  }));
 }
 
 // The layer-2 head (or the last layer's) with the highest induction score: the one Repeat shows best.

@@ -16,7 +16,7 @@ const CURVE = { width: 320, height: 150, left: 40, right: 10, top: 10, bottom: 2
 
 /** The model part's rules, added to the element's stylesheet (styles.js has the custom properties). */
 export const MODEL_STYLES = `
-.model-part { margin-top: 8px; }
+.model-part { margin-top: 8px; contain: content; }
 .root[data-model] .toolbar .field.heads, .root[data-model] .toolbar .field.check { display: none; }
 /* A trained head's scale is the model's (fixedScaleText says why): no slider; weights from outside have none at all. */
 .root[data-model] .toolbar .field.scale input[type="range"], .root[data-model] .toolbar .scale-reset { display: none; }
@@ -43,6 +43,7 @@ button.thumb.chosen { border: 2px solid var(--attn-select); padding: 3px; }
 button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .predictions .row { justify-content: space-between; flex-wrap: nowrap; }
 .scroll-y { max-height: 13em; overflow: auto; max-width: 100%; }
+.predictions .scroll-y.fixed { contain: strict; }
 /* More rows below the fold: the last lines fade, as a table cut on the right does. */
 .scroll-y.more { mask-image: linear-gradient(to bottom, #000 calc(100% - 2.5em), rgb(0 0 0 / 0.2)); }
 .scroll-y + .more-note { margin: 2px 0 0; font-size: 0.8em; color: var(--attn-muted); }
@@ -62,6 +63,10 @@ button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .loss-curve .axis { stroke: var(--attn-muted); stroke-width: 1; }
 .loss-curve .loss { fill: none; stroke: var(--attn-accent); stroke-width: 1.5; }
 .model-train [hidden] { display: none; }
+/* A figure (a compact embed) writes no heading or text of its own: the article around it does. */
+.root[data-appearance="figure"] .model-part > h2, .root[data-appearance="figure"] .model-part > .explanation,
+.root[data-appearance="figure"] .predictions h3, .root[data-appearance="figure"] .predictions > .explanation { display: none; }
+.root[data-appearance="figure"] .predictions .row { justify-content: flex-end; }
 @media (prefers-color-scheme: dark) {
   .guess-table tr.right .next { color: #3fb950; }
 }
@@ -110,14 +115,14 @@ export class ModelView {
    *   labels: { text: string, detail: string }[][], pick: { layer: number, head: number }, source?: string, steps?: number,
    *   scale?: { value: number, dk: number },
    *   predictions?: { word: string, probability: number }[][], truncated?: number, context?: number,
-   *   training?: { step: number, losses: number[], accuracy: number | null, playing: boolean, seed: number } | null }} s
+   *   training?: { step: number, losses: number[], accuracy: number | null, playing: boolean, finished?: boolean, total?: number, seed: number } | null }} s
    */
   render(s) {
     this.#last = s;
     this.element.hidden = false;
     const layers = s.attention.length, heads = s.attention[0].length;
-    this.#text.textContent = modelViewText({ kind: s.kind, layers, heads, source: s.source, steps: s.training ? s.training.step : s.steps }) +
-      (s.scale ? ` ${fixedScaleText(s.scale)}` : '');
+    put(this.#text, 'textContent', modelViewText({ kind: s.kind, layers, heads, source: s.source, steps: s.training ? 0 : s.steps }) +
+      (s.scale ? ` ${fixedScaleText(s.scale)}` : ''));
     const shape = `${layers}x${heads}`;
     if (shape !== this.#shape) this.#buildGrid(layers, heads);
     const ink = inkOf(this.#grid);
@@ -126,7 +131,7 @@ export class ModelView {
         const cell = this.#cells[l][h];
         const chosen = l === s.pick.layer && h === s.pick.head;
         drawPattern(cell.canvas, s.attention[l][h], ink);
-        cell.label.textContent = s.labels[l][h].text;
+        put(cell.label, 'textContent', s.labels[l][h].text);
         cell.button.setAttribute('aria-selected', String(chosen));
         // A roving tab stop: Tab into the grid lands on the chosen head, arrows move from there.
         cell.button.tabIndex = chosen ? 0 : -1;
@@ -199,20 +204,39 @@ export class ModelView {
     const from = this.#repeatFrom;
     const repeated = from > 0 && t.length > from && t.slice(from).every((w, k) => w === t[k]);
     if (!repeated) this.#repeatFrom = -1;
-    const rows = s.predictions.map((top, i) => {
-      const next = t[i + 1];
+    // The rows stay while their count does (training repaints them many times a
+    // second): only the texts and classes that changed are written.
+    if (g.rowParts.length !== t.length) {
+      g.rowParts = t.map(() => {
+        const spans = [0, 1, 2].map((k) => el('span', { class: k === 0 ? 'top' : '' }));
+        const parts = { tr: el('tr'), th: el('th', { scope: 'row' }), spans, next: el('td', { class: 'next' }) };
+        parts.tr.append(parts.th, el('td', { class: 'guesses' }, ...spans), parts.next);
+        return parts;
+      });
+      g.body.replaceChildren(...g.rowParts.map((r) => r.tr));
+    }
+    const rows = g.rowParts.map((r) => r.tr);
+    s.predictions.forEach((top, i) => {
+      const r = g.rowParts[i], next = t[i + 1];
       const right = next !== undefined && top[0].word === next;
-      return el('tr', { class: next === undefined ? '' : right ? 'right' : 'wrong', ...(repeated && i === from ? { 'data-repeat': 'start' } : {}) },
-        el('th', { scope: 'row', text: t[i] }),
-        el('td', { class: 'guesses' }, ...top.map((p, k) => el('span', { class: k === 0 ? 'top' : '', text: `${p.word} ${fixed(p.probability, 2)}` }))),
-        el('td', { class: 'next', text: next === undefined ? '?' : `${next} ${right ? '✓' : '✗'}`, 'aria-label': next === undefined ? 'not yet written' : `${next}, ${right ? 'guessed right' : 'guessed wrong'}` }));
+      put(r.tr, 'className', next === undefined ? '' : right ? 'right' : 'wrong');
+      if (repeated && i === from) r.tr.dataset.repeat = 'start';
+      else delete r.tr.dataset.repeat;
+      put(r.th, 'textContent', t[i]);
+      r.spans.forEach((span, k) => put(span, 'textContent', top[k] ? `${top[k].word} ${fixed(top[k].probability, 2)}` : ''));
+      put(r.next, 'textContent', next === undefined ? '?' : `${next} ${right ? '✓' : '✗'}`);
+      const said = next === undefined ? 'not yet written' : `${next}, ${right ? 'guessed right' : 'guessed wrong'}`;
+      if (r.next.getAttribute('aria-label') !== said) r.next.setAttribute('aria-label', said);
     });
     const right = s.predictions.filter((top, i) => t[i + 1] !== undefined && top[0].word === t[i + 1]).length;
     const note = s.truncated > 0 ? ` The model reads at most ${s.context} words; the last ${s.truncated} are left out.` : '';
     const where = repeated ? ' The repeat starts at the marked row.' : '';
-    g.note.textContent = `The top 3 for the word after each word; ${right} of ${t.length - 1} right. Before a repeat it is anyone's guess; on the repeat, induction copies what came next last time.${where}${note}`;
-    // The box and its scroll position stay across updates (training repaints it often); only the rows change.
-    g.body.replaceChildren(...rows);
+    const ambiguous = ambiguityText(t);
+    put(g.note, 'textContent', `The top 3 for the word after each word; ${right} of ${t.length - 1} right. Before a repeat it is anyone's guess; on the repeat, induction copies what came next last time.${where}${ambiguous}${note}`);
+    // Whether rows hide below the fold changes with their count (or a scroll):
+    // reading the box's height forces a layout, so training's repaints skip it.
+    const more = g.rows !== rows.length;
+    g.rows = rows.length;
     if (repeated && this.#scrollToRepeat) {
       this.#scrollToRepeat = false;
       // The guesses the learner pressed Repeat to see are the repeat's, below
@@ -221,7 +245,20 @@ export class ModelView {
       const box = g.box;
       box.scrollTop += rows[from - 1].getBoundingClientRect().top - box.getBoundingClientRect().top;
     }
-    markMore(g.box);
+    if (more) {
+      // A box of fixed height with size containment: the rows training
+      // rewrites are laid out inside it, not the page around it.
+      const box = g.box;
+      box.classList.remove('fixed');
+      box.style.height = '';
+      const height = box.offsetHeight;
+      // Not laid out yet (hidden): measured again on the next render.
+      if (height > 0) {
+        box.style.height = `${height}px`;
+        box.classList.add('fixed');
+      } else g.rows = -1;
+      markMore(box);
+    }
   }
 
   #buildPredictions() {
@@ -239,7 +276,7 @@ export class ModelView {
           this.#intents.repeat();
         } })),
       note, box, more);
-    return { note, body, box };
+    return { note, body, box, rows: -1, rowParts: [] };
   }
 
   #renderTraining(s) {
@@ -251,8 +288,8 @@ export class ModelView {
     if (!this.#trainParts) this.#trainParts = this.#buildTraining();
     const p = this.#trainParts;
     const t = s.training;
-    p.play.disabled = !t;
-    p.step.disabled = !t || t.playing;
+    p.play.disabled = !t || t.finished;
+    p.step.disabled = !t || t.playing || t.finished;
     p.stop.hidden = !t;
     p.play.textContent = t?.playing ? 'Pause' : 'Play';
     p.play.setAttribute('aria-pressed', String(Boolean(t?.playing)));
@@ -264,7 +301,9 @@ export class ModelView {
     }
     p.curve.classList.remove('empty');
     const last = t.losses.length ? t.losses[t.losses.length - 1] : null;
-    p.status.textContent = `step ${t.step}${last === null ? '' : ` · loss ${fixed(last, 3)}`}${t.accuracy === null ? '' : ` · accuracy on repeats ${fixed(t.accuracy, 2)}`}`;
+    // The step size decays to zero over the run (model-worker.js): at its end more steps would not change the model.
+    const done = t.finished ? ` · done: the step size has decayed to zero over ${t.total} steps, so more would not change the model` : '';
+    put(p.status, 'textContent', `step ${t.step}${last === null ? '' : ` · loss ${fixed(last, 3)}`}${t.accuracy === null ? '' : ` · accuracy on repeats ${fixed(t.accuracy, 2)}`}${done}`);
     drawCurve(p.curve, t.losses);
   }
 
@@ -287,12 +326,35 @@ export class ModelView {
   }
 }
 
-// Why a trained model's head has no scale slider, in the model view's text.
+// Induction copies the word that followed the current word's earlier
+// occurrence: a word that occurred more than once, followed by different
+// words, leaves two to copy. Says which, for the guesses' note.
+function ambiguityText(words) {
+  const followers = new Map(); // word -> the words that followed it so far, in order
+  const said = new Map();
+  words.forEach((w, i) => {
+    const seen = followers.get(w) ?? [];
+    if (new Set(seen).size > 1 && !said.has(w)) said.set(w, [...new Set(seen)]);
+    if (i + 1 < words.length) followers.set(w, [...seen, words[i + 1]]);
+  });
+  if (said.size === 0) return '';
+  const quote = (x) => `“${x}”`;
+  const list = (xs) => (xs.length === 2 ? `${xs[0]} and ${xs[1]}` : `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]}`);
+  return ' ' + [...said].map(([w, next]) => `${quote(w)} occurred more than once, followed by ${list(next.map(quote))}: copying what came next is ambiguous there, so the model may guess either.`).join(' ');
+}
+
+// Writes a property only when it changes: every write of a text marks it
+// for layout, and training repaints the view many times a second.
+function put(node, key, value) {
+  if (node[key] !== value) node[key] = value;
+}
+
 // Marks a scroll box that has rows below its fold (its fade and note show).
 function markMore(box) {
   box.classList.toggle('more', box.scrollTop + box.clientHeight < box.scrollHeight - 1);
 }
 
+// Why a trained model's head has no scale slider, in the model view's text.
 function fixedScaleText({ value, dk }) {
   return `Every head's scale is 1/√${dk} = ${fixed(value, 3)}, fixed: the model learned its weights at that scale, and its guesses are computed with it, so another scale would show a head the model does not have.`;
 }
@@ -322,10 +384,17 @@ function drawPattern(canvas, m, ink) {
   ctx.putImageData(image, 0, 0);
 }
 
+// The least of 1, 2, 5 times a power of ten that is at least x.
+function niceAbove(x) {
+  const p = 10 ** Math.floor(Math.log10(x));
+  return [1, 2, 5, 10].map((m) => m * p).find((v) => v >= x);
+}
+
 // The loss by step with numbered axes; the drop as the induction heads form shows as a cliff.
 function drawCurve(node, losses) {
   const { width, height, left, right, top, bottom } = CURVE;
-  const steps = Math.max(100, losses.length);
+  // The step axis ends at 100, 200, 500, 1000, ...: it stays put for a while as training goes on.
+  const steps = niceAbove(Math.max(100, losses.length));
   const max = Math.max(1, Math.ceil(Math.max(...losses.slice(0, 50), 0)));
   const x = (i) => left + ((width - left - right) * i) / steps;
   const y = (v) => top + (height - top - bottom) * (1 - Math.min(v, max) / max);
@@ -345,6 +414,13 @@ function drawCurve(node, losses) {
     for (let k = i; k < Math.min(losses.length, i + per); k++, count++) sum += losses[k];
     points.push(`${x(i + count / 2).toFixed(1)},${y(sum / count).toFixed(1)}`);
   }
-  if (points.length) parts.push(svg('polyline', { class: 'loss', points: points.join(' ') }));
-  node.replaceChildren(...parts);
+  // The axes stay while their numbers do; training moves the line alone.
+  const axes = `${steps}:${max}`;
+  let line = node.querySelector('polyline');
+  if (node.dataset.axes !== axes || !line) {
+    node.dataset.axes = axes;
+    line = svg('polyline', { class: 'loss' });
+    node.replaceChildren(...parts, line);
+  }
+  line.setAttribute('points', points.join(' '));
 }

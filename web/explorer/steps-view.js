@@ -17,6 +17,9 @@ import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, ropeE
 import { DIGITS } from '../worked/format.js';
 import { isFigure } from '../worked/settings.js';
 
+// What one head's table of each step holds, for its accessible name.
+const HEAD_TABLE_NAMES = Object.freeze({ scores: 'raw scores', scaled: 'scaled scores', weights: 'weights', output: 'output' });
+
 /** The matrices a reader can type into. */
 export const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);
 // A pause this long in slider input ends a drag.
@@ -78,6 +81,7 @@ export class StepsView {
   #linesStale = false; // the lines view waits for the drag's end (off screen)
   #story = null; // what the page's story lights (setStory)
   #storyLit = []; // the cells it lit
+  #storyScroll = false; // the next paint scrolls the lit cells into their tables' boxes
   #paintKey = ''; // what the marks of the last repaint depended on (see repaint)
   #dragTimer = 0; // nonzero while the scale slider is dragged
 
@@ -164,11 +168,15 @@ export class StepsView {
     const table = (spec) => {
       const { figure, entry } = buildTable({ ...spec, focus: this.#focus?.id === spec.id ? this.#focus : null });
       this.#tables.set(spec.id, entry);
+      // A head's caption is "Head 1" under its step's heading; read alone, its
+      // table says which step too ("Head 1 weights, 6 by 6").
+      if (spec.name) figure.querySelector('table')?.setAttribute('aria-label', `${spec.name}, ${spec.rows.length} by ${spec.cols.length}`);
       return figure;
     };
     const headTables = (key) => ex.heads.map((head, h) => table({
       id: `${key}-${h}`,
       title: c.heads === 1 ? STEP_TITLES[key].replace(/^Step \d: /, '') : `Head ${h + 1}${c.kvHeads < c.heads ? ` (K, V of kv head ${head.kvHead + 1})` : ''}`,
+      ...(c.heads === 1 ? {} : { name: `Head ${h + 1} ${HEAD_TABLE_NAMES[key]}` }),
       rows: t, cols: key === 'output' ? dims('v', c.dv) : t, kind: key === 'weights' ? 'seq' : 'div', step: key,
       selectable: true, withSums: key === 'weights', head: h,
     }));
@@ -335,6 +343,8 @@ export class StepsView {
   setStory(resolved, { quiet = false } = {}) {
     const was = this.#story;
     this.#story = resolved;
+    // A story's new highlight is brought into its table's scroll box (painted next).
+    if (!quiet) this.#storyScroll = true;
     const query = resolved?.query ?? -1;
     if (query === (was?.query ?? -1)) {
       if (!quiet) this.repaint();
@@ -364,6 +374,13 @@ export class StepsView {
           this.#storyLit.push(td);
         }
       });
+    }
+    if (this.#storyScroll) {
+      this.#storyScroll = false;
+      for (const id of story.ids) {
+        const lit = this.#tables.get(id)?.tds.filter((td) => td.classList.contains('story'));
+        if (lit?.length) scrollIntoBox(lit);
+      }
     }
   }
 
@@ -523,4 +540,20 @@ export class StepsView {
     const target = this.#targetOf(e.target);
     if (target) this.#intents.inspect({ id: target.id, i: target.i, j: target.j });
   }
+}
+
+// Scrolls the table's own scroll box (not the page) sideways so the lit
+// cells show: centred when they fit, else from their first column. A phone's
+// narrow table hides most columns, and "look at the column of mat" must not
+// point at nothing.
+function scrollIntoBox(cells) {
+  const box = cells[0].closest('.scroll');
+  if (!box || box.scrollWidth <= box.clientWidth + 1) return;
+  const b = box.getBoundingClientRect();
+  const left = Math.min(...cells.map((td) => td.getBoundingClientRect().left)) - b.left + box.scrollLeft;
+  const right = Math.max(...cells.map((td) => td.getBoundingClientRect().right)) - b.left + box.scrollLeft;
+  const room = box.clientWidth;
+  if (left >= box.scrollLeft && right <= box.scrollLeft + room) return;
+  const target = right - left <= room ? left - (room - (right - left)) / 2 : left;
+  box.scrollLeft = Math.max(0, Math.min(box.scrollWidth - box.clientWidth, target));
 }

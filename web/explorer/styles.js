@@ -168,6 +168,10 @@ figure.lines text:focus-visible { fill: var(--attn-select); text-decoration: und
 figcaption { display: flex; align-items: baseline; gap: 6px; margin-bottom: 4px; }
 figcaption .name { font-weight: 600; }
 figcaption .shape { color: var(--attn-muted); font-size: 0.85em; }
+/* Beside a table the lines view can be narrow: its name and "query → key"
+   each stay whole, the second under the first when they do not fit side by side. */
+figure.lines figcaption { flex-wrap: wrap; row-gap: 0; }
+figure.lines figcaption > span { white-space: nowrap; }
 details.copy { margin-left: auto; position: relative; font-size: 0.85em; }
 details.copy summary { list-style: none; padding: 1px 8px; }
 details.copy summary::-webkit-details-marker { display: none; }
@@ -183,6 +187,8 @@ table { --cell: var(--attn-cell-width, 4.6em); --label: var(--attn-label-width, 
 th.corner, tbody th { width: var(--label); }
 th { font-weight: 500; color: var(--attn-muted); padding: 0 4px; white-space: nowrap; }
 thead th { text-align: center; max-width: var(--cell); overflow: hidden; text-overflow: ellipsis; }
+/* The corner sets the label column's width (a fixed layout reads the first row): a cell's cap would cut the labels under it. */
+thead th.corner { max-width: none; }
 tbody th { text-align: right; overflow: hidden; text-overflow: ellipsis; }
 th .token { border: none; background: none; padding: 0 2px; color: var(--attn-fg); font-family: var(--attn-mono); max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 th .token[aria-pressed="true"] { color: var(--attn-select); background: none; font-weight: 700; text-decoration: underline; }

@@ -41,5 +41,6 @@ export const TRAIN_STYLES = `
 .root[data-appearance="figure"] .train td { width: 2.3rem; min-width: 2.3rem; height: 1.15rem; padding: 0 3px; }
 .train-derivation { font-size: 0.8rem; min-height: 1.2em; overflow-wrap: anywhere; margin-bottom: 0; }
 .train-derivation-figure { max-width: 420px; font-family: var(--attn-mono, monospace); font-size: 0.8rem; }
+.train-notice { margin: 0 0 0.5rem; padding: 4px 8px; border-left: 3px solid var(--attn-warn, #bf8700); }
 .train [hidden] { display: none; }
 `;

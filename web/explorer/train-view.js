@@ -32,6 +32,8 @@ import {
 export { TRAIN_STYLES } from './train-styles.js';
 
 const PAINT = 'paint';
+// What train-target accepts, for the notice that refuses anything else.
+const TARGET_FORMS = `${PRESETS.filter((p) => p !== 'attend-to').join(', ')}, attend-to:<word> or paint:<row>-<col>,...`;
 const PLAY_RATE = 60; // steps a second while playing
 const RESTART_ATTRIBUTES = ['seed', 'd-model', 'dk', 'heads', 'kv-heads'];
 const LR = Object.freeze({ min: -3, max: 0, step: 0.05 }); // log10 of the learning rate
@@ -177,7 +179,12 @@ export class TrainPanel {
     if (target !== null && target !== this.#applied.target) {
       this.#applied.target = target;
       const t = parseTarget(target, this.#tokens.length);
-      if (t && (t.preset !== 'attend-to' || this.#tokens.includes(t.word))) {
+      const good = t && (t.preset !== 'attend-to' || this.#tokens.includes(t.word));
+      // A target the part cannot draw is refused aloud; the one shown stays.
+      ui.notice.textContent = good ? '' : `train-target="${target}" is refused: it takes ${TARGET_FORMS}` +
+        `${t?.preset === 'attend-to' ? ' (attend-to: one of the words shown)' : ''}; the target stays ${formatTarget({ preset: this.#preset, word: this.#word, cells: this.#cells })}.`;
+      ui.notice.hidden = good;
+      if (good) {
         if (t.word !== undefined) this.#word = t.word;
         this.#setPreset(t.preset);
         if (t.cells) this.#cells = t.cells;
@@ -422,8 +429,10 @@ export class TrainPanel {
     ui.derivation = h(d, 'p', { class: 'train-derivation', 'aria-live': 'polite' });
     ui.derivationFigure = h(d, 'div', { class: 'train-derivation-figure' });
     const figure = (caption, table, part) => h(d, 'figure', { part }, h(d, 'figcaption', { text: caption }), table);
+    ui.notice = h(d, 'p', { class: 'train-notice', role: 'alert' });
+    ui.notice.hidden = true;
     ui.root = h(d, 'section', { class: 'train', part: 'train', 'aria-label': 'Train' },
-      h(d, 'h3', { text: 'Train: gradient descent on the weights of head 1' }), controls, status,
+      h(d, 'h3', { text: 'Train: gradient descent on the weights of head 1' }), ui.notice, controls, status,
       h(d, 'div', { class: 'train-grids' },
         this.#plot.element,
         figure('target (click or drag to paint a row)', ui.target, 'train-target'), ui.weightsFigure = figure('weights now', ui.weights, 'train-weights'),
