@@ -13,6 +13,12 @@ const CHAR = 8; // px per character of a 13 px monospace label, rounded up
 const MAX_LABEL = 12; // characters of a token shown
 const PHONE_WIDTH = 350; // px of a 390 px phone's column the view fits unscaled when it can
 const MIN_SPAN = 100; // px between the token columns when the view gives up width beside a table
+/**
+ * Up to this many tokens the lines view draws every query's lines when none
+ * is chosen; past it (n² lines are a tangle, and a path of a quarter of a
+ * million segments a long paint) it draws the chosen or hovered query's only.
+ */
+export const LINES_ALL_MAX = 48;
 
 const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
 
@@ -62,7 +68,7 @@ export function linesWidths(tokens) {
  */
 export function linesLayout(tokens, { fit } = {}) {
   const n = tokens.length;
-  const row = n <= 8 ? 32 : n <= 16 ? 26 : 22; // px per token
+  const row = n <= 8 ? 32 : n <= 16 ? 26 : n <= LINES_ALL_MAX ? 22 : 16; // px per token
   const label = labelWidth(tokens);
   const { min, max } = linesWidths(tokens);
   const width = fit === undefined ? max : Math.floor(Math.max(min, Math.min(max, fit)));
@@ -183,7 +189,8 @@ export class LinesView {
     this.#summary = el('ul', { class: 'sr-only', 'aria-label': 'what each token attends to most' });
     this.#live = el('p', { class: 'sr-only', 'aria-live': 'polite' });
     this.element.replaceChildren(
-      el('figcaption', {}, el('span', { class: 'name', text: 'Who attends to whom' }), el('span', { class: 'shape', text: ' query → key' })),
+      el('figcaption', {}, el('span', { class: 'name', text: 'Who attends to whom' }),
+        el('span', { class: 'shape', text: n > LINES_ALL_MAX ? ' query → key; choose or hover a query on the left to draw its lines' : ' query → key' })),
       ...(this.#toggles ? [this.#toggles] : []), this.#svg, this.#summary, this.#live);
     this.#watchWidth();
   }
@@ -240,7 +247,8 @@ export class LinesView {
       if (!changed) continue;
       head.query = q;
       const d = Array.from({ length: LEVELS }, () => []);
-      for (let i = q < 0 ? 0 : q; i < (q < 0 ? n : q + 1); i++) {
+      const [from, to] = q >= 0 ? [q, q + 1] : n <= LINES_ALL_MAX ? [0, n] : [0, 0];
+      for (let i = from; i < to; i++) {
         for (let j = 0; j < n; j++) {
           const level = head.levels[i * n + j];
           if (level < 0) continue;
