@@ -18,8 +18,8 @@ export const TABLE_MAX_TOKENS = 16;
 /** Whether a step of n tokens draws its n x n matrices on a canvas. */
 export const usesCanvas = (n) => n > TABLE_MAX_TOKENS;
 
-/** px of a cell at its natural size: room for "-0.4659" in 11 px monospace. */
-export const CELL_MAX = 46;
+/** px of a cell at its natural size: room for "-0.4659" in 11 px monospace and a margin. */
+export const CELL_MAX = 54;
 /** px of the row of column labels. */
 export const HEADER = 18;
 /** px per character of the 11 px monospace labels and numbers, rounded up. */
@@ -141,8 +141,11 @@ export function paletteWords(kind, theme) {
   return { words, rgb, nan: pack(sequential(NaN, theme)), nanRgb: sequential(NaN, theme) };
 }
 
-/** The colour (packed) a blocked pair gets: the masked hatch's darker stripe. */
-export const blockedWord = (theme) => pack(theme === 'dark' ? [72, 79, 88] : [182, 190, 199]);
+/**
+ * The colour (packed) a blocked pair gets: between the masked hatch's two
+ * stripes, nearer the pale one, so a causal half-square stays quiet.
+ */
+export const blockedWord = (theme) => pack(theme === 'dark' ? [44, 50, 58] : [222, 227, 232]);
 
 /**
  * Fills `out` (Uint32Array of rows * cols pixels, one per cell) with the

@@ -13,7 +13,7 @@
 import { textOn } from './colors.js';
 import { el } from './dom.js';
 import { fixed } from './format.js';
-import { blockedWord, cellBox, fillCells, followCell, fullWindow, hitTest, labelWidth, layoutHeatmap, levelOf, paletteWords, panWindow, shortLabel, zoomWindow } from './heatmap-layout.js';
+import { CELL_MAX, blockedWord, cellBox, fillCells, followCell, fullWindow, hitTest, labelWidth, layoutHeatmap, levelOf, paletteWords, panWindow, shortLabel, zoomWindow } from './heatmap-layout.js';
 import { MINUS_INFINITY, cellLabel } from './tables.js';
 import { maxAbs } from './colors.js';
 
@@ -25,7 +25,7 @@ export const HEATMAP_STYLES = `
 /* Hundreds of rows in the n x d tables are most of a long text's layout: off screen, a section waits. */
 .view.long > section.step { content-visibility: auto; contain-intrinsic-size: auto 1400px; }
 figure.heatmap { width: 100%; max-width: var(--heat-max); }
-.matrices.heat { flex: 1 1 22em; min-width: 0; }
+.matrices.heat, .attention-row > .matrices.heat { flex: 3 1 22em; min-width: 0; }
 .matrices.heat > figure.heatmap { flex: 1 1 100%; }
 .heat-box { position: relative; touch-action: pan-x pan-y; }
 .heat-sizer { height: 0; }
@@ -115,7 +115,7 @@ export class Heatmap {
       el('figcaption', {}, el('span', { class: 'name', text: title }), el('span', { class: 'shape', text: ` (${n} × ${m})` }), zoom, copy),
       this.#box, this.#live);
     // The widest the figure needs: every cell at its natural size.
-    this.figure.style.setProperty('--heat-max', `${this.#dims[0] + m * 46 + 2}px`);
+    this.figure.style.setProperty('--heat-max', `${this.#dims[0] + m * CELL_MAX + 2}px`);
     this.#place(at.i, at.j);
     this.#listen();
   }

@@ -11,6 +11,7 @@
 import { el } from './dom.js';
 import { cellAt, moveTabStop, nextCell } from './grid.js';
 import { LinesView } from './lines.js';
+import { TEXT_VIEW_MIN_TOKENS, TokensView } from './tokens-view.js';
 import { SoftmaxPlay, playSources } from './softmax-play.js';
 import { buildTable, cellLabel, highlight, paintTable, visibleRegion } from './tables.js';
 import { Heatmap } from './heatmap.js';
@@ -54,6 +55,7 @@ export class StepsView {
   #tables = new Map(); // id -> the entry of one built table
   #lines = null; // LinesView when the lines part is shown
   #linesView = null; // the LinesView, kept while the lines part comes and goes
+  #text = null; // TokensView of a long input, shaded by the selected query's weights
   #selected = -1; // the query whose lines alone are drawn; -1: all
   #focus = null; // { id, i, j } of the table's tab stop, kept across rebuilds
   #overflow = null; // ResizeObserver marking tables wider than their box
@@ -162,11 +164,7 @@ export class StepsView {
     };
     // Past TABLE_MAX_TOKENS the token-by-token steps are canvases (heatmap.js).
     const canvas = usesCanvas(t.length);
-    const heatmap = (spec) => {
-      const map = new Heatmap({ ...spec, focus: this.#focus?.id === spec.id ? this.#focus : null });
-      this.#tables.set(spec.id, map);
-      return map.figure;
-    };
+    const heatmap = (spec) => this.#tables.set(spec.id, new Heatmap({ ...spec, focus: this.#focus?.id === spec.id ? this.#focus : null })).get(spec.id).figure;
     const headTables = (key) => ex.heads.map((head, h) => (canvas && key !== 'output' ? heatmap : table)({
       id: `${key}-${h}`,
       title: c.heads === 1 ? STEP_TITLES[key].replace(/^Step \d: /, '') : `Head ${h + 1}${c.kvHeads < c.heads ? ` (K, V of kv head ${head.kvHead + 1})` : ''}`,
@@ -189,11 +187,13 @@ export class StepsView {
         parts.push(this.#lines.element);
       }
       if (show('weights')) parts.push(heads('weights'));
+      this.#text = t.length > TEXT_VIEW_MIN_TOKENS ? (this.#text ?? new TokensView({ onSelect: (i) => this.#select(i) })) : null;
+      this.#text?.build(t, this.#selected);
       this.#softmax?.stop();
       // Weights computed elsewhere come without their logits: nothing to play.
       // Played row by row into a table's cells: a canvas of hundreds of rows has none to play into.
       this.#softmax = show('weights') && view.controls !== 'none' && !canvas && !this.#context().example.external ? new SoftmaxPlay(() => this.#softmaxSource(), () => this.repaint()) : null;
-      sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts), ...(this.#softmax ? [this.#softmax.element] : [])], { lead: true }));
+      sections.push(this.#section('weights', [...(this.#text ? [this.#text.element] : []), el('div', { class: 'attention-row' }, ...parts), ...(this.#softmax ? [this.#softmax.element] : [])], { lead: true }));
     }
     if (show('output')) sections.push(this.#section('output', [heads('output')]));
     if (show('inputs')) {
@@ -309,6 +309,7 @@ export class StepsView {
     // During a drag the lines in view follow every frame; lines off screen and what they say follow when it ends.
     this.#linesStale = Boolean(this.#lines && this.#dragTimer && offScreen(this.#lines.element));
     if (!this.#linesStale) this.#lines?.update(example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
+    this.syncHead();
     this.#intents.painted();
   }
 
@@ -411,6 +412,14 @@ export class StepsView {
     for (const entry of this.#tables.values()) if (entry.stale) this.#paintEntry(entry);
     if (this.#linesStale) this.#paintLines(true);
     else this.#lines?.speak();
+  }
+
+  /** The text view shades by the head picked (or the first): after a pick, and on every repaint. */
+  syncHead() {
+    if (!this.#text) return;
+    const heads = this.#context().example.heads;
+    const h = Math.min(heads.length - 1, Math.max(0, Number(this.#node.dataset.head ?? 0)));
+    this.#text.update(heads[h].weights, this.#selected);
   }
 
   /** Stops watching the tables (the element left the page). */

@@ -6,6 +6,7 @@ import { HEAD_COLORS, heatmapRules } from './colors.js';
 import { LIMITS } from './computation.js';
 import { DERIVATION_STYLES } from './derivation.js';
 import { HEATMAP_STYLES } from './heatmap.js';
+import { TOKENS_STYLES } from './tokens-view.js';
 
 // The palettes, but for ink and panel (a figure takes the page's ink and has
 // no panel): the app's by prefers-color-scheme, a figure's by its page's
@@ -144,6 +145,7 @@ button[aria-pressed="true"] { border-color: var(--attn-accent); background: var(
 .popover .formula { margin: 0; }
 ${DERIVATION_STYLES}
 ${HEATMAP_STYLES}
+${TOKENS_STYLES}
 h2 { font-size: 1.1em; margin: 18px 0 4px; }
 .explanation { margin: 0 0 8px; max-width: 60em; color: var(--attn-fg); }
 .attention-row { display: flex; flex-wrap: wrap; gap: 14px 28px; align-items: flex-start; }
