@@ -404,7 +404,9 @@ export class Heatmap {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, L.width, L.height);
     const across = L.c1 - L.c0, down = L.r1 - L.r0;
-    ctx.imageSmoothingEnabled = false;
+    // Cells of a device pixel or more stay sharp; smaller ones are averaged, so no row or column drops out.
+    ctx.imageSmoothingEnabled = L.cell * dpr < 1;
+    ctx.imageSmoothingQuality = 'high';
     ctx.drawImage(this.#source, L.c0, L.r0, across, down, L.left, L.top, across * L.cell, down * L.cell);
     // Big cells get the tables' gaps: lines of the ground between them.
     if (L.cell >= 8) {
@@ -453,7 +455,8 @@ export class Heatmap {
     const chars = Math.floor((L.left - 8) / (size * 0.62));
     for (let i = L.r0; i < L.r1; i++) {
       const on = i === selected;
-      if (!on && (i - L.r0) % L.rowStride !== 0) continue;
+      // Every k-th label, and the selected row's, whose neighbours give it room.
+      if (!on && ((i - L.r0) % L.rowStride !== 0 || (selected >= L.r0 && Math.abs(i - selected) < L.rowStride))) continue;
       ctx.font = `${on ? 'bold ' : ''}${size}px ${look.mono}`;
       ctx.fillStyle = on ? look.select : look.fg;
       ctx.textAlign = 'right';

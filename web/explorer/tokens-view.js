@@ -32,7 +32,7 @@ export const TOKENS_STYLES = `
 figure.tokens { margin: 0 0 12px; max-width: 60em; }
 .tokens-text { font-family: var(--attn-mono); font-size: 0.85em; line-height: 1.9; max-height: 24em; overflow-y: auto; padding: 2px; }
 .tokens-text .tok { padding: 1px 2px; border-radius: 3px; cursor: pointer; }
-.tokens-text .tok.chosen { outline: 2px solid var(--attn-select); outline-offset: 1px; font-weight: 700; }
+.tokens-text .tok.chosen { box-shadow: 0 0 0 2px var(--attn-select); font-weight: 700; }
 .tokens-text .tok:focus { outline: none; }
 .tokens-text .tok:focus-visible { outline: 3px solid var(--attn-focus); outline-offset: 1px; }
 .tokens-text .tok:not([class*=" hs"]) { background: none; }
