@@ -58,13 +58,16 @@ export class Heatmap {
   #live;
   #where;
   #marks;
-  #source = null; // a canvas of one pixel per cell, the colours before scaling
+  #cells = null; // Uint32Array (rows * cols): each cell's colour, packed RGBA
+  #source = null; // a canvas of one pixel per cell, for cells smaller than a device pixel
+  #plot = null; // ImageData of the plot at device pixels
+  #marked = ''; // what the marks show (#placeMarks)
   #win;
   #width = 0; // px the box gives the canvas (ResizeObserver)
   #layout = null;
   #matrix = null;
   #how = null;
-  #drawn = ''; // what the pixels of #source show
+  #drawn = ''; // what #cells holds
   #visible = true;
   #pending = false;
   #rects = []; // sources outlined: { rows: [a, b), cols: [a, b) }
@@ -320,6 +323,10 @@ export class Heatmap {
     const h = (Math.min(rows[1], L.r1) - Math.max(rows[0], L.r0)) * L.cell;
     const w = cols[0] < 0 ? L.left : (Math.min(cols[1], L.c1) - Math.max(cols[0], L.c0)) * L.cell;
     node.hidden = false;
+    // Written only when it moves: each write is a layout.
+    const box = `${a.x} ${a.y} ${w} ${h}`;
+    if (node.dataset.box === box) return true;
+    node.dataset.box = box;
     node.style.left = `${a.x}px`;
     node.style.top = `${a.y}px`;
     node.style.width = `${Math.max(2, w)}px`;
@@ -328,6 +335,10 @@ export class Heatmap {
   }
 
   #placeMarks() {
+    const L = this.#layout;
+    const key = JSON.stringify([this.#rects, this.#target, L && [L.r0, L.c0, L.r1, L.c1, L.cell]]);
+    if (key === this.#marked) return;
+    this.#marked = key;
     const nodes = [];
     for (const r of this.#rects) {
       const node = el('div', { class: 'heat-mark src' });
@@ -341,21 +352,16 @@ export class Heatmap {
     this.#marks.replaceChildren(...nodes);
   }
 
-  // The pixels of every cell, one per cell, in the palette of the theme.
-  #fillSource(theme) {
+  // The colour of every cell, in the palette of the theme.
+  #fillCells(theme) {
     const m = this.#matrix, how = this.#how;
     const nr = m.rows, nc = m.cols;
     const key = `${theme}|${how.key}`;
-    if (this.#drawn === key && this.#source) return;
+    if (this.#drawn === key && this.#cells) return;
     this.#drawn = key;
-    this.#source ??= document.createElement('canvas');
-    if (this.#source.width !== nc || this.#source.height !== nr) {
-      this.#source.width = nc;
-      this.#source.height = nr;
-    }
-    const ctx = this.#source.getContext('2d');
-    const image = ctx.createImageData(nc, nr);
-    const words = new Uint32Array(image.data.buffer);
+    if (this.#source) this.#source.stale = true;
+    if (this.#cells?.length !== nr * nc) this.#cells = new Uint32Array(nr * nc);
+    const words = this.#cells;
     this.scale = this.kind === 'seq' ? 1 : maxAbs(m.data);
     this.palette = paletteWords(this.kind, theme);
     const blocked = how.blocked === null ? null : (i, j) => how.blocked(i, j) !== '';
@@ -372,7 +378,59 @@ export class Heatmap {
         }
       }
     }
-    ctx.putImageData(image, 0, 0);
+  }
+
+  /**
+   * The cells at device pixels, written as ImageData (a scaled drawImage
+   * costs several times more to paint without a GPU), with the tables' gap
+   * of ground between cells big enough for one; cells under a device pixel
+   * are averaged down from one pixel per cell, so no row or column drops out.
+   */
+  #paintPlot(ctx, L, dpr) {
+    const across = L.c1 - L.c0, down = L.r1 - L.r0, nc = this.#matrix.cols;
+    const step = L.cell * dpr;
+    if (step < 1) {
+      if (!this.#source || this.#source.stale) {
+        this.#source ??= document.createElement('canvas');
+        this.#source.width = nc;
+        this.#source.height = this.#matrix.rows;
+        const image = new ImageData(new Uint8ClampedArray(this.#cells.buffer.slice(0)), nc, this.#matrix.rows);
+        this.#source.getContext('2d').putImageData(image, 0, 0);
+        this.#source.stale = false;
+      }
+      ctx.imageSmoothingEnabled = true;
+      ctx.imageSmoothingQuality = 'high';
+      ctx.drawImage(this.#source, L.c0, L.r0, across, down, L.left, L.top, across * L.cell, down * L.cell);
+      return;
+    }
+    const pw = Math.round(across * step), ph = Math.round(down * step);
+    const gap = L.cell >= 20 ? 2 * dpr : L.cell >= 8 ? dpr : 0;
+    if (this.#plot?.width !== pw || this.#plot?.height !== ph) this.#plot = ctx.createImageData(pw, ph);
+    const out = new Uint32Array(this.#plot.data.buffer);
+    const cols = new Int32Array(pw);
+    for (let x = 0; x < pw; x++) {
+      const c = Math.floor(x / step);
+      cols[x] = x - c * step >= step - gap ? -1 : L.c0 + c;
+    }
+    const cells = this.#cells;
+    let last = -1; // the cell row (-2: a gap) the pixel row above holds: the same one is copied
+    for (let y = 0; y < ph; y++) {
+      const r = Math.floor(y / step);
+      const key = y - r * step >= step - gap ? -2 : r;
+      const at = y * pw;
+      if (key === last) {
+        out.copyWithin(at, at - pw, at);
+        continue;
+      }
+      last = key;
+      if (key === -2) {
+        out.fill(0, at, at + pw);
+        continue;
+      }
+      const base = (L.r0 + r) * nc;
+      for (let x = 0; x < pw; x++) out[at + x] = cols[x] < 0 ? 0 : cells[base + cols[x]];
+    }
+    ctx.putImageData(this.#plot, Math.round(L.left * dpr), Math.round(L.top * dpr));
   }
 
   #draw() {
@@ -389,7 +447,7 @@ export class Heatmap {
     const L = layoutHeatmap({ rows: this.rows.length, cols: this.cols.length, width: this.#width, labels, win: this.#win, chars });
     this.#layout = L;
     const look = themeOf(this.figure);
-    this.#fillSource(look.theme);
+    this.#fillCells(look.theme);
     const dpr = globalThis.devicePixelRatio || 1;
     const canvas = this.#canvas;
     const pw = Math.round(L.width * dpr), ph = Math.round(L.height * dpr);
@@ -403,26 +461,7 @@ export class Heatmap {
     if (!ctx) return;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, L.width, L.height);
-    const across = L.c1 - L.c0, down = L.r1 - L.r0;
-    // Cells of a device pixel or more stay sharp; smaller ones are averaged, so no row or column drops out.
-    ctx.imageSmoothingEnabled = L.cell * dpr < 1;
-    ctx.imageSmoothingQuality = 'high';
-    ctx.drawImage(this.#source, L.c0, L.r0, across, down, L.left, L.top, across * L.cell, down * L.cell);
-    // Big cells get the tables' gaps: lines of the ground between them.
-    if (L.cell >= 8) {
-      ctx.strokeStyle = look.bg;
-      ctx.lineWidth = L.cell >= 20 ? 2 : 1;
-      ctx.beginPath();
-      for (let j = 0; j <= across; j++) {
-        ctx.moveTo(L.left + j * L.cell, L.top);
-        ctx.lineTo(L.left + j * L.cell, L.top + down * L.cell);
-      }
-      for (let i = 0; i <= down; i++) {
-        ctx.moveTo(L.left, L.top + i * L.cell);
-        ctx.lineTo(L.left + across * L.cell, L.top + i * L.cell);
-      }
-      ctx.stroke();
-    }
+    this.#paintPlot(ctx, L, dpr);
     if (L.font > 0) this.#drawNumbers(ctx, L, look);
     this.#drawLabels(ctx, L, look);
     this.#place(Number(this.#cursor.dataset.i), Number(this.#cursor.dataset.j));

@@ -33,11 +33,6 @@ const HEAT_KEYS = { '+': 2, '=': 2, '-': 0.5, '0': 0 };
 // Tables with more cells than this write only the cells in view during a drag.
 const REGION_MIN_CELLS = 256;
 
-function offScreen(node) {
-  const r = node.getBoundingClientRect();
-  return r.bottom < 0 || r.top > window.innerHeight;
-}
-
 /** The matrix a table shows: an input or projection by name, else "<step>-<head>". */
 export function matrixOf(example, id) {
   if (EDITABLE.has(id) || ['Q', 'K', 'V', 'QR', 'KR'].includes(id)) return example[id];
@@ -62,6 +57,7 @@ export class StepsView {
   #visibility = null; // IntersectionObserver marking tables off screen
   #softmax = null; // SoftmaxPlay on the weights step
   #linesStale = false; // the lines view waits for the drag's end (off screen)
+  #linesOff = false; // the lines view is off screen (the IntersectionObserver says: asking the layout each frame forces one)
   #story = null; // what the page's story lights (setStory)
   #storyLit = []; // the cells it lit
   #paintKey = ''; // what the marks of the last repaint depended on (see repaint)
@@ -268,8 +264,14 @@ export class StepsView {
     if (typeof IntersectionObserver === 'undefined') return;
     const byFigure = new Map();
     for (const entry of this.#tables.values()) byFigure.set(entry.table.closest('figure'), entry);
+    this.#linesOff = false;
     this.#visibility = new IntersectionObserver((records) => {
       for (const r of records) {
+        if (r.target === this.#lines?.element) {
+          this.#linesOff = !r.isIntersecting;
+          if (!this.#linesOff && this.#linesStale) this.#paintLines(false);
+          continue;
+        }
         const entry = byFigure.get(r.target);
         if (!entry) continue;
         entry.skipped = !r.isIntersecting;
@@ -278,6 +280,7 @@ export class StepsView {
       }
     }, { rootMargin: '200px 0px' });
     for (const figure of byFigure.keys()) this.#visibility.observe(figure);
+    if (this.#lines) this.#visibility.observe(this.#lines.element);
   }
 
   /**
@@ -307,7 +310,7 @@ export class StepsView {
     }
     this.#paintStory();
     // During a drag the lines in view follow every frame; lines off screen and what they say follow when it ends.
-    this.#linesStale = Boolean(this.#lines && this.#dragTimer && offScreen(this.#lines.element));
+    this.#linesStale = Boolean(this.#lines && this.#dragTimer && this.#linesOff);
     if (!this.#linesStale) this.#lines?.update(example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
     this.syncHead();
     this.#intents.painted();
@@ -398,7 +401,7 @@ export class StepsView {
   #paintStale() {
     if (!this.#dragTimer) return;
     for (const entry of this.#tables.values()) if (entry.stale && !entry.skipped) this.#paintEntry(entry);
-    if (this.#linesStale && !offScreen(this.#lines.element)) this.#paintLines(false);
+    if (this.#linesStale && !this.#linesOff) this.#paintLines(false);
   }
 
   #paintLines(spoken) {
