@@ -20,7 +20,6 @@ import { EXPLORER as E, settled, start } from '../browser.js';
 const LONG_TASK_BOUND_MS = 1000;
 
 const words = (n, prefix = 'w') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
-const root = (page) => page.evaluateHandle((sel) => document.querySelector(sel).shadowRoot, E);
 
 const test = suite('canvas heatmaps in Chromium');
 test.before(async (ctx) => {

@@ -63,6 +63,7 @@ export class StepsView {
   #paintKey = ''; // what the marks of the last repaint depended on (see repaint)
   #dragTimer = 0; // nonzero while the scale slider is dragged
   #hovered = ''; // "id:i:j" of the cell the pointer is over
+  #hasCanvas = false; // the token-by-token steps are canvases
 
   /**
    * @param {() => { config: object, view: object, example: object, explanations: object, scaleIsDefault: boolean,
@@ -84,12 +85,8 @@ export class StepsView {
     node.addEventListener('focusin', (e) => this.#onFocus(e));
     node.addEventListener('pointerover', (e) => this.#onHover(e));
     // A canvas is one element: the cell under the pointer changes as it moves.
-    node.addEventListener('pointermove', (e) => {
-      if (e.target.tagName === 'CANVAS') this.#onHover(e);
-    });
-    node.addEventListener('pointerout', () => {
-      this.#hovered = '';
-    });
+    node.addEventListener('pointermove', (e) => e.target.tagName === 'CANVAS' && this.#onHover(e));
+    node.addEventListener('pointerout', () => { this.#hovered = ''; });
     node.addEventListener('pointerleave', () => {
       if (!this.#active()?.matches?.('[role="gridcell"][data-i]')) intents.inspect(null);
     });
@@ -160,6 +157,7 @@ export class StepsView {
     };
     // Past TABLE_MAX_TOKENS the token-by-token steps are canvases (heatmap.js).
     const canvas = usesCanvas(t.length);
+    this.#hasCanvas = canvas;
     const heatmap = (spec) => this.#tables.set(spec.id, new Heatmap({ ...spec, focus: this.#focus?.id === spec.id ? this.#focus : null })).get(spec.id).figure;
     const headTables = (key) => ex.heads.map((head, h) => (canvas && key !== 'output' ? heatmap : table)({
       id: `${key}-${h}`,
@@ -292,7 +290,9 @@ export class StepsView {
     if (this.#softmax?.playing) this.#softmax.stop(); // new numbers end a play (its stop repaints)
     const { config: c, example, scaleIsDefault, mask, edits } = this.#context();
     // Everything the blocked, edited and selected marks depend on besides the numbers.
-    this.#paintKey = JSON.stringify([c.causal, c.window, c.queryOffset, this.#selected, mask ? mask.join('') : '', [...edits.keys()]]);
+    // A canvas draws in its theme's palette (a table's classes follow the theme by themselves).
+    const theme = this.#hasCanvas ? getComputedStyle(this.#node).getPropertyValue('--attn-heat') : '';
+    this.#paintKey = JSON.stringify([c.causal, c.window, c.queryOffset, this.#selected, mask ? mask.join('') : '', [...edits.keys()], theme]);
     for (const entry of this.#tables.values()) {
       // While the slider is dragged, a table the browser skips (off screen)
       // waits: it is painted when it comes on screen or the drag ends.
@@ -489,8 +489,7 @@ export class StepsView {
     const map = entry.heatmap;
     if (map && HEAT_KEYS[e.key] !== undefined) {
       e.preventDefault();
-      map.zoom(HEAT_KEYS[e.key]);
-      return;
+      return map.zoom(HEAT_KEYS[e.key]);
     }
     const to = nextCell(e.key, e.ctrlKey, i, j, entry.rows.length, entry.cols.length, entry.buttons !== null);
     if (to && map) {
@@ -502,8 +501,7 @@ export class StepsView {
     }
     if (map && j < 0 && (e.key === 'Enter' || e.key === ' ')) {
       e.preventDefault();
-      this.#select(i);
-      return;
+      return this.#select(i);
     }
     if (to) {
       e.preventDefault();
@@ -543,10 +541,7 @@ export class StepsView {
       return;
     }
     const { id, i, j, map } = target;
-    if (map && j < 0) {
-      this.#select(i);
-      return;
-    }
+    if (map && j < 0) return this.#select(i);
     this.#focus = { id, i, j };
     const entry = this.#tables.get(id);
     const td = map ? map.cursorAt(i, j) : target.td;
