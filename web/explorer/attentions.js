@@ -61,19 +61,21 @@ export function normalizeAttentions(value, name = 'attentions', { deferChecks = 
  * The weights' check normalizeAttentions skips with `deferChecks`: layers
  * `from` to `to` of what it returned, each weight in [0, 1] and each row
  * summing to 1; throws RangeError naming the first bad number. A caller
- * with millions of weights checks a layer per task, so the page stays
- * responsive.
+ * with millions of weights checks a head per task (checkAttentionHead), so
+ * the page stays responsive.
  */
 export function checkAttentionLayers(data, from, to, name = 'attentions') {
-  for (let l = from; l < to; l++) {
-    const row = data.attention[l];
-    row.forEach((m, h) => {
-      // A view of the page's array becomes the explorer's own copy as it is checked.
-      if (data.views) row[h] = m = new Matrix(m.rows, m.cols, m.data.slice());
-      checkWeights(m, `${name}.attention[${l}][${h}]`);
-    });
-  }
-  if (data.views && to >= data.layers) delete data.views;
+  for (let l = from; l < to; l++) for (let h = 0; h < data.heads; h++) checkAttentionHead(data, l, h, name);
+}
+
+/** checkAttentionLayers for one head of one layer (a task's worth of a BERT-sized input). */
+export function checkAttentionHead(data, l, h, name = 'attentions') {
+  const row = data.attention[l];
+  let m = row[h];
+  // A view of the page's array becomes the explorer's own copy as it is checked.
+  if (data.views) row[h] = m = new Matrix(m.rows, m.cols, m.data.slice());
+  checkWeights(m, `${name}.attention[${l}][${h}]`);
+  if (data.views && l === data.layers - 1 && h === data.heads - 1) delete data.views;
 }
 
 // With `late`, a Float32Array's heads are views of it until checkAttentionLayers copies them.

@@ -9,7 +9,7 @@
 
 import { loadModel } from '../model.js';
 import { normalizeConfig } from './computation.js';
-import { checkAttentionLayers, externalWeightText, headLabel, headName, normalizeAttentions, patternScores } from './attentions.js';
+import { checkAttentionHead, checkAttentionLayers, externalWeightText, headLabel, headName, normalizeAttentions, patternScores } from './attentions.js';
 import { ModelView } from './model-view.js';
 import { thumbnailOf } from './heatmap-layout.js';
 
@@ -18,10 +18,17 @@ export { MODEL_STYLES } from './model-view.js';
 // Head scores of a loaded model on this many repeated random sequences.
 const SCORE_SEQUENCES = 32;
 // Up to this many weights are checked as they are set; more (BERT-base on
-// 512 tokens has 38 million) a layer per task, so no task blocks the page.
+// 512 tokens has 38 million) a head per task, so no task blocks the page.
 const CHECK_AT_ONCE = 2 ** 20;
 
-// Checks every layer's weights, a layer per task when there are many; rejects with the first bad number's RangeError.
+// A new task soon: a message, which nested timeouts' 4 ms clamp does not slow.
+const nextTask = () => new Promise((resolve) => {
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => resolve();
+  channel.port2.postMessage(0);
+});
+
+// Checks every head's weights, a head per task when there are many; rejects with the first bad number's RangeError.
 async function checkWeights(data, name) {
   const n = data.tokens.length;
   if (data.layers * data.heads * n * n <= CHECK_AT_ONCE) {
@@ -29,10 +36,12 @@ async function checkWeights(data, name) {
     return;
   }
   for (let l = 0; l < data.layers; l++) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    checkAttentionLayers(data, l, l + 1, name);
-    // The thumbnails of the layer too, while its numbers are at hand.
-    for (const m of data.attention[l]) thumbnailOf(m);
+    for (let h = 0; h < data.heads; h++) {
+      await nextTask();
+      checkAttentionHead(data, l, h, name);
+      // The head's thumbnail too, while its numbers are at hand.
+      thumbnailOf(data.attention[l][h]);
+    }
   }
 }
 
@@ -57,7 +66,7 @@ export class ModelSource {
   #loaded = null; // { model, scores } of the attribute's model
   #error = '';
   #external = null; // normalized attentions (property or attentions-src)
-  #checking = null; // the attentions being checked a layer per task (set last wins)
+  #checking = null; // the attentions being checked a head per task (set last wins)
   #failed = ''; // why attentions set last were refused, shown once
   #externalFrom = ''; // 'property' | the attentions-src URL
   #fetching = '';
