@@ -117,6 +117,34 @@ test('hovering a cell shows its derivation and outlines its sources; zoom writes
   await context.close();
 });
 
+test('a story\'s highlight lights its cells on a canvas and dims the rest', async ({ env }) => {
+  const { page, context, problems } = await env.page({ viewport: { width: 1366, height: 900 } });
+  await page.goto(`${env.base}/?tokens=${words(20).join('+')}`);
+  await settled(page);
+  await page.$eval(E, (el) => el.highlight({ part: 'weights', row: 3 }));
+  await page.$eval(E, (el) => el.shadowRoot.querySelector('canvas[data-id="weights-0"]').scrollIntoView());
+  await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('canvas[data-id="weights-0"]').width > 0, E);
+  await page.waitForTimeout(100);
+  const alpha = await page.evaluate(async (sel) => {
+    const { cellBox, labelWidth, layoutHeatmap } = await import('/web/explorer/heatmap-layout.js');
+    const el = document.querySelector(sel);
+    const c = el.shadowRoot.querySelector('canvas[data-id="weights-0"]');
+    const L = layoutHeatmap({ rows: 20, cols: 20, width: c.parentElement.firstElementChild.getBoundingClientRect().width, labels: labelWidth(el.state.tokens), chars: 6 });
+    const dpr = c.width / c.getBoundingClientRect().width;
+    const copy = document.createElement('canvas');
+    copy.width = c.width;
+    copy.height = c.height;
+    const ctx = copy.getContext('2d');
+    ctx.drawImage(c, 0, 0);
+    // A cell's corner pixel: its colour, not its number.
+    const at = (i, j) => { const b = cellBox(L, i, j); return ctx.getImageData(Math.round((b.x + 2) * dpr), Math.round((b.y + 2) * dpr), 1, 1).data[3]; };
+    return [at(3, 0), at(3, 19), at(5, 0), at(19, 19)];
+  }, E);
+  assert.equal(alpha, [255, 255, 70, 70], 'row 3 lit, the other rows dimmed');
+  assert.equal(problems, []);
+  await context.close();
+});
+
 test('a change of colour scheme redraws the canvas in the other palette', async ({ env }) => {
   const { page, context, problems } = await env.page({ viewport: { width: 1366, height: 900 }, colorScheme: 'light' });
   await page.goto(`${env.base}/?tokens=${words(20).join('+')}`);

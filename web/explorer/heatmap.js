@@ -482,12 +482,16 @@ export class Heatmap {
         const blocked = how.blocked !== null && how.blocked(i, j) !== '';
         const l = levelOf(v, this.kind, this.scale);
         ctx.fillStyle = blocked ? look.fg : l < 0 ? textOn(nanRgb) : ink[l];
+        // A story's unlit cells are quieter, their numbers too (a table's are at opacity 0.35).
+        const st = this.#story;
+        ctx.globalAlpha = !st || ((st.rows === null || st.rows.has(i)) && (st.cols === null || st.cols.has(j))) ? 1 : 0.35;
         ctx.fillText(blocked && how.minusInfinity ? MINUS_INFINITY : fixed(v, how.digits), L.left + (j - L.c0 + 1) * L.cell - 3, y);
       }
     }
   }
 
   #drawLabels(ctx, L, look) {
+    ctx.globalAlpha = 1;
     const selected = this.#how.selected;
     ctx.textBaseline = 'middle';
     const size = Math.max(8, Math.min(11, Math.floor(L.cell * L.rowStride) - 2));
