@@ -8,7 +8,7 @@
 // as they move a table's focus, each move announced), the cells a number
 // comes from outlined, a story's cells lit. The canvas is sized for the
 // device's pixels (devicePixelRatio) and its backing store exists only
-// while it is near the screen. Labels and numbers are drawn, never markup.
+// while it is on screen. Labels and numbers are drawn, never markup.
 
 import { textOn } from './colors.js';
 import { el } from './dom.js';
@@ -74,6 +74,7 @@ export class Heatmap {
   #target = null;
   #story = null; // { rows: Set | null, cols: Set | null }
   #resize = null;
+  #seen = null; // IntersectionObserver: drawn only while on screen
   #drag = null;
   #pinch = new Map();
   #dims = [];
@@ -166,7 +167,7 @@ export class Heatmap {
 
   /**
    * New numbers (a Matrix) and how to mark them (tables.js paintTable's
-   * `how`); drawn now when near the screen, else when it comes near.
+   * `how`); drawn now when on screen, else when it comes on screen.
    */
   paint(matrix, how) {
     // A scale change leaves the raw scores as they are: nothing to draw.
@@ -178,7 +179,7 @@ export class Heatmap {
     else this.#pending = true;
   }
 
-  /** Near the screen or not (an IntersectionObserver's verdict): off it, the canvas gives its memory back. */
+  /** On screen or not (its IntersectionObserver's verdict): off it, the canvas gives its memory back. */
   setVisible(visible) {
     if (visible === this.#visible) return;
     this.#visible = visible;
@@ -227,9 +228,10 @@ export class Heatmap {
     return { ...this.#win };
   }
 
-  /** Stops following the box's width. */
+  /** Stops following the box's width and whether it is on screen. */
   disconnect() {
     this.#resize?.disconnect();
+    this.#seen?.disconnect();
   }
 
   #setWindow(win) {
@@ -250,6 +252,12 @@ export class Heatmap {
         this.hooks.drawn?.();
       });
       this.#resize.observe(this.#sizer);
+    }
+    // On screen, not near it: a canvas just above the one being looked at
+    // would otherwise be redrawn every frame of a slider drag.
+    if (typeof IntersectionObserver !== 'undefined') {
+      this.#seen = new IntersectionObserver((records) => this.setVisible(records[records.length - 1].isIntersecting));
+      this.#seen.observe(this.#box);
     }
     const canvas = this.#canvas;
     // Ctrl+wheel (a trackpad's pinch arrives as one) zooms around the cell under the pointer; a plain wheel scrolls the page.

@@ -273,7 +273,6 @@ export class StepsView {
         const entry = byFigure.get(r.target);
         if (!entry) continue;
         entry.skipped = !r.isIntersecting;
-        entry.heatmap?.setVisible(r.isIntersecting);
         if (!entry.skipped && entry.stale) this.#paintEntry(entry);
       }
     }, { rootMargin: '200px 0px' });
