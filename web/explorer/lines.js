@@ -100,6 +100,7 @@ export class LinesView {
   #focus = -1; // the selected query (-1: all)
   #shown = -1; // the query whose lines are drawn now (hover or focus win over the selection)
   #weights = [];
+  #speakTimer = 0;
 
   /**
    * @param {{ onSelect: (i: number) => void }} callbacks onSelect when a query token is clicked or activated
@@ -202,7 +203,13 @@ export class LinesView {
   update(weights, { spoken = true } = {}) {
     this.#weights = weights;
     this.#draw();
-    if (spoken) this.speak();
+    if (!spoken) return;
+    // A long text's 512 summaries wait for a task of their own: the view paints first.
+    if (this.#tokens.length <= LINES_ALL_MAX) this.speak();
+    else {
+      clearTimeout(this.#speakTimer);
+      this.#speakTimer = setTimeout(() => this.speak(), 0);
+    }
   }
 
   /** Updates the spoken summaries to the weights drawn. */
@@ -233,11 +240,15 @@ export class LinesView {
   // Rewrites the paths of a head whose levels (or shown query) changed.
   #draw() {
     const n = this.#tokens.length, L = this.#layout, q = this.#shown;
+    const [from, to] = q >= 0 ? [q, q + 1] : n <= LINES_ALL_MAX ? [0, n] : [0, 0];
     for (let h = 0; h < this.#heads.length && h < this.#weights.length; h++) {
       const head = this.#heads[h];
       const data = this.#weights[h].data;
       let changed = head.query !== q;
-      for (let k = 0; k < n * n; k++) {
+      // Only the rows drawn: past LINES_ALL_MAX that is one query's, not n² weights a frame.
+      const [k0, k1] = n <= LINES_ALL_MAX ? [0, n * n] : [from * n, to * n];
+      if (n > LINES_ALL_MAX && changed) head.levels.fill(-2);
+      for (let k = k0; k < k1; k++) {
         const level = lineLevel(data[k]);
         if (head.levels[k] !== level) {
           head.levels[k] = level;
@@ -247,7 +258,6 @@ export class LinesView {
       if (!changed) continue;
       head.query = q;
       const d = Array.from({ length: LEVELS }, () => []);
-      const [from, to] = q >= 0 ? [q, q + 1] : n <= LINES_ALL_MAX ? [0, n] : [0, 0];
       for (let i = from; i < to; i++) {
         for (let j = 0; j < n; j++) {
           const level = head.levels[i * n + j];
