@@ -10,7 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { fixed } from '../../web/explorer/format.js';
-import { EXPLORER as E, settled, start } from '../browser.js';
+import { EXPLORER as E, axeViolations, settled, start } from '../browser.js';
 
 // The longest task allowed while 512 x 12 x 12 weights load and paint.
 // The aim is 200 ms on an idle machine (the longest measured at load 14 on
@@ -39,6 +39,15 @@ test('past 16 tokens the steps are canvases; 16 keep their tables', async ({ env
   await settled(page);
   assert.equal(await count(), [3, 0], 'scores, logits and weights on canvas');
   assert.equal(problems, []);
+  await context.close();
+});
+
+test('axe finds nothing serious on a page of canvases and the text view', async ({ env }) => {
+  // bypassCSP: axe is injected as an inline script.
+  const { page, context } = await env.page({ viewport: { width: 1366, height: 900 }, bypassCSP: true });
+  await page.goto(`${env.base}/?tokens=${words(40).join('+')}`);
+  await settled(page);
+  assert.equal(await axeViolations(page), []);
   await context.close();
 });
 
@@ -111,7 +120,7 @@ test('hovering a cell shows its derivation and outlines its sources; zoom writes
   assert.is(before, '');
   await page.click(`${E} figure.heatmap[data-id="weights-0"] button[aria-label="Zoom in"]`);
   assert.match(await page.$eval(`${E} figure.heatmap[data-id="weights-0"] .where`, (s) => s.textContent), /^rows \d+–\d+, columns \d+–\d+$/);
-  await page.click(`${E} figure.heatmap[data-id="weights-0"] button[aria-label="Show every token"]`);
+  await page.click(`${E} figure.heatmap[data-id="weights-0"] button[aria-label="All tokens"]`);
   assert.is(await page.$eval(`${E} figure.heatmap[data-id="weights-0"] .where`, (s) => s.textContent), '');
   assert.equal(problems, []);
   await context.close();
@@ -266,12 +275,13 @@ test('BERT-base-sized attention (512 tokens x 12 layers x 12 heads) loads and pa
     // A canvas off screen keeps no pixels: scrolled to, the weights paint.
     root.querySelector('canvas[data-id="weights-0"]').scrollIntoView();
     while (!(root.querySelector('canvas[data-id="weights-0"]').width > 0) && performance.now() - t0 < 60000) await new Promise((r) => setTimeout(r, 20));
+    const painted = root.querySelector('canvas[data-id="weights-0"]').width > 0;
     await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)));
     observer.disconnect();
     return {
       longest: Math.max(0, ...long), tasks: long.map(Math.round), bound, message: root.querySelector('.message').textContent,
       thumbs: root.querySelectorAll('button.thumb').length, weights: Boolean(root.querySelector('canvas[data-id="weights-0"]')),
-      painted: root.querySelector('canvas[data-id="weights-0"]')?.width > 0, tokens: el.state.tokens.length,
+      painted, tokens: el.state.tokens.length,
     };
   }, { sel: E, bound: LONG_TASK_BOUND_MS });
   assert.equal({ message: out.message, thumbs: out.thumbs, weights: out.weights, painted: out.painted, tokens: out.tokens },

@@ -110,7 +110,7 @@ export class Heatmap {
     const zoom = el('span', { class: 'zoom', role: 'group', 'aria-label': `Zoom ${title}` },
       el('button', { type: 'button', text: '−', 'aria-label': 'Zoom out', onclick: () => this.zoom(1 / ZOOM_STEP) }),
       el('button', { type: 'button', text: '+', 'aria-label': 'Zoom in', onclick: () => this.zoom(ZOOM_STEP) }),
-      el('button', { type: 'button', text: 'All', 'aria-label': 'Show every token', onclick: () => this.zoom(0) }),
+      el('button', { type: 'button', text: 'All', 'aria-label': 'All tokens', onclick: () => this.zoom(0) }),
       this.#where);
     const copy = el('details', { class: 'copy' },
       el('summary', { text: 'Copy', 'aria-label': `Copy ${title}` }),
