@@ -126,6 +126,34 @@ test('hovering a cell shows its derivation and outlines its sources; zoom writes
   await context.close();
 });
 
+test('Mask pairs on a canvas: a click masks the pair under the pointer, Space on the keyboard cell unmasks it', async ({ env }) => {
+  const { page, context, problems } = await env.page({ viewport: { width: 1366, height: 900 } });
+  await page.goto(`${env.base}/?tokens=${words(20).join('+')}`);
+  await settled(page);
+  await page.$eval(E, (el) => { el.masking = true; });
+  await page.$eval(E, (el) => el.shadowRoot.querySelector('canvas[data-id="weights-0"]').scrollIntoView());
+  await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('canvas[data-id="weights-0"]').width > 0, E);
+  const point = await page.evaluate(async (sel) => {
+    const { cellBox, labelWidth, layoutHeatmap } = await import('/web/explorer/heatmap-layout.js');
+    const el = document.querySelector(sel);
+    const c = el.shadowRoot.querySelector('canvas[data-id="weights-0"]');
+    const box = c.getBoundingClientRect();
+    const L = layoutHeatmap({ rows: 20, cols: 20, width: c.parentElement.firstElementChild.getBoundingClientRect().width, labels: labelWidth(el.state.tokens), chars: 6 });
+    const b = cellBox(L, 2, 5);
+    return { x: box.left + b.x + b.w / 2, y: box.top + b.y + b.h / 2 };
+  }, E);
+  await page.mouse.click(point.x, point.y);
+  await page.waitForTimeout(100);
+  assert.equal(await page.$eval(E, (el) => [el.mask[2][5], el.mask[2][4], el.state.weights.get(2, 5)]), [false, true, 0]);
+  await page.keyboard.press('Space');
+  await page.waitForTimeout(100);
+  const back = await page.$eval(E, (el) => [el.mask[2][5], el.state.weights.get(2, 5)]);
+  assert.is(back[0], true);
+  assert.ok(back[1] > 0);
+  assert.equal(problems, []);
+  await context.close();
+});
+
 test('a story\'s highlight lights its cells on a canvas and dims the rest', async ({ env }) => {
   const { page, context, problems } = await env.page({ viewport: { width: 1366, height: 900 } });
   await page.goto(`${env.base}/?tokens=${words(20).join('+')}`);
