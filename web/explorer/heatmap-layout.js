@@ -145,7 +145,7 @@ export function paletteWords(kind, theme) {
  * The colour (packed) a blocked pair gets: between the masked hatch's two
  * stripes, nearer the pale one, so a causal half-square stays quiet.
  */
-export const blockedWord = (theme) => pack(theme === 'dark' ? [44, 50, 58] : [222, 227, 232]);
+export const blockedWord = (theme) => pack(theme === 'dark' ? [36, 41, 48] : [222, 227, 232]);
 
 /**
  * Fills `out` (Uint32Array of rows * cols pixels, one per cell) with the
