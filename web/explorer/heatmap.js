@@ -390,7 +390,7 @@ export class Heatmap {
 
   /**
    * The cells at device pixels, written as ImageData (a scaled drawImage
-   * costs several times more to paint without a GPU), with the tables' gap
+   * is rasterized at paint time, most of a frame without a GPU), with the tables' gap
    * of ground between cells big enough for one; cells under a device pixel
    * are averaged down from one pixel per cell, so no row or column drops out.
    */
