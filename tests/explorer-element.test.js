@@ -220,7 +220,7 @@ test('hostile token text is shown as text; invalid attributes show a message and
     ['kv-heads', '2', /kv-heads must be an integer from 1 to 1/], ['scale', 'NaN', /scale expects a number/], ['tokens', '   ', /tokens needs at least one word/],
     ['step', 'nope', /step must be one of/], ['d-model', '99999999999', /d-model must be an integer from 1 to 512/],
     ['seed', 'NaN', /seed expects a whole number/], ['heads', '1e3', /heads expects a whole number/], ['dv', '', /dv expects a whole number/],
-    ['tokens', Array.from({ length: 1000 }, (_, i) => `w${i}`).join(' '), /at most 64 tokens, got 1000/]]) {
+    ['tokens', Array.from({ length: 1000 }, (_, i) => `w${i}`).join(' '), /at most 512 tokens, got 1000/]]) {
     await page.evaluate(([sel, a, v]) => document.querySelector(sel).setAttribute(a, v), [E, attr, value]);
     await page.evaluate(() => new Promise((r) => setTimeout(r, 20)));
     const msg = await page.$eval(E, (el) => el.shadowRoot.querySelector('.message').textContent);

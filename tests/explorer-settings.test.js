@@ -58,7 +58,7 @@ for (const [attrs, message] of [
   [{ seed: 'abc' }, /^seed expects a whole number \(0 or more\), got "abc"$/],
   [{ heads: '1e3' }, /^heads expects a whole number/],
   [{ tokens: '  ' }, /^tokens needs at least one word$/],
-  [{ tokens: Array.from({ length: 65 }, (_, i) => `w${i}`).join(' ') }, /^tokens takes at most 64 tokens, got 65$/],
+  [{ tokens: Array.from({ length: 513 }, (_, i) => `w${i}`).join(' ') }, /^tokens takes at most 512 tokens, got 513$/],
   [{ scale: 'Infinity' }, /^scale expects a number, got "Infinity"$/],
   [{ embeddings: 'letters' }, /^embeddings must be one of position, word; got "letters"$/],
   [{ show: 'weights legs' }, /^show lists parts from .*; got "legs"$/],

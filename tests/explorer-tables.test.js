@@ -231,7 +231,7 @@ test('disallowed pairs: −∞ logits and hatched weights, in the page and the e
 
 test('a drag leaves off-screen tables for later: they show the current numbers when they come on screen and when the drag ends', async ({ env }) => {
   const { page, context, problems } = await env.page({ viewport: { width: 1366, height: 900 }, reducedMotion: 'reduce' });
-  await page.goto(`${env.base}/?tokens=${Array.from({ length: 32 }, (_, i) => `t${i}`).join('+')}&heads=2`);
+  await page.goto(`${env.base}/?tokens=${Array.from({ length: 16 }, (_, i) => `t${i}`).join('+')}&heads=2`);
   await settled(page);
   // Which cells of the scaled scores and of head 2's weights differ from the element's state.
   const wrong = () => page.evaluate(async (sel) => {
@@ -301,7 +301,7 @@ test('a drag leaves off-screen tables for later: they show the current numbers w
       want: el.state.weights.map((m, h) => `head ${h + 1}: ${attendsMost(el.state.tokens, m, i)}`).join('; '),
     }));
   }, E);
-  assert.is(spoken.length, 32);
+  assert.is(spoken.length, 16);
   for (const { said, want } of spoken) assert.is(said, want);
   assert.equal(problems, []);
   await context.close();

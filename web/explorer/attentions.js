@@ -6,10 +6,16 @@
 // texts about numbers the explorer did not compute. Pure: no DOM, no wasm.
 
 import { Matrix } from '../core/matrix.js';
+import { LIMITS } from '../worked/computation.js';
 import { fixed } from '../worked/format.js';
 
-/** The most tokens the explorer shows (LIMITS.tokens). */
-const MAX_TOKENS = 64;
+/**
+ * What the model view's grid of thumbnails can show: layers and heads of a
+ * side (a 390 px column gives 64 heads 5 px each), layers x heads in all
+ * (Llama-2 7B has 32 x 32), and the weights in all (512 tokens x 12 x 12,
+ * BERT-base, is 38 million; these take 4 bytes each).
+ */
+export const ATTENTION_LIMITS = Object.freeze({ tokens: LIMITS.tokens, layers: 64, heads: 64, grid: 1024, weights: 2 ** 26 });
 /** How far a row of weights may be from summing to 1 and still be attention (float16 exports round). */
 const ROW_SUM_TOLERANCE = 0.02;
 
@@ -30,7 +36,7 @@ const typeName = (x) => (x === null ? 'null' : Array.isArray(x) ? `an array of $
  * also taken). `source` (optional) says where the numbers come from.
  * Throws TypeError/RangeError naming the field.
  */
-export function normalizeAttentions(value, name = 'attentions') {
+export function normalizeAttentions(value, name = 'attentions', { deferChecks = false } = {}) {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new TypeError(`${name} must be an object { tokens, attention } (attention[layer][head] an (n, n) array), got ${typeName(value)}`);
   }
@@ -39,16 +45,41 @@ export function normalizeAttentions(value, name = 'attentions') {
     throw new TypeError(`${name}.tokens must be a non-empty array of strings, got ${typeName(tokens)}`);
   }
   const n = tokens.length;
-  if (n > MAX_TOKENS) throw new RangeError(`${name}.tokens: at most ${MAX_TOKENS} tokens, got ${n}`);
+  if (n > ATTENTION_LIMITS.tokens) throw new RangeError(`${name}.tokens: at most ${ATTENTION_LIMITS.tokens} tokens, got ${n}`);
   if (typeof source !== 'string') throw new TypeError(`${name}.source must be a string, got ${typeName(source)}`);
   let layers;
-  if (shape !== undefined) layers = fromFlat(attention, shape, n, name);
+  if (shape !== undefined) layers = fromFlat(attention, shape, n, name, deferChecks);
   else layers = fromNested(attention, n, name);
-  layers.forEach((row, l) => row.forEach((m, h) => checkWeights(m, `${name}.attention[${l}][${h}]`)));
-  return { tokens: [...tokens], layers: layers.length, heads: layers[0].length, attention: layers, source };
+  const out = { tokens: [...tokens], layers: layers.length, heads: layers[0].length, attention: layers, source };
+  if (!deferChecks) checkAttentionLayers(out, 0, out.layers, name);
+  // Views of the page's own array until checked: checkAttentionLayers copies them.
+  else if (shape !== undefined && attention instanceof Float32Array) out.views = true;
+  return out;
 }
 
-function fromFlat(data, shape, n, name) {
+/**
+ * The weights' check normalizeAttentions skips with `deferChecks`: layers
+ * `from` to `to` of what it returned, each weight in [0, 1] and each row
+ * summing to 1; throws RangeError naming the first bad number. A caller
+ * with millions of weights checks a head per task (checkAttentionHead), so
+ * the page stays responsive.
+ */
+export function checkAttentionLayers(data, from, to, name = 'attentions') {
+  for (let l = from; l < to; l++) for (let h = 0; h < data.heads; h++) checkAttentionHead(data, l, h, name);
+}
+
+/** checkAttentionLayers for one head of one layer (a task's worth of a BERT-sized input). */
+export function checkAttentionHead(data, l, h, name = 'attentions') {
+  const row = data.attention[l];
+  let m = row[h];
+  // A view of the page's array becomes the explorer's own copy as it is checked.
+  if (data.views) row[h] = m = new Matrix(m.rows, m.cols, m.data.slice());
+  checkWeights(m, `${name}.attention[${l}][${h}]`);
+  if (data.views && l === data.layers - 1 && h === data.heads - 1) delete data.views;
+}
+
+// With `late`, a Float32Array's heads are views of it until checkAttentionLayers copies them.
+function fromFlat(data, shape, n, name, late) {
   if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d > 0)) {
     throw new TypeError(`${name}.shape must be [layers, heads, n, n] of positive integers, got ${JSON.stringify(shape)}`);
   }
@@ -56,19 +87,34 @@ function fromFlat(data, shape, n, name) {
   if (dims.length === 5 && dims[1] === 1) dims = [dims[0], dims[2], dims[3], dims[4]]; // a batch of one
   if (dims.length !== 4) throw new RangeError(`${name}.shape must be [layers, heads, n, n] (or [layers, 1, heads, n, n]), got ${JSON.stringify(shape)}`);
   const [L, H, rows, cols] = dims;
+  checkGrid(L, H, n, name);
   if (rows !== n || cols !== n) throw new RangeError(`${name}.shape ends in (${rows}, ${cols}) but there are ${n} tokens: expected (${n}, ${n})`);
   if (!(ArrayBuffer.isView(data) || Array.isArray(data))) throw new TypeError(`${name}.attention must be a Float32Array (or number[]) when shape is given, got ${typeName(data)}`);
   if (data.length !== L * H * n * n) throw new RangeError(`${name}.attention has ${data.length} numbers; shape ${JSON.stringify(shape)} needs ${L * H * n * n}`);
+  // One copy of the numbers; each head's matrix is a view of its part.
+  const all = data instanceof Float32Array ? (late ? data : data.slice()) : Float32Array.from(data);
   return Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => {
     const at = (l * H + h) * n * n;
-    return new Matrix(n, n, Float32Array.from(data.slice(at, at + n * n)));
+    return new Matrix(n, n, all.subarray(at, at + n * n));
   }));
+}
+
+// Refuses a grid of layers x heads the model view cannot show, before anything is copied.
+function checkGrid(layers, heads, n, name) {
+  const lim = ATTENTION_LIMITS;
+  const what = `${layers} layers x ${heads} heads`;
+  if (layers > lim.layers) throw new RangeError(`${name}: ${what}; the model view's grid shows at most ${lim.layers} layers`);
+  if (heads > lim.heads) throw new RangeError(`${name}: ${what}; the model view's grid shows at most ${lim.heads} heads a layer`);
+  if (layers * heads > lim.grid) throw new RangeError(`${name}: ${what} = ${layers * heads} heads; the model view's grid shows at most ${lim.grid} in all`);
+  if (layers * heads * n * n > lim.weights) throw new RangeError(`${name}: ${what} of ${n} x ${n} weights is ${layers * heads * n * n} numbers; the explorer holds at most ${lim.weights} (${lim.weights / 2 ** 20} Mi)`);
 }
 
 function fromNested(attention, n, name) {
   if (!Array.isArray(attention) || attention.length === 0) {
     throw new TypeError(`${name}.attention must be a non-empty array of layers, each an array of heads' (${n}, ${n}) weights, got ${typeName(attention)}`);
   }
+  const first = Array.isArray(attention[0]) ? attention[0].length : 1;
+  checkGrid(attention.length, first, n, name);
   let heads = -1;
   return attention.map((layer, l) => {
     if (!Array.isArray(layer) || layer.length === 0) throw new TypeError(`${name}.attention[${l}] must be a non-empty array of heads, got ${typeName(layer)}`);
@@ -95,12 +141,12 @@ function toSquare(m, n, where) {
 
 // Attention weights: finite, in [0, 1], each row summing to 1 (or 0 when fully masked).
 function checkWeights(m, where) {
-  const n = m.rows;
+  const n = m.rows, data = m.data;
   for (let i = 0; i < n; i++) {
     let sum = 0;
-    for (let j = 0; j < n; j++) {
-      const w = m.data[i * n + j];
-      if (!(w >= -1e-6 && w <= 1 + 1e-6)) throw new RangeError(`${where}[${i}][${j}] is ${w}: attention weights are in [0, 1] (pass the softmax's output, not the scores)`);
+    for (let k = i * n, end = k + n; k < end; k++) {
+      const w = data[k];
+      if (!(w >= -1e-6 && w <= 1 + 1e-6)) throw new RangeError(`${where}[${i}][${k - i * n}] is ${w}: attention weights are in [0, 1] (pass the softmax's output, not the scores)`);
       sum += w;
     }
     if (Math.abs(sum - 1) > ROW_SUM_TOLERANCE && sum > ROW_SUM_TOLERANCE) {

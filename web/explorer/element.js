@@ -499,6 +499,7 @@ export class AttentionExplorer extends Base {
     const view = this.#steps.element;
     if (head < 0) delete view.dataset.head;
     else view.dataset.head = String(head);
+    if (this.#example) this.#steps.syncHead();
   }
 
   // ---- inspection: the popover and the cells a number comes from -------------

@@ -13,6 +13,12 @@ const CHAR = 8; // px per character of a 13 px monospace label, rounded up
 const MAX_LABEL = 12; // characters of a token shown
 const PHONE_WIDTH = 350; // px of a 390 px phone's column the view fits unscaled when it can
 const MIN_SPAN = 100; // px between the token columns when the view gives up width beside a table
+/**
+ * Up to this many tokens the lines view draws every query's lines when none
+ * is chosen; past it (n² lines are a tangle, and a path of a quarter of a
+ * million segments a long paint) it draws the chosen or hovered query's only.
+ */
+export const LINES_ALL_MAX = 48;
 
 const short = (t) => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
 
@@ -62,7 +68,7 @@ export function linesWidths(tokens) {
  */
 export function linesLayout(tokens, { fit } = {}) {
   const n = tokens.length;
-  const row = n <= 8 ? 32 : n <= 16 ? 26 : 22; // px per token
+  const row = n <= 8 ? 32 : n <= 16 ? 26 : n <= LINES_ALL_MAX ? 22 : 16; // px per token
   const label = labelWidth(tokens);
   const { min, max } = linesWidths(tokens);
   const width = fit === undefined ? max : Math.floor(Math.max(min, Math.min(max, fit)));
@@ -94,6 +100,7 @@ export class LinesView {
   #focus = -1; // the selected query (-1: all)
   #shown = -1; // the query whose lines are drawn now (hover or focus win over the selection)
   #weights = [];
+  #speakTimer = 0;
 
   /**
    * @param {{ onSelect: (i: number) => void }} callbacks onSelect when a query token is clicked or activated
@@ -183,7 +190,8 @@ export class LinesView {
     this.#summary = el('ul', { class: 'sr-only', 'aria-label': 'what each token attends to most' });
     this.#live = el('p', { class: 'sr-only', 'aria-live': 'polite' });
     this.element.replaceChildren(
-      el('figcaption', {}, el('span', { class: 'name', text: 'Who attends to whom' }), el('span', { class: 'shape', text: ' query → key' })),
+      el('figcaption', {}, el('span', { class: 'name', text: 'Who attends to whom' }),
+        el('span', { class: 'shape', text: n > LINES_ALL_MAX ? ' query → key; choose or hover a query on the left to draw its lines' : ' query → key' })),
       ...(this.#toggles ? [this.#toggles] : []), this.#svg, this.#summary, this.#live);
     this.#watchWidth();
   }
@@ -195,7 +203,13 @@ export class LinesView {
   update(weights, { spoken = true } = {}) {
     this.#weights = weights;
     this.#draw();
-    if (spoken) this.speak();
+    if (!spoken) return;
+    // A long text's 512 summaries wait for a task of their own: the view paints first.
+    if (this.#tokens.length <= LINES_ALL_MAX) this.speak();
+    else {
+      clearTimeout(this.#speakTimer);
+      this.#speakTimer = setTimeout(() => this.speak(), 0);
+    }
   }
 
   /** Updates the spoken summaries to the weights drawn. */
@@ -226,11 +240,15 @@ export class LinesView {
   // Rewrites the paths of a head whose levels (or shown query) changed.
   #draw() {
     const n = this.#tokens.length, L = this.#layout, q = this.#shown;
+    const [from, to] = q >= 0 ? [q, q + 1] : n <= LINES_ALL_MAX ? [0, n] : [0, 0];
     for (let h = 0; h < this.#heads.length && h < this.#weights.length; h++) {
       const head = this.#heads[h];
       const data = this.#weights[h].data;
       let changed = head.query !== q;
-      for (let k = 0; k < n * n; k++) {
+      // Only the rows drawn: past LINES_ALL_MAX that is one query's, not n² weights a frame.
+      const [k0, k1] = n <= LINES_ALL_MAX ? [0, n * n] : [from * n, to * n];
+      if (n > LINES_ALL_MAX && changed) head.levels.fill(-2);
+      for (let k = k0; k < k1; k++) {
         const level = lineLevel(data[k]);
         if (head.levels[k] !== level) {
           head.levels[k] = level;
@@ -240,7 +258,7 @@ export class LinesView {
       if (!changed) continue;
       head.query = q;
       const d = Array.from({ length: LEVELS }, () => []);
-      for (let i = q < 0 ? 0 : q; i < (q < 0 ? n : q + 1); i++) {
+      for (let i = from; i < to; i++) {
         for (let j = 0; j < n; j++) {
           const level = head.levels[i * n + j];
           if (level < 0) continue;

@@ -10,13 +10,42 @@
 import { Matrix } from '../core/matrix.js';
 import { loadModel } from '../model.js';
 import { normalizeConfig } from '../worked/computation.js';
-import { externalWeightText, headLabel, headName, normalizeAttentions, patternScores } from './attentions.js';
+import { checkAttentionHead, checkAttentionLayers, externalWeightText, headLabel, headName, normalizeAttentions, patternScores } from './attentions.js';
 import { ModelView } from './model-view.js';
+import { thumbnailOf } from './heatmap-layout.js';
 
 export { MODEL_STYLES } from './model-view.js';
 
 // Head scores of a loaded model on this many repeated random sequences.
 const SCORE_SEQUENCES = 32;
+// Up to this many weights are checked as they are set; more (BERT-base on
+// 512 tokens has 38 million) a head per task, so no task blocks the page.
+const CHECK_AT_ONCE = 2 ** 20;
+
+// A new task soon: a message, which nested timeouts' 4 ms clamp does not slow.
+const nextTask = () => new Promise((resolve) => {
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => resolve();
+  channel.port2.postMessage(0);
+});
+
+// Checks every head's weights, a head per task when there are many; rejects with the first bad number's RangeError.
+async function checkWeights(data, name) {
+  const n = data.tokens.length;
+  if (data.layers * data.heads * n * n <= CHECK_AT_ONCE) {
+    checkAttentionLayers(data, 0, data.layers, name);
+    return;
+  }
+  for (let l = 0; l < data.layers; l++) {
+    for (let h = 0; h < data.heads; h++) {
+      await nextTask();
+      checkAttentionHead(data, l, h, name);
+      // The head's thumbnail too, while its numbers are at hand.
+      thumbnailOf(data.attention[l][h]);
+    }
+  }
+}
+
 // Steps the Step button takes.
 const STEP_COUNT = 10;
 
@@ -38,6 +67,8 @@ export class ModelSource {
   #loaded = null; // { model, scores } of the attribute's model
   #error = '';
   #external = null; // normalized attentions (property or attentions-src)
+  #checking = null; // the attentions being checked a head per task (set last wins)
+  #failed = ''; // why attentions set last were refused, shown once
   #externalFrom = ''; // 'property' | the attentions-src URL
   #fetching = '';
   #training = null; // the fresh model training in a Worker (#startTraining)
@@ -73,13 +104,32 @@ export class ModelSource {
 
   /** Sets outside attention (normalizeAttentions throws naming the field); null clears it. */
   setAttentions(value) {
+    this.#checking = null;
     if (value === null || value === undefined) {
       if (this.#externalFrom === 'property') this.#external = null;
       this.#externalFrom = '';
       return;
     }
-    this.#external = normalizeAttentions(value);
-    this.#externalFrom = 'property';
+    const data = normalizeAttentions(value, 'attentions', { deferChecks: true });
+    const n = data.tokens.length;
+    if (data.layers * data.heads * n * n <= CHECK_AT_ONCE) {
+      checkAttentionLayers(data, 0, data.layers);
+      this.#external = data;
+      this.#externalFrom = 'property';
+      return;
+    }
+    // Many weights: the last good view stays while they are checked, then they are shown (or refused).
+    const checking = this.#checking = {};
+    checkWeights(data, 'attentions').then(() => {
+      if (this.#checking !== checking) return;
+      this.#external = data;
+      this.#externalFrom = 'property';
+      this.#changed();
+    }, (err) => {
+      if (this.#checking !== checking) return;
+      this.#failed = err.message;
+      this.#changed();
+    });
   }
 
   /**
@@ -91,6 +141,11 @@ export class ModelSource {
   prepare(config, view) {
     this.#follow(view);
     if (this.#error) return { error: this.#error };
+    if (this.#failed) {
+      const error = this.#failed;
+      this.#failed = '';
+      return { error };
+    }
     try {
       return this.#prepare(config, view);
     } catch (err) {
@@ -206,7 +261,8 @@ export class ModelSource {
       const response = await fetch(url);
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const json = await response.json();
-      data = normalizeAttentions(json, 'attentions-src');
+      data = normalizeAttentions(json, 'attentions-src', { deferChecks: true });
+      await checkWeights(data, 'attentions-src');
       if (!data.source) data.source = src.split('/').pop();
     } catch (err) {
       if (this.#fetching === src) this.#error = `attentions-src="${src}": ${err.message}`;

@@ -9,6 +9,7 @@
 import { el, svg } from './dom.js';
 import { fixed } from '../worked/format.js';
 import { headName, modelViewText } from './attentions.js';
+import { thumbnailOf } from './heatmap-layout.js';
 
 const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
 // The loss curve's box in SVG units; it scales to its column.
@@ -366,21 +367,21 @@ function inkOf(node) {
   return rgb ? [Number(rgb[1]), Number(rgb[2]), Number(rgb[3])] : [0, 0, 0];
 }
 
-// One pixel per weight, scaled up by CSS: ink whose alpha is the weight,
-// on the transparent canvas over what is behind the button.
+// One pixel per weight (per block of weights, their largest, past
+// THUMB_MAX tokens), scaled up by CSS: ink whose alpha is the weight, on
+// the transparent canvas over what is behind the button.
 function drawPattern(canvas, m, ink) {
-  const n = m.rows;
-  if (canvas.width !== n) {
-    canvas.width = n;
-    canvas.height = n;
+  const { size, alpha } = thumbnailOf(m);
+  if (canvas.width !== size) {
+    canvas.width = size;
+    canvas.height = size;
   }
   const ctx = canvas.getContext('2d');
   if (!ctx) return;
-  const image = ctx.createImageData(n, n);
-  for (let k = 0; k < n * n; k++) {
-    image.data.set(ink, 4 * k);
-    image.data[4 * k + 3] = Math.round(255 * Math.min(1, Math.max(0, m.data[k])));
-  }
+  const image = ctx.createImageData(size, size);
+  const words = new Uint32Array(image.data.buffer);
+  const rgb = ((ink[2] & 255) << 16) | ((ink[1] & 255) << 8) | (ink[0] & 255);
+  for (let p = 0; p < alpha.length; p++) words[p] = ((alpha[p] << 24) | rgb) >>> 0;
   ctx.putImageData(image, 0, 0);
 }
 

@@ -45,7 +45,8 @@ export function playSources(tables, example, blocked, picked = -1) {
   const heads = [];
   example.heads.forEach((head, h) => {
     const entry = tables.get(`weights-${h}`);
-    if (!entry || (picked >= 0 && h !== picked)) return;
+    // A canvas heatmap has no cells to write the phases into.
+    if (!entry || entry.heatmap || (picked >= 0 && h !== picked)) return;
     const m = head.logits ?? head.scaled;
     const logits = { rows: m.rows, cols: m.cols, data: Float64Array.from(m.data, (z, k) => (blocked(Math.floor(k / m.cols), k % m.cols) ? -Infinity : z)) };
     heads.push({ entry, logits, head: h });
@@ -158,7 +159,8 @@ export class SoftmaxPlay {
     this.#button.textContent = 'Play softmax';
     this.#button.setAttribute('aria-pressed', 'false');
     this.#status.textContent = '';
-    const src = this.#source();
+    // Only a play marks rows: a stop with none playing has nothing to unmark.
+    const src = was ? this.#source() : null;
     if (src) for (const { entry } of src.heads) for (const tr of entry.trs) tr.classList.remove('playing');
     if (was) this.#done();
   }

@@ -11,8 +11,11 @@
 import { el } from './dom.js';
 import { cellAt, moveTabStop, nextCell } from './grid.js';
 import { LinesView } from './lines.js';
+import { TEXT_VIEW_MIN_TOKENS, TokensView } from './tokens-view.js';
 import { SoftmaxPlay, playSources } from './softmax-play.js';
-import { buildTable, cellLabel, highlight, paintTable } from './tables.js';
+import { buildTable, cellLabel, highlight, paintTable, visibleRegion } from './tables.js';
+import { Heatmap } from './heatmap.js';
+import { usesCanvas } from './heatmap-layout.js';
 import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, ropeExplanation, sectionTitle } from '../worked/text.js';
 import { DIGITS } from '../worked/format.js';
 import { isFigure } from '../worked/settings.js';
@@ -26,35 +29,12 @@ export const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);
 const DRAG_PAUSE_MS = 200;
 // Up to this many tokens the sections flow side by side on a wide screen (styles.js).
 const FLOW_MAX_TOKENS = 12;
+// Past this many tokens the sections off screen skip their layout (content-visibility, styles of heatmap.js).
+const LONG_MIN_TOKENS = 64;
+// Keys that zoom a heatmap: closer, farther, every token.
+const HEAT_KEYS = { '+': 2, '=': 2, '-': 0.5, '0': 0 };
 // Tables with more cells than this write only the cells in view during a drag.
 const REGION_MIN_CELLS = 256;
-
-function offScreen(node) {
-  const r = node.getBoundingClientRect();
-  return r.bottom < 0 || r.top > window.innerHeight;
-}
-
-/**
- * The rows and columns of a table inside the window and its scroll box,
- * as [row from, row to, col from, col to] (a margin of one either side),
- * read from the first and last cells' boxes (the layout is fixed: every
- * row and column has one size).
- */
-function visibleRegion(entry) {
-  const nr = entry.rows.length, nc = entry.cols.length;
-  const first = entry.tds[0].getBoundingClientRect(), last = entry.tds[nr * nc - 1].getBoundingClientRect();
-  const box = entry.table.parentElement.getBoundingClientRect();
-  const pitchY = nr > 1 ? (last.top - first.top) / (nr - 1) : first.height;
-  const pitchX = nc > 1 ? (last.left - first.left) / (nc - 1) : first.width;
-  const top = Math.max(0, box.top), bottom = Math.min(window.innerHeight, box.bottom);
-  const left = Math.max(0, box.left), right = Math.min(window.innerWidth, box.right);
-  if (bottom <= top || right <= left) return [0, 0, 0, 0];
-  const clamp = (x, n) => Math.min(n, Math.max(0, x));
-  return [
-    clamp(Math.floor((top - first.top) / pitchY) - 1, nr), clamp(Math.ceil((bottom - first.top) / pitchY) + 1, nr),
-    clamp(Math.floor((left - first.left) / pitchX) - 1, nc), clamp(Math.ceil((right - first.left) / pitchX) + 1, nc),
-  ];
-}
 
 /** The matrix a table shows: an input or projection by name, else "<step>-<head>". */
 export function matrixOf(example, id) {
@@ -73,17 +53,21 @@ export class StepsView {
   #tables = new Map(); // id -> the entry of one built table
   #lines = null; // LinesView when the lines part is shown
   #linesView = null; // the LinesView, kept while the lines part comes and goes
+  #text = null; // TokensView of a long input, shaded by the selected query's weights
   #selected = -1; // the query whose lines alone are drawn; -1: all
   #focus = null; // { id, i, j } of the table's tab stop, kept across rebuilds
   #overflow = null; // ResizeObserver marking tables wider than their box
   #visibility = null; // IntersectionObserver marking tables off screen
   #softmax = null; // SoftmaxPlay on the weights step
   #linesStale = false; // the lines view waits for the drag's end (off screen)
+  #linesOff = false; // the lines view is off screen (the IntersectionObserver says: asking the layout each frame forces one)
   #story = null; // what the page's story lights (setStory)
   #storyLit = []; // the cells it lit
   #storyScroll = false; // the next paint scrolls the lit cells into their tables' boxes
   #paintKey = ''; // what the marks of the last repaint depended on (see repaint)
   #dragTimer = 0; // nonzero while the scale slider is dragged
+  #hovered = ''; // "id:i:j" of the cell the pointer is over
+  #hasCanvas = false; // the token-by-token steps are canvases
 
   /**
    * @param {() => { config: object, view: object, example: object, explanations: object, scaleIsDefault: boolean,
@@ -104,8 +88,11 @@ export class StepsView {
     node.addEventListener('click', (e) => this.#onClick(e));
     node.addEventListener('focusin', (e) => this.#onFocus(e));
     node.addEventListener('pointerover', (e) => this.#onHover(e));
+    // A canvas is one element: the cell under the pointer changes as it moves.
+    node.addEventListener('pointermove', (e) => e.target.tagName === 'CANVAS' && this.#onHover(e));
+    node.addEventListener('pointerout', () => { this.#hovered = ''; });
     node.addEventListener('pointerleave', () => {
-      if (!this.#active()?.matches?.('td[data-i]')) intents.inspect(null);
+      if (!this.#active()?.matches?.('[role="gridcell"][data-i]')) intents.inspect(null);
     });
   }
 
@@ -126,6 +113,7 @@ export class StepsView {
   /** The focusable element of a table at (i, j) (j = -1: the row label), or null. */
   cell({ id, i, j }) {
     const entry = this.#tables.get(id);
+    if (entry?.heatmap) return entry.heatmap.cellElement(i, j);
     return entry ? cellAt(entry, i, j) : null;
   }
 
@@ -160,6 +148,7 @@ export class StepsView {
     const step = view.step;
     const animate = step !== this.#lastStep && step !== 'all';
     this.#lastStep = step;
+    for (const entry of this.#tables.values()) entry.heatmap?.disconnect();
     this.#tables = new Map();
     const sections = [];
     const show = (s) => view.show.has(s) && (step === 'all' || step === s);
@@ -173,18 +162,23 @@ export class StepsView {
       if (spec.name) figure.querySelector('table')?.setAttribute('aria-label', `${spec.name}, ${spec.rows.length} by ${spec.cols.length}`);
       return figure;
     };
-    const headTables = (key) => ex.heads.map((head, h) => table({
+    // Past TABLE_MAX_TOKENS the token-by-token steps are canvases (heatmap.js).
+    const canvas = usesCanvas(t.length);
+    this.#hasCanvas = canvas;
+    const heatmap = (spec) => this.#tables.set(spec.id, new Heatmap({ ...spec, focus: this.#focus?.id === spec.id ? this.#focus : null })).get(spec.id).figure;
+    const headTables = (key) => ex.heads.map((head, h) => (canvas && key !== 'output' ? heatmap : table)({
       id: `${key}-${h}`,
       title: c.heads === 1 ? STEP_TITLES[key].replace(/^Step \d: /, '') : `Head ${h + 1}${c.kvHeads < c.heads ? ` (K, V of kv head ${head.kvHead + 1})` : ''}`,
       ...(c.heads === 1 ? {} : { name: `Head ${h + 1} ${HEAD_TABLE_NAMES[key]}` }),
       rows: t, cols: key === 'output' ? dims('v', c.dv) : t, kind: key === 'weights' ? 'seq' : 'div', step: key,
       selectable: true, withSums: key === 'weights', head: h,
     }));
+    const heads = (key) => el('div', { class: `matrices heads${canvas && key !== 'output' ? ' heat' : ''}` }, ...headTables(key));
     // Steps 1 to 4 in order, the lines view beside the weights, so at 1366 px
     // the first screen reaches the weights; then where Q, K and V come from.
     const lines = view.show.has('lines') && (step === 'all' || step === 'weights');
     for (const key of ['scores', 'scaled']) {
-      if (show(key)) sections.push(this.#section(key, [el('div', { class: 'matrices heads' }, ...headTables(key))]));
+      if (show(key)) sections.push(this.#section(key, [heads(key)]));
     }
     this.#lines = null;
     if (show('weights') || lines) {
@@ -194,13 +188,16 @@ export class StepsView {
         this.#lines.build(t, c.heads, this.#selected);
         parts.push(this.#lines.element);
       }
-      if (show('weights')) parts.push(el('div', { class: 'matrices heads' }, ...headTables('weights')));
+      if (show('weights')) parts.push(heads('weights'));
+      this.#text = t.length > TEXT_VIEW_MIN_TOKENS ? (this.#text ?? new TokensView({ onSelect: (i) => this.#select(i) })) : null;
+      this.#text?.build(t, this.#selected);
       this.#softmax?.stop();
       // Weights computed elsewhere come without their logits: nothing to play.
-      this.#softmax = show('weights') && view.controls !== 'none' && !this.#context().example.external ? new SoftmaxPlay(() => this.#softmaxSource(), () => this.repaint()) : null;
-      sections.push(this.#section('weights', [el('div', { class: 'attention-row' }, ...parts), ...(this.#softmax ? [this.#softmax.element] : [])], { lead: true }));
+      // Played row by row into a table's cells: a canvas of hundreds of rows has none to play into.
+      this.#softmax = show('weights') && view.controls !== 'none' && !canvas && !this.#context().example.external ? new SoftmaxPlay(() => this.#softmaxSource(), () => this.repaint()) : null;
+      sections.push(this.#section('weights', [...(this.#text ? [this.#text.element] : []), el('div', { class: 'attention-row' }, ...parts), ...(this.#softmax ? [this.#softmax.element] : [])], { lead: true }));
     }
-    if (show('output')) sections.push(this.#section('output', [el('div', { class: 'matrices heads' }, ...headTables('output'))]));
+    if (show('output')) sections.push(this.#section('output', [heads('output')]));
     if (show('inputs')) {
       sections.push(this.#section('inputs', [el('div', { class: 'matrices' },
         table({ id: 'X', title: 'X', rows: t, cols: dims('x', c.dModel), kind: 'div', editable: true }),
@@ -220,12 +217,13 @@ export class StepsView {
       )]));
     }
     this.#node.classList.toggle('flow', t.length <= FLOW_MAX_TOKENS);
+    this.#node.classList.toggle('long', t.length > LONG_MIN_TOKENS);
     if (animate) for (const s of sections) s.classList.add('enter');
     this.#node.replaceChildren(...sections);
     this.#watchOverflow();
     this.#watchSkipped();
     this.repaint();
-    if (hadFocus && this.#focus) this.cell(this.#focus)?.focus({ preventScroll: true });
+    if (hadFocus && this.#focus) this.#focusable(this.#focus)?.focus({ preventScroll: true });
   }
 
   #section(step, children, { lead = false } = {}) {
@@ -272,8 +270,14 @@ export class StepsView {
     if (typeof IntersectionObserver === 'undefined') return;
     const byFigure = new Map();
     for (const entry of this.#tables.values()) byFigure.set(entry.table.closest('figure'), entry);
+    this.#linesOff = false;
     this.#visibility = new IntersectionObserver((records) => {
       for (const r of records) {
+        if (r.target === this.#lines?.element) {
+          this.#linesOff = !r.isIntersecting;
+          if (!this.#linesOff && this.#linesStale) this.#paintLines(false);
+          continue;
+        }
         const entry = byFigure.get(r.target);
         if (!entry) continue;
         entry.skipped = !r.isIntersecting;
@@ -281,6 +285,7 @@ export class StepsView {
       }
     }, { rootMargin: '200px 0px' });
     for (const figure of byFigure.keys()) this.#visibility.observe(figure);
+    if (this.#lines) this.#visibility.observe(this.#lines.element);
   }
 
   /**
@@ -292,7 +297,9 @@ export class StepsView {
     if (this.#softmax?.playing) this.#softmax.stop(); // new numbers end a play (its stop repaints)
     const { config: c, example, scaleIsDefault, mask, edits } = this.#context();
     // Everything the blocked, edited and selected marks depend on besides the numbers.
-    this.#paintKey = JSON.stringify([c.causal, c.window, c.queryOffset, this.#selected, mask ? mask.join('') : '', [...edits.keys()]]);
+    // A canvas draws in its theme's palette (a table's classes follow the theme by themselves).
+    const theme = this.#hasCanvas ? getComputedStyle(this.#node).getPropertyValue('--attn-heat') : '';
+    this.#paintKey = JSON.stringify([c.causal, c.window, c.queryOffset, this.#selected, mask ? mask.join('') : '', [...edits.keys()], theme]);
     for (const entry of this.#tables.values()) {
       // While the slider is dragged, a table the browser skips (off screen)
       // waits: it is painted when it comes on screen or the drag ends.
@@ -310,25 +317,27 @@ export class StepsView {
     }
     this.#paintStory();
     // During a drag the lines in view follow every frame; lines off screen and what they say follow when it ends.
-    this.#linesStale = Boolean(this.#lines && this.#dragTimer && offScreen(this.#lines.element));
+    this.#linesStale = Boolean(this.#lines && this.#dragTimer && this.#linesOff);
     if (!this.#linesStale) this.#lines?.update(example.heads.map((h) => h.weights), { spoken: !this.#dragTimer });
+    this.syncHead();
     this.#intents.painted();
   }
 
   #paintEntry(entry) {
-    const { example, blocked, edits } = this.#context();
+    const { config: c, example, blocked, edits, mask } = this.#context();
     const { id, step } = entry;
-    const blocks = step === 'weights' || step === 'scaled';
+    // A heatmap asks every cell: with nothing that blocks a pair, it asks none.
+    const blocks = (step === 'weights' || step === 'scaled') && !(entry.heatmap && !c.causal && !c.window && !mask?.includes(0));
     const edited = EDITABLE.has(id) && edits.size > 0 ? (i, j) => edits.has(`${id}:${i}:${j}`) : () => false;
     // During a drag a large table writes only the cells in view; the rest
     // follow when the drag ends or the reader scrolls.
-    const region = this.#dragTimer && entry.tds.length > REGION_MIN_CELLS ? visibleRegion(entry) : null;
+    const region = !entry.heatmap && this.#dragTimer && entry.tds.length > REGION_MIN_CELLS ? visibleRegion(entry) : null;
     entry.stale = region !== null;
-    paintTable(entry, matrixOf(example, id), {
+    (entry.heatmap ? (m, how) => entry.heatmap.paint(m, how) : (m, how) => paintTable(entry, m, how))(matrixOf(example, id), {
       region,
       key: this.#paintKey,
       digits: DIGITS[step ?? id] ?? 4,
-      blocked: blocks ? blocked : () => '',
+      blocked: blocks ? blocked : entry.heatmap ? null : () => '',
       edited,
       selected: this.#selected,
       minusInfinity: step === 'scaled',
@@ -359,12 +368,19 @@ export class StepsView {
   #paintStory() {
     for (const td of this.#storyLit) td.classList.remove('story');
     this.#storyLit = [];
-    for (const entry of this.#tables.values()) entry.table.classList.remove('storied');
+    for (const entry of this.#tables.values()) {
+      entry.table.classList.remove('storied');
+      if (entry.heatmap && !this.#story?.ids.includes(entry.id)) entry.heatmap.setStory(null);
+    }
     const story = this.#story;
     if (!story) return;
     for (const id of story.ids) {
       const entry = this.#tables.get(id);
       if (!entry) continue;
+      if (entry.heatmap) {
+        entry.heatmap.setStory({ rows: story.rows, cols: story.cols });
+        continue;
+      }
       const nc = entry.cols.length;
       entry.table.classList.add('storied');
       entry.tds.forEach((td, k) => {
@@ -401,7 +417,7 @@ export class StepsView {
   #paintStale() {
     if (!this.#dragTimer) return;
     for (const entry of this.#tables.values()) if (entry.stale && !entry.skipped) this.#paintEntry(entry);
-    if (this.#linesStale && !offScreen(this.#lines.element)) this.#paintLines(false);
+    if (this.#linesStale && !this.#linesOff) this.#paintLines(false);
   }
 
   #paintLines(spoken) {
@@ -417,11 +433,20 @@ export class StepsView {
     else this.#lines?.speak();
   }
 
+  /** The text view shades by the head picked (or the first): after a pick, and on every repaint. */
+  syncHead() {
+    if (!this.#text) return;
+    const heads = this.#context().example.heads;
+    const h = Math.min(heads.length - 1, Math.max(0, Number(this.#node.dataset.head ?? 0)));
+    this.#text.update(heads[h].weights, this.#selected);
+  }
+
   /** Stops watching the tables (the element left the page). */
   disconnect() {
     this.#overflow?.disconnect();
     this.#visibility?.disconnect();
     this.#linesView?.disconnect();
+    for (const entry of this.#tables.values()) entry.heatmap?.disconnect();
     this.dragEnd();
   }
 
@@ -429,20 +454,34 @@ export class StepsView {
   editDone(id, i, j) {
     this.#focus = { id, i, j };
     const entry = this.#tables.get(id);
-    if (entry) {
+    if (entry && !entry.heatmap) {
       entry.painted[i * entry.cols.length + j] = '';
       entry.data = null;
     }
     this.repaint();
-    this.cell(this.#focus)?.focus();
+    this.#focusable(this.#focus)?.focus();
+  }
+
+  // What takes focus for (i, j): a table's cell, or a heatmap's keyboard cell moved there.
+  #focusable({ id, i, j }) {
+    const entry = this.#tables.get(id);
+    if (!entry) return null;
+    return entry.heatmap ? entry.heatmap.cursorAt(i, j) : cellAt(entry, i, j);
   }
 
   // ---- the reader's input --------------------------------------------------
 
-  #targetOf(node) {
-    const td = node.closest?.('td[data-i]');
+  // The cell an event is about: a table's, a heatmap's keyboard cell, or the heatmap cell under the pointer (map set).
+  #targetOf(e) {
+    const node = e.target;
+    const map = node.tagName === 'CANVAS' ? this.#tables.get(node.dataset.id)?.heatmap : null;
+    if (map) {
+      const at = map.hit(e);
+      return at && { id: map.id, i: at.i, j: at.j, td: null, map };
+    }
+    const td = node.closest?.('[role="gridcell"][data-i]');
     if (!td) return null;
-    return { id: td.closest('table').dataset.id, i: Number(td.dataset.i), j: Number(td.dataset.j), td };
+    return { id: td.closest('[role="grid"]').dataset.id, i: Number(td.dataset.i), j: Number(td.dataset.j), td };
   }
 
   #select(i) {
@@ -458,12 +497,28 @@ export class StepsView {
       return;
     }
     const node = e.target.closest?.('[data-i]');
-    const table = node?.closest('table');
+    const table = node?.closest('[role="grid"]');
     if (!table) return;
     const id = table.dataset.id;
     const entry = this.#tables.get(id);
     const i = Number(node.dataset.i), j = Number(node.dataset.j);
+    const map = entry.heatmap;
+    if (map && HEAT_KEYS[e.key] !== undefined) {
+      e.preventDefault();
+      return map.zoom(HEAT_KEYS[e.key]);
+    }
     const to = nextCell(e.key, e.ctrlKey, i, j, entry.rows.length, entry.cols.length, entry.buttons !== null);
+    if (to && map) {
+      // One element is the heatmap's keyboard cell: it moves, so focus fires no event; say where it is.
+      e.preventDefault();
+      this.#focus = { id, i: to[0], j: to[1] };
+      this.#focusCell({ id, i: to[0], j: to[1], td: map.cursorAt(to[0], to[1]) }, true);
+      return;
+    }
+    if (map && j < 0 && (e.key === 'Enter' || e.key === ' ')) {
+      e.preventDefault();
+      return this.#select(i);
+    }
     if (to) {
       e.preventDefault();
       const next = cellAt(entry, to[0], to[1]);
@@ -495,16 +550,19 @@ export class StepsView {
       this.#select(Number(select.dataset.select));
       return;
     }
-    const target = this.#targetOf(e.target);
+    const target = this.#targetOf(e);
     if (!target) {
       // A tap beside the tables closes the popover (touch has no pointer leaving).
-      if (!e.target.closest?.('figure.lines, details, button, input')) this.#intents.inspect(null);
+      if (!e.target.closest?.('figure.lines, details, button, input, canvas')) this.#intents.inspect(null);
       return;
     }
-    const { id, i, j, td } = target;
+    const { id, i, j, map } = target;
+    if (map && j < 0) return this.#select(i);
     this.#focus = { id, i, j };
     const entry = this.#tables.get(id);
-    if (entry) moveTabStop(entry, td);
+    const td = map ? map.cursorAt(i, j) : target.td;
+    if (map) td.focus({ preventScroll: true });
+    else if (entry) moveTabStop(entry, td);
     if (id.startsWith('weights-') && this.#intents.masking()) {
       this.#intents.toggleMask(i, j);
     } else if (EDITABLE.has(id)) {
@@ -516,7 +574,7 @@ export class StepsView {
   }
 
   #onFocus(e) {
-    const target = this.#targetOf(e.target);
+    const target = this.#targetOf(e);
     // Focus on something that is not a number (a row label, a query token, a
     // Copy menu) closes the popover: it would explain a cell no longer focused.
     if (!target) {
@@ -524,21 +582,31 @@ export class StepsView {
       return;
     }
     if (e.target.tagName === 'INPUT') return;
-    const { id, i, j, td } = target;
+    this.#focusCell(target);
+  }
+
+  // The focused cell's spoken label (a heatmap's also said through its live region) and its derivation.
+  #focusCell({ id, i, j, td }, announce = false) {
     const entry = this.#tables.get(id);
+    const map = entry?.heatmap;
     if (entry) {
       const { blocked, edits } = this.#context();
-      const why = entry.step === 'weights' || entry.step === 'scaled' ? blocked(i, j) : '';
-      td.setAttribute('aria-label', cellLabel(entry, i, j, td.textContent, why, EDITABLE.has(id) && edits.has(`${id}:${i}:${j}`)));
+      const why = j >= 0 && (entry.step === 'weights' || entry.step === 'scaled') ? blocked(i, j) : '';
+      const label = map ? map.label(i, j, why) : cellLabel(entry, i, j, td.textContent, why, EDITABLE.has(id) && edits.has(`${id}:${i}:${j}`));
+      td.setAttribute('aria-label', label);
+      if (announce) map?.announce(label);
     }
     this.#focus = { id, i, j };
-    this.#intents.inspect(this.#focus);
+    this.#intents.inspect(j >= 0 ? this.#focus : null);
   }
 
   #onHover(e) {
     if (e.pointerType === 'touch') return; // a tap inspects through click
-    const target = this.#targetOf(e.target);
-    if (target) this.#intents.inspect({ id: target.id, i: target.i, j: target.j });
+    const target = this.#targetOf(e);
+    const key = target ? `${target.id}:${target.i}:${target.j}` : '';
+    if (!target || target.j < 0 || key === this.#hovered) return;
+    this.#hovered = key;
+    this.#intents.inspect({ id: target.id, i: target.i, j: target.j });
   }
 }
 

@@ -5,12 +5,15 @@
 import { HEAD_COLORS, heatmapRules } from './colors.js';
 import { LIMITS } from '../worked/computation.js';
 import { DERIVATION_STYLES } from './derivation-view.js';
+import { HEATMAP_STYLES } from './heatmap.js';
+import { TOKENS_STYLES } from './tokens-view.js';
 
 // The palettes, but for ink and panel (a figure takes the page's ink and has
 // no panel): the app's by prefers-color-scheme, a figure's by its page's
 // ground (ground.js; the host's data-attn-ground).
 const PALETTE = {
   light: `--attn-bg: #ffffff;
+  --attn-heat: light; /* the palette a canvas heatmap draws in (heatmap.js), as the tables' classes do */
   --attn-muted: #57606a;
   --attn-border: #d0d7de;
   --attn-accent: #0550ae;
@@ -21,6 +24,7 @@ const PALETTE = {
   --attn-masked: repeating-linear-gradient(45deg, #b6bec7 0 2px, #eef1f4 2px 7px);
   ${HEAD_COLORS.light.map((c, h) => `--attn-head-${h}: ${c};`).join('\n  ')}`,
   dark: `--attn-bg: #0d1117;
+  --attn-heat: dark;
   --attn-muted: #9aa5b1;
   --attn-border: #30363d;
   --attn-accent: #79c0ff;
@@ -140,6 +144,8 @@ button[aria-pressed="true"] { border-color: var(--attn-accent); background: var(
   font-family: var(--attn-mono); font-size: 0.85em; overflow-wrap: anywhere; pointer-events: none; }
 .popover .formula { margin: 0; }
 ${DERIVATION_STYLES}
+${HEATMAP_STYLES}
+${TOKENS_STYLES}
 h2 { font-size: 1.1em; margin: 18px 0 4px; }
 .explanation { margin: 0 0 8px; max-width: 60em; color: var(--attn-fg); }
 .attention-row { display: flex; flex-wrap: wrap; gap: 14px 28px; align-items: flex-start; }

@@ -161,12 +161,17 @@ export function cellLabel(entry, i, j, text, blocked = '', edited = false) {
  */
 export function highlight(tables, sources, target = null) {
   for (const entry of tables.values()) {
+    if (entry.heatmap) {
+      // A canvas outlines its rectangles itself.
+      entry.heatmap.highlight(sources.filter((s) => s.id === entry.id), target?.id === entry.id ? target : null);
+      continue;
+    }
     for (const td of entry.lit) td.classList.remove('src', 'target');
     entry.lit = [];
   }
   for (const { id, rows, cols } of sources) {
     const entry = tables.get(id);
-    if (!entry) continue;
+    if (!entry || entry.heatmap) continue;
     const nc = entry.cols.length;
     for (let i = rows[0]; i < rows[1]; i++) {
       for (let j = cols[0]; j < cols[1]; j++) {
@@ -176,7 +181,7 @@ export function highlight(tables, sources, target = null) {
       }
     }
   }
-  if (target) {
+  if (target && !tables.get(target.id)?.heatmap) {
     const entry = tables.get(target.id);
     const td = entry?.tds[target.i * entry.cols.length + target.j];
     if (td) {
@@ -184,4 +189,26 @@ export function highlight(tables, sources, target = null) {
       entry.lit.push(td);
     }
   }
+}
+
+/**
+ * The rows and columns of a table inside the window and its scroll box,
+ * as [row from, row to, col from, col to] (a margin of one either side),
+ * read from the first and last cells' boxes (the layout is fixed: every
+ * row and column has one size).
+ */
+export function visibleRegion(entry) {
+  const nr = entry.rows.length, nc = entry.cols.length;
+  const first = entry.tds[0].getBoundingClientRect(), last = entry.tds[nr * nc - 1].getBoundingClientRect();
+  const box = entry.table.parentElement.getBoundingClientRect();
+  const pitchY = nr > 1 ? (last.top - first.top) / (nr - 1) : first.height;
+  const pitchX = nc > 1 ? (last.left - first.left) / (nc - 1) : first.width;
+  const top = Math.max(0, box.top), bottom = Math.min(window.innerHeight, box.bottom);
+  const left = Math.max(0, box.left), right = Math.min(window.innerWidth, box.right);
+  if (bottom <= top || right <= left) return [0, 0, 0, 0];
+  const clamp = (x, n) => Math.min(n, Math.max(0, x));
+  return [
+    clamp(Math.floor((top - first.top) / pitchY) - 1, nr), clamp(Math.ceil((bottom - first.top) / pitchY) + 1, nr),
+    clamp(Math.floor((left - first.left) / pitchX) - 1, nc), clamp(Math.ceil((right - first.left) / pitchX) + 1, nc),
+  ];
 }

@@ -31,7 +31,7 @@ export const EMBEDDINGS = Object.freeze(['position', 'word']);
 export { defaultScale };
 
 /** The limits the explorer and command line accept. */
-export const LIMITS = Object.freeze({ tokens: 64, dModel: 512, d: 256, heads: 16, window: WINDOW_MAX });
+export const LIMITS = Object.freeze({ tokens: 512, dModel: 512, d: 256, heads: 16, window: WINDOW_MAX });
 
 /**
  * Checks and completes a configuration; throws RangeError/TypeError naming
