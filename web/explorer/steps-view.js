@@ -394,7 +394,8 @@ export class StepsView {
     if (this.#storyScroll) {
       this.#storyScroll = false;
       for (const id of story.ids) {
-        const lit = this.#tables.get(id)?.tds.filter((td) => td.classList.contains('story'));
+        // A heatmap shows its lit cells itself (setStory above); a table scrolls them into its box.
+        const lit = this.#tables.get(id)?.tds?.filter((td) => td.classList.contains('story'));
         if (lit?.length) scrollIntoBox(lit);
       }
     }
