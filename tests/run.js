@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // run.js - the test command (npm test): builds the wasm when it is missing or
 // older than its sources, runs the native C tests under AddressSanitizer and
-// UndefinedBehaviorSanitizer, then every tests/*.test.js with uvu, and prints
-// one closing line "N passed, N failed" over all of them.
+// UndefinedBehaviorSanitizer, then every tests/<room>/<file>.test.js with uvu
+// (the rooms mirror the source: c, core, pool, explorer, model, story, cli,
+// package), and prints one closing line "N passed, N failed" over all of them.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -84,7 +85,17 @@ const scalarSources = ['c/attention.c', 'c/attention-basics.c', 'c/attention-kv.
 }
 
 // JS: each test file in its own uvu process, so one crash cannot hide others.
-const files = readdirSync(`${root}tests`).filter((f) => f.endsWith('.test.js')).sort();
+// Found in every folder under tests/ except output/ (scratch, which holds an
+// installed package with its own node_modules), sorted by their path from
+// tests/ so the order is the same on every machine.
+function testFiles(dir) {
+  return readdirSync(`${root}tests/${dir}`, { withFileTypes: true }).flatMap((e) => {
+    const path = dir ? `${dir}/${e.name}` : e.name;
+    if (e.isDirectory()) return path === 'output' || e.name === 'node_modules' ? [] : testFiles(path);
+    return e.name.endsWith('.test.js') ? [path] : [];
+  });
+}
+const files = testFiles('').sort();
 for (const file of files) {
   const r = run(process.execPath, [`tests/${file}`], { env: { ...process.env, FORCE_COLOR: '0' } });
   process.stdout.write(`\n# ${file}\n${r.stdout}${r.stderr}`);
