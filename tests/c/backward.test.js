@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention, NumpyRandom } from '../../web/attention.js';
-import { BUILDS, assertClose, caseInputs, generated, loadBuild, readJSON, runWithRelaxedSimd } from '../helpers.js';
+import { BUILDS, assertClose, caseInputs, generated, loadBuild, readJSON, rejects, runWithRelaxedSimd } from '../helpers.js';
 
 runWithRelaxedSimd(import.meta.url);
 
@@ -187,20 +187,10 @@ errors('attentionBackward and attention reject the same shapes and options', ({ 
     [q, k, v, { nope: 1 }],
   ];
   for (const [Q, K, V, options] of bad) {
-    let forward;
-    try {
-      attn.attention(Q, K, V, options);
-    } catch (e) {
-      forward = e;
-    }
-    assert.ok(forward, `forward accepted ${JSON.stringify(options)}`);
-    try {
-      attn.attentionBackward(Q, K, V, dO, options);
-      assert.unreachable(`backward accepted ${JSON.stringify(options)}`);
-    } catch (e) {
-      assert.is(e.constructor, forward.constructor);
-      assert.is(e.message.replace(/^attentionBackward/, 'attention').replace(/ \(known: .*\)$/, ''), forward.message.replace(/ \(known: .*\)$/, ''));
-    }
+    const forward = rejects(() => attn.attention(Q, K, V, options), Error, /./, `forward ${JSON.stringify(options)}`);
+    const e = rejects(() => attn.attentionBackward(Q, K, V, dO, options), forward.constructor, /./, `backward ${JSON.stringify(options)}`);
+    assert.is(e.constructor, forward.constructor);
+    assert.is(e.message.replace(/^attentionBackward/, 'attention').replace(/ \(known: .*\)$/, ''), forward.message.replace(/ \(known: .*\)$/, ''));
   }
 });
 errors('sdpaBackward and sdpa reject the same options with the same messages', ({ attn }) => {
@@ -214,20 +204,10 @@ errors('sdpaBackward and sdpa reject the same options with the same messages', (
     { nq: 0 }, { dk: 2.5 },
   ];
   for (const b of bad) {
-    let forward;
-    try {
-      attn.sdpa(q, k, v, { ...o, ...b });
-    } catch (e) {
-      forward = e;
-    }
-    assert.ok(forward, `sdpa accepted ${JSON.stringify(b)}`);
-    try {
-      attn.sdpaBackward(q, k, v, null, dO, { ...o, ...b });
-      assert.unreachable(`sdpaBackward accepted ${JSON.stringify(b)}`);
-    } catch (e) {
-      assert.is(e.constructor, forward.constructor, `${JSON.stringify(b)}: ${e.message}`);
-      assert.is(e.message.replace(/^sdpaBackward/, 'sdpa'), forward.message, JSON.stringify(b));
-    }
+    const forward = rejects(() => attn.sdpa(q, k, v, { ...o, ...b }), Error, /./, `sdpa ${JSON.stringify(b)}`);
+    const e = rejects(() => attn.sdpaBackward(q, k, v, null, dO, { ...o, ...b }), forward.constructor, /^sdpaBackward/, `sdpaBackward ${JSON.stringify(b)}`);
+    assert.is(e.constructor, forward.constructor, `${JSON.stringify(b)}: ${e.message}`);
+    assert.is(e.message.replace(/^sdpaBackward/, 'sdpa'), forward.message, JSON.stringify(b));
   }
 });
 errors('sdpaBackward names the argument and the expected shape', ({ attn }) => {
@@ -270,7 +250,7 @@ errors('sdpaBackward writes dq, dk and dv into out; a wrong out names the gradie
     [3, TypeError, /^sdpaBackward: out must be an object/],
   ];
   for (const [value, E, message] of bad) {
-    assert.throws(() => attn.sdpaBackward(q, k, v, null, dO, { ...o, out: value }), (e) => e instanceof E && message.test(e.message), message.source);
+    rejects(() => attn.sdpaBackward(q, k, v, null, dO, { ...o, out: value }), E, message, message.source);
   }
 });
 errors.run();

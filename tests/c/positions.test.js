@@ -9,7 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { NumpyRandom } from '../../web/attention.js';
-import { BUILDS, RTOL_REFERENCE, assertClose, generated, loadBuild, readJSON, runWithRelaxedSimd } from '../helpers.js';
+import { BUILDS, RTOL_REFERENCE, assertClose, generated, loadBuild, readJSON, rejects, runWithRelaxedSimd } from '../helpers.js';
 
 runWithRelaxedSimd(import.meta.url);
 
@@ -172,11 +172,11 @@ turn('attn.rope with heads turns each head from position, as one call per head d
     }
   }
   const attn = builds.simd128;
-  assert.throws(() => attn.rope(x, { heads: 5 }), (e) => e instanceof RangeError && /rope: heads must be a positive integer dividing x's 12 rows, got 5/.test(e.message));
-  assert.throws(() => attn.rope(x, { heads: '3' }), (e) => e instanceof TypeError && /rope: heads must be a positive integer/.test(e.message));
+  rejects(() => attn.rope(x, { heads: 5 }), RangeError, /rope: heads must be a positive integer dividing x's 12 rows, got 5/);
+  rejects(() => attn.rope(x, { heads: '3' }), TypeError, /rope: heads must be a positive integer/);
   // With heads, the last row's position is position + n / heads - 1.
   assert.is(attn.rope(x, { heads: 3, position: 2 ** 31 - 4 }).rows, 12);
-  assert.throws(() => attn.rope(x, { heads: 3, position: 2 ** 31 - 3 }), (e) => e instanceof RangeError && /row 3's position must fit int32/.test(e.message));
+  rejects(() => attn.rope(x, { heads: 3, position: 2 ** 31 - 3 }), RangeError, /row 3's position must fit int32/);
 });
 
 turn('with rope, the last query row\'s position must fit int32 (sdpa and a cache refuse alike)', ({ builds }) => {
@@ -184,14 +184,14 @@ turn('with rope, the last query row\'s position must fit int32 (sdpa and a cache
   const q = new Float32Array(2 * 8), k = new Float32Array(3 * 8);
   const shape = { nq: 2, nk: 3, dk: 8, dv: 8, rope: true };
   const past = /queryOffset: with rope, query row 1 turns at position 2147483647 \+ 1, past the int32 range/;
-  assert.throws(() => attn.sdpa(q, k, k, { ...shape, queryOffset: 2 ** 31 - 1 }), (e) => e instanceof RangeError && past.test(e.message));
-  assert.throws(() => attn.sdpa(q, k, k, { ...shape, batch: 1, queryOffset: Int32Array.of(2 ** 31 - 1) }), (e) => e instanceof RangeError && past.test(e.message));
+  rejects(() => attn.sdpa(q, k, k, { ...shape, queryOffset: 2 ** 31 - 1 }), RangeError, past);
+  rejects(() => attn.sdpa(q, k, k, { ...shape, batch: 1, queryOffset: Int32Array.of(2 ** 31 - 1) }), RangeError, past);
   assert.is(attn.sdpa(q, k, k, { ...shape, queryOffset: 2 ** 31 - 2 }).length, 16);
   // Without rope no position is computed from the offset: the call runs.
   assert.is(attn.sdpa(q, k, k, { ...shape, rope: false, queryOffset: 2 ** 31 - 1 }).length, 16);
   const cache = attn.kvCache({ kvHeads: 1, dk: 8, capacity: 4 });
   cache.append(k, k, { rope: true });
-  assert.throws(() => cache.attend(q, { nq: 2, queryOffset: 2 ** 31 - 1, rope: true }), (e) => e instanceof RangeError && /^kvCache.attend: queryOffset: with rope/.test(e.message));
+  rejects(() => cache.attend(q, { nq: 2, queryOffset: 2 ** 31 - 1, rope: true }), RangeError, /^kvCache.attend: queryOffset: with rope/);
   cache.dispose();
 });
 
@@ -202,11 +202,11 @@ turn('attn.rope checks its arguments and leaves x alone', ({ builds }) => {
   assert.is(attn.rope(x, { position: 3 }).rows, 2);
   assert.equal(Array.from(x.data), before);
   assert.equal(Array.from(attn.rope(x, { position: 0, dims: 2 }).data.subarray(2, 4)), [3, 4]); // row 0 at position 0: unturned
-  assert.throws(() => attn.rope(x, { dims: 3 }), (e) => e instanceof RangeError && /rope.dims must be an even integer from 2 to dk = 4/.test(e.message));
-  assert.throws(() => attn.rope(x, { position: 0.5 }), (e) => e instanceof RangeError && /rope: position must be an integer/.test(e.message));
-  assert.throws(() => attn.rope(x, { position: 2 ** 31 - 1 }), (e) => e instanceof RangeError && /row 1's position must fit int32/.test(e.message));
-  assert.throws(() => attn.rope(x, { offset: 1 }), (e) => e instanceof TypeError && /rope: unknown option "offset"/.test(e.message));
-  assert.throws(() => attn.rope({ rows: 1, cols: 1, data: new Float32Array(1) }), (e) => e instanceof RangeError && /rope.dims must be an even integer from 2 to dk = 1/.test(e.message));
+  rejects(() => attn.rope(x, { dims: 3 }), RangeError, /rope.dims must be an even integer from 2 to dk = 4/);
+  rejects(() => attn.rope(x, { position: 0.5 }), RangeError, /rope: position must be an integer/);
+  rejects(() => attn.rope(x, { position: 2 ** 31 - 1 }), RangeError, /row 1's position must fit int32/);
+  rejects(() => attn.rope(x, { offset: 1 }), TypeError, /rope: unknown option "offset"/);
+  rejects(() => attn.rope({ rows: 1, cols: 1, data: new Float32Array(1) }), RangeError, /rope.dims must be an even integer from 2 to dk = 1/);
 });
 
 turn.run();
@@ -239,13 +239,13 @@ consistency('attend with rope over keys appended one at a time equals sdpa with 
     assert.equal(Array.from(viaCache), Array.from(direct), `${build}: cache and sdpa differ`);
     // The keys are turned: an attend without the rope, or with another, is refused, as is an
     // append with another rope; clear() lets the cache start over.
-    assert.throws(() => cache.attend(q, { heads }), (e) => e instanceof RangeError &&
-      /kvCache.attend: the keys were turned with rope \{ theta: 10000, dims: 16, interleaved: false \} as they were appended; attend needs the same rope to turn the queries, got no rope/.test(e.message));
-    assert.throws(() => cache.attend(q, { heads, rope: { ...rope, theta: 500000 } }), (e) => e instanceof RangeError && /got rope \{ theta: 500000/.test(e.message));
+    rejects(() => cache.attend(q, { heads }), RangeError,
+      /kvCache.attend: the keys were turned with rope \{ theta: 10000, dims: 16, interleaved: false \} as they were appended; attend needs the same rope to turn the queries, got no rope/);
+    rejects(() => cache.attend(q, { heads, rope: { ...rope, theta: 500000 } }), RangeError, /got rope \{ theta: 500000/);
     cache.truncate(nk - 1);
     assert.throws(() => cache.append(k.subarray(0, kvHeads * d), v.subarray(0, kvHeads * d), { rope: true, interleaved: true }), TypeError);
-    assert.throws(() => cache.append(k.subarray(0, kvHeads * d), v.subarray(0, kvHeads * d)), (e) => e instanceof RangeError &&
-      /kvCache.append: the held keys were appended with rope \{ theta: 10000, dims: 16, interleaved: false \}, got no rope; a cache's keys all turn alike/.test(e.message));
+    rejects(() => cache.append(k.subarray(0, kvHeads * d), v.subarray(0, kvHeads * d)), RangeError,
+      /kvCache.append: the held keys were appended with rope \{ theta: 10000, dims: 16, interleaved: false \}, got no rope; a cache's keys all turn alike/);
     assert.is(cache.length, nk - 1, 'a refused append changes nothing');
     cache.clear();
     cache.append(k.subarray(0, kvHeads * d), v.subarray(0, kvHeads * d));
@@ -333,11 +333,11 @@ consistency('bad rope, sinks and alibi options are TypeErrors and RangeErrors na
     [{ alibi: Float32Array.of(1, Infinity) }, RangeError, /alibi\[1\] is Infinity, must be finite/],
   ];
   for (const [extra, E, message] of cases) {
-    assert.throws(() => attn.sdpa(x, x, x, { ...o, ...extra }), (e) => e instanceof E && message.test(e.message), JSON.stringify(extra));
+    rejects(() => attn.sdpa(x, x, x, { ...o, ...extra }), E, message, JSON.stringify(extra));
   }
   const cache = attn.kvCache({ dk: 4, capacity: 4 });
-  assert.throws(() => cache.append(new Float32Array(4), new Float32Array(4), { rope: { dims: 5 } }), (e) => e instanceof RangeError && /kvCache.append: rope.dims/.test(e.message));
-  assert.throws(() => cache.append(new Float32Array(4), new Float32Array(4), { sinks: 1 }), (e) => e instanceof TypeError && /kvCache.append: unknown option "sinks"/.test(e.message));
+  rejects(() => cache.append(new Float32Array(4), new Float32Array(4), { rope: { dims: 5 } }), RangeError, /kvCache.append: rope.dims/);
+  rejects(() => cache.append(new Float32Array(4), new Float32Array(4), { sinks: 1 }), TypeError, /kvCache.append: unknown option "sinks"/);
   assert.is(cache.length, 0);
 });
 

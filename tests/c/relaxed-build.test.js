@@ -10,7 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { chooseIsa, loadAttention, relaxedSimdSupported, simdSupported } from '../../web/attention.js';
-import { RELAXED_FLAG, runWithRelaxedSimd } from '../helpers.js';
+import { RELAXED_FLAG, rejects, runWithRelaxedSimd } from '../helpers.js';
 
 runWithRelaxedSimd(import.meta.url);
 
@@ -63,13 +63,7 @@ loader('loadAttention: isa and simd as asked of the module', async () => {
   assert.is(given.isa, 'relaxed-simd');
 });
 loader('deterministic must be a boolean', async () => {
-  try {
-    await loadAttention({ deterministic: 1 });
-    assert.unreachable('should have thrown');
-  } catch (err) {
-    assert.instance(err, TypeError);
-    assert.match(err.message, /deterministic must be a boolean/);
-  }
+  await rejects(loadAttention({ deterministic: 1 }), TypeError, /deterministic must be a boolean/);
 });
 loader.run();
 

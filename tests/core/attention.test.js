@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { Matrix, NumpyRandom, loadAttention, simdSupported } from '../../web/attention.js';
-import { RTOL_REFERENCE, assertClose } from '../helpers.js';
+import { RTOL_REFERENCE, assertClose, rejects } from '../helpers.js';
 
 const rand = (seed, rows, cols) => new Matrix(rows, cols, Float32Array.from(new NumpyRandom(seed).randn(rows, cols)));
 
@@ -194,7 +194,7 @@ api('matmul out of the wrong kind or size is an error naming out and the shape',
     [7, TypeError, /^matmul: options must be an object/],
   ];
   for (const [options, E, message] of bad) {
-    assert.throws(() => attn.matmul(a, b, options), (e) => e instanceof E && message.test(e.message), JSON.stringify(options));
+    rejects(() => attn.matmul(a, b, options), E, message, JSON.stringify(options));
   }
 });
 
@@ -207,10 +207,10 @@ api('softmax writes into out like matmul, which may be x\'s data; a wrong out na
   const r = attn.softmax(x, { out: x.data });
   assert.is(r.data, x.data);
   assert.equal(x.data, fresh.data);
-  assert.throws(() => attn.softmax(x, { out: new Float32Array(14) }), (e) => e instanceof RangeError && /^softmax: out has 14 values, needs 3 x 5 = 15 for the result \(3, 5\)$/.test(e.message));
-  assert.throws(() => attn.softmax(x, { out: new Matrix(5, 3) }), (e) => e instanceof RangeError && /^softmax: out must have shape \(3, 5\), got \(5, 3\)$/.test(e.message));
-  assert.throws(() => attn.softmax(x, { out: [1] }), (e) => e instanceof TypeError && /^softmax: out must be a Matrix \(3, 5\) or a Float32Array of 3 x 5 = 15 values, got an array of length 1$/.test(e.message));
-  assert.throws(() => attn.softmax(x, { into: m }), (e) => e instanceof TypeError && /^softmax: unknown option "into" \(known: out\)$/.test(e.message));
+  rejects(() => attn.softmax(x, { out: new Float32Array(14) }), RangeError, /^softmax: out has 14 values, needs 3 x 5 = 15 for the result \(3, 5\)$/);
+  rejects(() => attn.softmax(x, { out: new Matrix(5, 3) }), RangeError, /^softmax: out must have shape \(3, 5\), got \(5, 3\)$/);
+  rejects(() => attn.softmax(x, { out: [1] }), TypeError, /^softmax: out must be a Matrix \(3, 5\) or a Float32Array of 3 x 5 = 15 values, got an array of length 1$/);
+  rejects(() => attn.softmax(x, { into: m }), TypeError, /^softmax: unknown option "into" \(known: out\)$/);
 });
 
 api('null means "not given" for optional options', ({ attn }) => {
@@ -292,20 +292,9 @@ load('wasm as URL, path string, bytes, Response and Module; simd reported by the
 });
 load('bad load options are TypeErrors', async () => {
   for (const [opts, re] of [[{ simd: 'yes' }, /simd must be a boolean/], [{ wasm: 42 }, /wasm must be a URL/], [{ smd: true }, /unknown option "smd"/], [null, /options must be an object/]]) {
-    try {
-      await loadAttention(opts);
-      assert.unreachable('should have thrown');
-    } catch (err) {
-      assert.instance(err, TypeError);
-      assert.match(err.message, re);
-    }
+    await rejects(loadAttention(opts), TypeError, re, JSON.stringify(opts));
   }
-  try {
-    await loadAttention({ wasm: new Response('nope', { status: 404 }) });
-    assert.unreachable();
-  } catch (err) {
-    assert.match(err.message, /HTTP 404/);
-  }
+  await rejects(loadAttention({ wasm: new Response('nope', { status: 404 }) }), Error, /HTTP 404/);
 });
 load('two instances are independent; dispose ends one only', async () => {
   const a = await loadAttention(), b = await loadAttention();
@@ -401,14 +390,7 @@ const cases = [
 ];
 for (const [name, call, Type, message] of cases) {
   errors(`${name}: ${Type.name} naming the argument, instance still right afterwards`, ({ attn }) => {
-    let caught;
-    try {
-      call(attn);
-    } catch (err) {
-      caught = err;
-    }
-    assert.instance(caught, Type);
-    assert.match(caught.message, message);
+    rejects(() => call(attn), Type, message);
     assert.equal(attn.matmul([[1, 2]], [[3], [4]]).toArray(), [[11]]);
   });
 }

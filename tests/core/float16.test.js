@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 
 import { NumpyRandom, float16ToFloat32, float32ToFloat16, loadAttention } from '../../web/attention.js';
 import { halfBits, halfValue } from '../../web/core/float16.js';
+import { rejects } from '../helpers.js';
 
 const test = suite('float16');
 test.before(async (ctx) => {
@@ -53,11 +54,11 @@ test('float16 errors name the argument', ({ attn }) => {
   const o = { nq: 1, nk: 1, dk: 1, dv: 1 };
   const h = new Uint16Array([0x3c00]);
   assert.throws(() => attn.sdpa(h, new Float32Array(1), h, { ...o, dtype: 'float16' }), /sdpa: k must be float16 like q/);
-  assert.throws(() => attn.sdpa(new Float32Array(1), h, h, { ...o, dtype: 'float16' }), (e) => e instanceof TypeError && /dtype 'float16', q must be/.test(e.message));
-  assert.throws(() => attn.sdpa(h, h, h, { ...o, dtype: 'bfloat16' }), (e) => e instanceof RangeError && /sdpa: dtype must be 'float32' or 'float16'/.test(e.message));
+  rejects(() => attn.sdpa(new Float32Array(1), h, h, { ...o, dtype: 'float16' }), TypeError, /dtype 'float16', q must be/);
+  rejects(() => attn.sdpa(h, h, h, { ...o, dtype: 'bfloat16' }), RangeError, /sdpa: dtype must be 'float32' or 'float16'/);
   assert.throws(() => attn.sdpa(h, h, h, { ...o, dtype: 'float16', out: new Float32Array(1) }), /sdpa: out must be float16/);
   // Without dtype a Uint16Array is not taken for float16.
-  assert.throws(() => attn.sdpa(h, h, h, o), (e) => e instanceof TypeError && /sdpa: q must be a Float32Array, got a Uint16Array; for float16 bits pass dtype: 'float16'/.test(e.message));
+  rejects(() => attn.sdpa(h, h, h, o), TypeError, /sdpa: q must be a Float32Array, got a Uint16Array; for float16 bits pass dtype: 'float16'/);
 });
 
 test('attention with dtype float16: { rows, cols, data } of float16 bits, the output in float16, steps in float32', ({ attn }) => {
@@ -84,13 +85,13 @@ test('attention with dtype float16: { rows, cols, data } of float16 bits, the ou
 test('attention float16 errors name the argument; a Uint16Array without dtype is refused', ({ attn }) => {
   const h = { rows: 1, cols: 1, data: new Uint16Array([0x3c00]) };
   const f = { rows: 1, cols: 1, data: new Float32Array([1]) };
-  assert.throws(() => attn.attention(h, f, h, { dtype: 'float16' }), (e) => e instanceof TypeError && /attention: k must be float16 like q/.test(e.message));
+  rejects(() => attn.attention(h, f, h, { dtype: 'float16' }), TypeError, /attention: k must be float16 like q/);
   assert.throws(() => attn.attention(h, h, h, { dtype: 'float16', bias: f }), /attention: bias must be float16 like q/);
-  assert.throws(() => attn.attention([[1]], [[1]], [[1]], { dtype: 'float16' }), (e) => e instanceof TypeError && /attention: with dtype 'float16', q must be \{ rows, cols, data \}/.test(e.message));
-  assert.throws(() => attn.attention(h, h, h, { dtype: 'half' }), (e) => e instanceof RangeError && /attention: dtype must be 'float32' or 'float16'/.test(e.message));
-  assert.throws(() => attn.attention(h, h, h), (e) => e instanceof TypeError && /attention: q.data is a Uint16Array; for float16 bits pass dtype: 'float16'/.test(e.message));
+  rejects(() => attn.attention([[1]], [[1]], [[1]], { dtype: 'float16' }), TypeError, /attention: with dtype 'float16', q must be \{ rows, cols, data \}/);
+  rejects(() => attn.attention(h, h, h, { dtype: 'half' }), RangeError, /attention: dtype must be 'float32' or 'float16'/);
+  rejects(() => attn.attention(h, h, h), TypeError, /attention: q.data is a Uint16Array; for float16 bits pass dtype: 'float16'/);
   // Shapes are still checked, after the widening.
-  assert.throws(() => attn.attention(h, { rows: 1, cols: 2, data: new Uint16Array(2) }, h, { dtype: 'float16' }), (e) => e instanceof RangeError && /attention: k must have shape/.test(e.message));
+  rejects(() => attn.attention(h, { rows: 1, cols: 2, data: new Uint16Array(2) }, h, { dtype: 'float16' }), RangeError, /attention: k must have shape/);
 });
 
 test.run();

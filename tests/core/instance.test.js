@@ -11,6 +11,7 @@ import * as assert from 'uvu/assert';
 
 import { Matrix, NumpyRandom, loadAttention } from '../../web/attention.js';
 import { computeExample, normalizeConfig } from '../../web/explorer/computation.js';
+import { rejects } from '../helpers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const test = suite('reliability');
@@ -53,12 +54,12 @@ test('a failed allocation is a RangeError; the instance keeps working', async ()
   const attn = await loadAttention({ wasm: readFileSync(wasm) });
   const small = attn.attention([[1, 2]], [[3, 4]], [[5, 6]]).output.toArray();
   const x = { rows: 1200, cols: 2, data: new Float32Array(2400).fill(0.5) };
-  assert.throws(() => attn.attention(x, x, x, { steps: true }), (e) => e instanceof RangeError && /could not grow/.test(e.message));
-  assert.throws(() => attn.matmul({ rows: 2100, cols: 2100, data: new Float32Array(2100 * 2100) }, { rows: 2100, cols: 2, data: new Float32Array(4200) }),
-    (e) => e instanceof RangeError && /matmul needs .* of wasm memory/.test(e.message));
+  rejects(() => attn.attention(x, x, x, { steps: true }), RangeError, /could not grow/);
+  rejects(() => attn.matmul({ rows: 2100, cols: 2100, data: new Float32Array(2100 * 2100) }, { rows: 2100, cols: 2, data: new Float32Array(4200) }),
+    RangeError, /matmul needs .* of wasm memory/);
   assert.equal(attn.attention([[1, 2]], [[3, 4]], [[5, 6]]).output.toArray(), small);
   // A KV cache too big for the memory: RangeError, and what it took is freed.
-  assert.throws(() => attn.kvCache({ kvHeads: 4, dk: 64, capacity: 8192 }), (e) => e instanceof RangeError && /kvCache: a capacity of 8192 needs .* could not grow/.test(e.message));
+  rejects(() => attn.kvCache({ kvHeads: 4, dk: 64, capacity: 8192 }), RangeError, /kvCache: a capacity of 8192 needs .* could not grow/);
   const fits = attn.kvCache({ kvHeads: 4, dk: 64, capacity: 4096 }); // 8 MiB: fits only if the failed one was freed
   fits.append(new Float32Array(4 * 64).fill(1), new Float32Array(4 * 64).fill(2));
   assert.equal(Array.from(fits.attend(new Float32Array(4 * 64))).slice(0, 2), [2, 2]);

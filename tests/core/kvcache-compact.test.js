@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { NumpyRandom, loadAttention } from '../../web/attention.js';
-import { RTOL_REFERENCE, assertClose, generated, readJSON } from '../helpers.js';
+import { RTOL_REFERENCE, assertClose, generated, readJSON, rejects } from '../helpers.js';
 
 const fixture = readJSON('fixtures/kvcache.json');
 const DTYPES = ['float32', 'float16', 'int8'];
@@ -198,7 +198,7 @@ t('truncate rejects a length it does not hold, naming the range', ({ simd }) => 
   const cache = simd.kvCache({ dk: 4, capacity: 8 });
   cache.append(new Float32Array(12), new Float32Array(12));
   for (const bad of [-1, 4, 2.5, NaN, '2', undefined]) {
-    assert.throws(() => cache.truncate(bad), (e) => e instanceof RangeError && /kvCache\.truncate: length must be an integer in \[0, 3\]/.test(e.message), String(bad));
+    rejects(() => cache.truncate(bad), RangeError, /kvCache\.truncate: length must be an integer in \[0, 3\]/, String(bad));
   }
   assert.is(cache.length, 3);
   cache.dispose();
@@ -262,7 +262,7 @@ t('hostile values: an int8 row with NaN reads back as NaN; float16 past 65504 is
 });
 
 t('dtype is checked and sets the memory per token: float16 half, int8 with its scales 0.266x at d = 64', ({ simd }) => {
-  assert.throws(() => simd.kvCache({ dk: 4, capacity: 2, dtype: 'int4' }), (e) => e instanceof TypeError && /kvCache: dtype must be 'float32', 'float16' or 'int8', got/.test(e.message));
+  rejects(() => simd.kvCache({ dk: 4, capacity: 2, dtype: 'int4' }), TypeError, /kvCache: dtype must be 'float32', 'float16' or 'int8', got/);
   const bytes = Object.fromEntries(['float32', 'float16', 'int8'].map((dtype) => {
     const cache = simd.kvCache({ kvHeads: 8, dk: 64, capacity: 100, dtype });
     const b = cache.bytes;
@@ -310,7 +310,7 @@ t('RoPE on float16 and int8 caches: append turns the keys, then compacts them; a
             // Over the plain cache (keys appended unturned) unturned queries give another
             // result: the rope reached the kernel. The turned cache refuses them.
             assert.not.equal(sha256(plain.attend(qq, { heads, causal: true })), sha256(got));
-            assert.throws(() => cache.attend(qq, { heads, causal: true }), (e) => e instanceof RangeError && /attend needs the same rope/.test(e.message));
+            rejects(() => cache.attend(qq, { heads, causal: true }), RangeError, /attend needs the same rope/);
           }
         } finally {
           cache.dispose?.();

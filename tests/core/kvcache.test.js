@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { NumpyRandom, loadAttention } from '../../web/attention.js';
-import { RTOL_SIMD_VS_SCALAR, assertClose } from '../helpers.js';
+import { RTOL_SIMD_VS_SCALAR, assertClose, rejects } from '../helpers.js';
 
 const draw = (rng, n) => Float32Array.from(rng.randn(n));
 
@@ -86,16 +86,16 @@ for (const simd of [true, false]) {
     cache.append(one(1), one(2));
     cache.append(new Float32Array(2 * 2 * 3).fill(3), new Float32Array(2 * 2 * 3).fill(4));
     const keys = Array.from(cache.keys()), values = Array.from(cache.values());
-    assert.throws(() => cache.append(new Float32Array(2 * 2 * 3), new Float32Array(2 * 2 * 3)), (e) => e instanceof RangeError && /capacity of 4/.test(e.message));
+    rejects(() => cache.append(new Float32Array(2 * 2 * 3), new Float32Array(2 * 2 * 3)), RangeError, /capacity of 4/);
     assert.is(cache.length, 3);
     assert.equal(Array.from(cache.keys()), keys);
     assert.equal(Array.from(cache.values()), values);
     cache.append(one(5), one(6)); // exactly full is fine
     assert.is(cache.length, 4);
-    assert.throws(() => cache.append(one(7), new Float32Array(5)), (e) => e instanceof RangeError && /v has 5 values/.test(e.message));
-    assert.throws(() => cache.append([1, 2], one(1)), (e) => e instanceof TypeError && /k must be a Float32Array/.test(e.message));
-    assert.throws(() => cache.attend(new Float32Array(5)), (e) => e instanceof RangeError && /q has 5 values/.test(e.message));
-    assert.throws(() => cache.attend(new Float32Array(6), { window: [-4, 0] }), (e) => e instanceof RangeError && /kvCache.attend: window/.test(e.message));
+    rejects(() => cache.append(one(7), new Float32Array(5)), RangeError, /v has 5 values/);
+    rejects(() => cache.append([1, 2], one(1)), TypeError, /k must be a Float32Array/);
+    rejects(() => cache.attend(new Float32Array(5)), RangeError, /q has 5 values/);
+    rejects(() => cache.attend(new Float32Array(6), { window: [-4, 0] }), RangeError, /kvCache.attend: window/);
     cache.clear();
     assert.is(cache.length, 0);
     assert.throws(() => cache.attend(new Float32Array(6)), /the cache is empty/);
@@ -129,11 +129,11 @@ for (const simd of [true, false]) {
   });
 
   s('bad kvCache options are TypeError/RangeError naming the option', ({ attn }) => {
-    assert.throws(() => attn.kvCache({ dk: 4 }), (e) => e instanceof TypeError && /kvCache: capacity must be a positive integer/.test(e.message));
-    assert.throws(() => attn.kvCache({ dk: 4, capacity: 0 }), (e) => e instanceof RangeError && /kvCache: capacity/.test(e.message));
-    assert.throws(() => attn.kvCache({ dk: 4, capacity: 8, layout: 'sbhd' }), (e) => e instanceof RangeError && /kvCache: layout/.test(e.message));
-    assert.throws(() => attn.kvCache({ dk: 4, capacity: 8, size: 3 }), (e) => e instanceof TypeError && /unknown option "size"/.test(e.message));
-    assert.throws(() => attn.kvCache({ dk: 1024, kvHeads: 64, capacity: 2 ** 20 }), (e) => e instanceof RangeError && /wasm32 holds at most 4 GiB/.test(e.message));
+    rejects(() => attn.kvCache({ dk: 4 }), TypeError, /kvCache: capacity must be a positive integer/);
+    rejects(() => attn.kvCache({ dk: 4, capacity: 0 }), RangeError, /kvCache: capacity/);
+    rejects(() => attn.kvCache({ dk: 4, capacity: 8, layout: 'sbhd' }), RangeError, /kvCache: layout/);
+    rejects(() => attn.kvCache({ dk: 4, capacity: 8, size: 3 }), TypeError, /unknown option "size"/);
+    rejects(() => attn.kvCache({ dk: 1024, kvHeads: 64, capacity: 2 ** 20 }), RangeError, /wasm32 holds at most 4 GiB/);
     assert.equal(attn.matmul([[1, 2]], [[3], [4]]).toArray(), [[11]]);
   });
   s.run();

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { NumpyRandom } from '../../web/attention.js';
-import { assertClose, generated, readJSON } from '../helpers.js';
+import { assertClose, generated, readJSON, rejects } from '../helpers.js';
 
 // Math.log/Math.sqrt may differ from C's libm in the last bit.
 const RTOL_NUMPY = 1e-12;
@@ -23,9 +23,9 @@ test('randn() with no sizes draws one value; shape (2, 0) draws none', () => {
 });
 
 test('bad seeds and sizes are RangeErrors naming the problem', () => {
-  for (const seed of [-1, 2 ** 32, 1.5, NaN]) assert.throws(() => new NumpyRandom(seed), (e) => e instanceof RangeError && /seed/.test(e.message));
+  for (const seed of [-1, 2 ** 32, 1.5, NaN]) rejects(() => new NumpyRandom(seed), RangeError, /seed/);
   assert.throws(() => new NumpyRandom('7'), RangeError);
-  assert.throws(() => new NumpyRandom(1).randn(-1), (e) => e instanceof RangeError && /size 0/.test(e.message));
+  rejects(() => new NumpyRandom(1).randn(-1), RangeError, /size 0/);
   assert.throws(() => new NumpyRandom(1).randn(2, 1.5), (e) => /size 1/.test(e.message));
 });
 

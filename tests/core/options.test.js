@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { Matrix, NumpyRandom, loadAttention } from '../../web/attention.js';
 import { WINDOW_MAX, blockedBy, checkScale, checkSoftcap, checkWindow, defaultScale } from '../../web/core/options.js';
 import { normalizeConfig } from '../../web/explorer/computation.js';
+import { rejects } from '../helpers.js';
 
 const test = suite('options rules');
 test.before(async (ctx) => {
@@ -44,7 +45,7 @@ test('a value is checked as the float32 C sees: 1e39 and 1e-46 are refused, not 
     [{ softcap: 1e-46 }, RangeError, /^sdpa: softcap must be 0 \(none\) or a number > 0 that a float32 holds/],
     [{ scale: 1e-50 }, RangeError, /^sdpa: scale must be 0 or at least 1.4e-45 in magnitude/],
   ]) {
-    assert.throws(() => attn.sdpa(one, one, one, { ...o, ...opt }), (e) => e instanceof Type && re.test(e.message), JSON.stringify(opt));
+    rejects(() => attn.sdpa(one, one, one, { ...o, ...opt }), Type, re, JSON.stringify(opt));
   }
   // 0 itself is a scale (uniform weights); the largest float32 passes and is used.
   assert.is(checkScale(0, 'scale', 1), 0);

@@ -13,6 +13,7 @@ import { explain } from '../../web/explorer/text.js';
 import { derive } from '../../web/explorer/derivation.js';
 import { Trainer, presetTarget } from '../../web/explorer/train.js';
 import { EXPLORER as E, cellTexts, popover, settled, start } from '../browser.js';
+import { rejects } from '../helpers.js';
 
 // The turned q and k against a float64 rotation of the same float32 Q and K:
 // cos and sin are rounded to float32 and each product once (c/attention.h).
@@ -34,9 +35,9 @@ unit('rope alone is theta 10000; a number is theta; "false" and "0" are off; an 
   assert.is(read({ rope: 'false' }).rope, null);
   assert.is(read({ rope: '0' }).rope, null);
   assert.is(read({}).rope, null);
-  assert.throws(() => read({ rope: 'fast' }), (e) => e instanceof RangeError && /^rope expects nothing \(theta 10000\) or RoPE's theta/.test(e.message));
-  assert.throws(() => read({ rope: '0.5' }), (e) => e instanceof RangeError && /^rope\.theta must be >= 1/.test(e.message));
-  assert.throws(() => read({ rope: '', dk: '1' }), (e) => e instanceof RangeError && /^rope turns pairs of dimensions: it needs dk of 2 or more, got 1$/.test(e.message));
+  rejects(() => read({ rope: 'fast' }), RangeError, /^rope expects nothing \(theta 10000\) or RoPE's theta/);
+  rejects(() => read({ rope: '0.5' }), RangeError, /^rope\.theta must be >= 1/);
+  rejects(() => read({ rope: '', dk: '1' }), RangeError, /^rope turns pairs of dimensions: it needs dk of 2 or more, got 1$/);
 });
 
 for (const [name, settings] of [

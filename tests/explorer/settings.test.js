@@ -14,7 +14,7 @@ import { fixed } from '../../web/explorer/format.js';
 import { PARTS, SCALE_SLIDER, SETTINGS, parseSetting, readSettings, scaleToSlider, sliderToScale } from '../../web/explorer/settings.js';
 import { serve } from '../../scripts/serve.js';
 import { EXPLORER as E, OUTPUT, cellTexts, cspViolations, settled, start, watchCSP } from '../browser.js';
-import { assertClose, handbookTables } from '../helpers.js';
+import { assertClose, handbookTables, rejects } from '../helpers.js';
 
 // float32 rows drawn from the same float64 draws are bit-identical; a sum of
 // float32 with an exact sinusoid is within one float32 rounding of it.
@@ -67,7 +67,7 @@ for (const [attrs, message] of [
   [{ dk: '0' }, /^dk must be an integer from 1 to 256, got 0$/],
 ]) {
   settings(`readSettings refuses ${JSON.stringify(attrs).slice(0, 60)} naming the setting`, () => {
-    assert.throws(() => readSettings(reader(attrs)), (err) => err instanceof RangeError && message.test(err.message));
+    rejects(() => readSettings(reader(attrs)), RangeError, message);
   });
 }
 

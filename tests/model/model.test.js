@@ -10,7 +10,7 @@ import { toJSONObject } from '../../web/model/serialize.js';
 import { MAX_SEGMENT, MIN_SEGMENT, drawBatch, drawRepeats } from '../../web/model/task.js';
 import { crossEntropy, initParams, lossAndGradients } from '../../web/model/transformer.js';
 import { Workspace } from '../../web/model/workspace.js';
-import { assertClose, readJSON } from '../helpers.js';
+import { assertClose, readJSON, rejects } from '../helpers.js';
 
 // float32 wasm forward and backward against float64 central differences of a
 // float64 loss: float32 rounding through two or three layers, relative to the
@@ -294,31 +294,21 @@ json.run();
 const errors = suite('input errors name the argument');
 errors('forward, encode, head, predict', async () => {
   const m = await createModel({ seed: 0, attention: attn, context: 10 });
-  assert.throws(() => m.forward(new Int32Array(11)), (e) => e instanceof RangeError && /tokens must hold 1 to 10/.test(e.message));
-  assert.throws(() => m.forward([]), (e) => e instanceof RangeError && /tokens/.test(e.message));
-  assert.throws(() => m.forward([1, 999]), (e) => e instanceof RangeError && /tokens\[1\].*\[0, 256\)/.test(e.message));
-  assert.throws(() => m.forward([1, 1.5]), (e) => e instanceof RangeError && /tokens\[1\]/.test(e.message));
-  assert.throws(() => m.forward('the cat'), (e) => e instanceof TypeError && /forward: tokens/.test(e.message));
-  assert.throws(() => m.encode('the'), (e) => e instanceof TypeError && /encode: words/.test(e.message));
-  assert.throws(() => m.encode(['a', 3]), (e) => e instanceof TypeError && /words\[1\]/.test(e.message));
-  assert.throws(() => m.head(2, 0), (e) => e instanceof RangeError && /layer/.test(e.message));
-  assert.throws(() => m.head(0, 4), (e) => e instanceof RangeError && /head/.test(e.message));
-  assert.throws(() => m.predict(['a'], 0), (e) => e instanceof RangeError && /predict: k/.test(e.message));
-  assert.throws(() => m.toJSON({ dtype: 'bfloat16' }), (e) => e instanceof RangeError && /dtype/.test(e.message));
-  assert.throws(() => headScores({}), (e) => e instanceof TypeError && /headScores: model/.test(e.message));
-  assert.throws(() => m.headScores({ sequences: 0 }), (e) => e instanceof RangeError && /sequences/.test(e.message));
+  rejects(() => m.forward(new Int32Array(11)), RangeError, /tokens must hold 1 to 10/);
+  rejects(() => m.forward([]), RangeError, /tokens/);
+  rejects(() => m.forward([1, 999]), RangeError, /tokens\[1\].*\[0, 256\)/);
+  rejects(() => m.forward([1, 1.5]), RangeError, /tokens\[1\]/);
+  rejects(() => m.forward('the cat'), TypeError, /forward: tokens/);
+  rejects(() => m.encode('the'), TypeError, /encode: words/);
+  rejects(() => m.encode(['a', 3]), TypeError, /words\[1\]/);
+  rejects(() => m.head(2, 0), RangeError, /layer/);
+  rejects(() => m.head(0, 4), RangeError, /head/);
+  rejects(() => m.predict(['a'], 0), RangeError, /predict: k/);
+  rejects(() => m.toJSON({ dtype: 'bfloat16' }), RangeError, /dtype/);
+  rejects(() => headScores({}), TypeError, /headScores: model/);
+  rejects(() => m.headScores({ sequences: 0 }), RangeError, /sequences/);
 });
 errors('createModel and loadModel', async () => {
-  const rejects = async (promise, type, pattern) => {
-    try {
-      await promise;
-    } catch (e) {
-      assert.instance(e, type);
-      assert.match(e.message, pattern);
-      return;
-    }
-    assert.unreachable(`no ${type.name} matching ${pattern}`);
-  };
   await rejects(createModel({ heads: 0 }), RangeError, /createModel: heads must be an integer in \[1, 16\]/);
   await rejects(createModel({ dModel: '64' }), TypeError, /createModel: dModel/);
   await rejects(createModel({ context: 9 }), RangeError, /context.*\[10,/);

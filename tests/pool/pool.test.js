@@ -14,7 +14,7 @@ import * as assert from 'uvu/assert';
 import { loadAttention } from '../../web/attention.js';
 import { createAttentionPool } from '../../web/pool.js';
 import { start } from '../browser.js';
-import { BUILDS, runWithRelaxedSimd } from '../helpers.js';
+import { BUILDS, rejects, runWithRelaxedSimd } from '../helpers.js';
 
 runWithRelaxedSimd(import.meta.url);
 
@@ -208,13 +208,7 @@ unposted('a function option and a Proxy mask shape: the TypeError or RangeError 
   for (const options of cases) {
     const want = syncError(() => attn.sdpa(big.q, big.k, big.v, options));
     assert.ok(want instanceof TypeError || want instanceof RangeError, 'attn.sdpa rejects it');
-    try {
-      await within(pool.sdpa(big.q, big.k, big.v, options), 60000, want.message);
-      assert.unreachable('should have rejected');
-    } catch (err) {
-      assert.is(err.constructor, want.constructor, `${err.constructor.name}: ${err.message}`);
-      assert.is(err.message, want.message);
-    }
+    await rejects(within(pool.sdpa(big.q, big.k, big.v, options), 60000, want.message), want.constructor, want.message);
   }
 });
 unposted('what sdpa accepts through a Proxy or an array with a method is copied: the same bits on a worker', async ({ pool, attn, big }) => {
@@ -240,13 +234,7 @@ unposted('multiHeadAttention: a nested mask and a Proxy window are copied (same 
   const bad = { ...options, window: [() => 1, 0] };
   const want = syncError(() => attn.multiHeadAttention(x, bad));
   assert.instance(want, TypeError);
-  try {
-    await within(pool.multiHeadAttention(x, bad), 60000, 'mha function');
-    assert.unreachable('should have rejected');
-  } catch (err) {
-    assert.is(err.constructor, want.constructor, `${err.constructor.name}: ${err.message}`);
-    assert.is(err.message, want.message);
-  }
+  await rejects(within(pool.multiHeadAttention(x, bad), 60000, 'mha function'), want.constructor, want.message);
 });
 unposted('afterwards both workers take parts of a split call', async ({ pool, attn, big }) => {
   const before = pool.stats;
@@ -299,23 +287,11 @@ errors('invalid calls reject with the TypeError or RangeError attn.sdpa throws, 
   for (const args of cases) {
     const want = syncError(() => attn.sdpa(...args));
     assert.ok(want instanceof TypeError || want instanceof RangeError, `case ${JSON.stringify(args[3])} must throw`);
-    try {
-      await pool.sdpa(...args);
-      assert.unreachable('should have rejected');
-    } catch (err) {
-      assert.is(err.constructor, want.constructor, want.message);
-      assert.is(err.message, want.message);
-    }
+    await rejects(pool.sdpa(...args), want.constructor, want.message);
   }
   const x = { rows: 300, cols: 64, data: draw(300 * 64, 1) };
   const mhaWant = syncError(() => attn.multiHeadAttention(x, { wq: x, wk: x, wv: x, heads: 3 }));
-  try {
-    await pool.multiHeadAttention(x, { wq: x, wk: x, wv: x, heads: 3 });
-    assert.unreachable('should have rejected');
-  } catch (err) {
-    assert.is(err.constructor, mhaWant.constructor);
-    assert.is(err.message, mhaWant.message);
-  }
+  await rejects(pool.multiHeadAttention(x, { wq: x, wk: x, wv: x, heads: 3 }), mhaWant.constructor, mhaWant.message);
   // And the pool still works.
   sameBits(await pool.sdpa(big.q, big.k, big.v, big.options), attn.sdpa(big.q, big.k, big.v, big.options), 'after errors');
 });
@@ -324,13 +300,7 @@ errors('bad createAttentionPool options; a disposed pool throws', async () => {
   for (const [options, E, re] of [[{ threads: 0 }, RangeError, /threads must be an integer from 1 to 256/], [{ threads: '2' }, TypeError, /threads must be an integer from 1 to 256/],
     [{ threads: 1000 }, RangeError, /threads must be an integer from 1 to 256, got 1000/],
     [{ thread: 2 }, TypeError, /unknown option "thread"/], [{ deterministic: 'yes' }, TypeError, /deterministic must be a boolean/]]) {
-    try {
-      await createAttentionPool(options);
-      assert.unreachable('should have thrown');
-    } catch (err) {
-      assert.instance(err, E);
-      assert.match(err.message, re);
-    }
+    await rejects(createAttentionPool(options), E, re);
   }
   const pool = await createAttentionPool({ threads: 1 });
   assert.is(pool.threads, 1);
@@ -341,12 +311,7 @@ errors('bad createAttentionPool options; a disposed pool throws', async () => {
   assert.equal(pool.stats, { local: 1, whole: 0, split: 0, parts: 0, here: 0 });
   attn.dispose();
   pool.dispose();
-  try {
-    await pool.sdpa(draw(4, 1), draw(4, 2), draw(4, 3), { nq: 2, nk: 2, dk: 2, dv: 2 });
-    assert.unreachable('should have thrown');
-  } catch (err) {
-    assert.match(err.message, /disposed/);
-  }
+  await rejects(pool.sdpa(draw(4, 1), draw(4, 2), draw(4, 3), { nq: 2, nk: 2, dk: 2, dv: 2 }), Error, /disposed/);
 });
 
 errors('callerShare false: every part goes to a worker, the same bits; one thread sends the call to its worker', async () => {
@@ -375,13 +340,7 @@ errors('callerShare false: every part goes to a worker, the same bits; one threa
       pool.dispose();
     }
   }
-  try {
-    await createAttentionPool({ callerShare: 'yes' });
-    assert.unreachable('should have thrown');
-  } catch (err) {
-    assert.instance(err, TypeError);
-    assert.match(err.message, /callerShare must be a boolean/);
-  }
+  await rejects(createAttentionPool({ callerShare: 'yes' }), TypeError, /callerShare must be a boolean/);
   attn.dispose();
 });
 
@@ -390,13 +349,8 @@ errors('a worker that dies: its call rejects with a clear Error, the pool replac
   const attn = await loadAttention();
   try {
     const deadly = sdpaCase({ heads: 4, nq: 512, nk: 512, d: 13 });
-    try {
-      await pool.sdpa(deadly.q, deadly.k, deadly.v, deadly.options);
-      assert.unreachable('should have rejected');
-    } catch (err) {
-      assert.is(err.constructor, Error);
-      assert.match(err.message, /a worker stopped during this call \(exited with code 3\); the pool has replaced it/);
-    }
+    const err = await rejects(pool.sdpa(deadly.q, deadly.k, deadly.v, deadly.options), Error, /a worker stopped during this call \(exited with code 3\); the pool has replaced it/);
+    assert.is(err.constructor, Error);
     const fine = sdpaCase({ heads: 4, nq: 512, nk: 512, d: 64 });
     for (let i = 0; i < 3; i++) sameBits(await pool.sdpa(fine.q, fine.k, fine.v, fine.options), attn.sdpa(fine.q, fine.k, fine.v, fine.options), `call ${i} after`);
     assert.is(pool.threads, 2);
