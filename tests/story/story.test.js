@@ -2,7 +2,8 @@
 // page in Chromium (tests/pages/story.html): el.set() makes one recompute,
 // el.highlight() lights cells by token or index and clears with null, a
 // click applies and a second click undoes, blocks scrolled into view apply
-// their step and undo it as they leave. Screenshots of the story page at
+// their step and undo it as they leave, and a step sets only the explorer's
+// own settings (never a handler or a style). Screenshots of the story page at
 // 1366, 720 and 390 px, light and dark, go to tests/output/.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -128,6 +129,28 @@ test('screenshots of the story page at 1366, 720 and 390 px, light and dark', as
       await context.close();
     }
   }
+});
+
+test('a step sets only the explorer\'s own settings: onmouseover, onclick and style in data-attention-set are ignored with a warning', async ({ env }) => {
+  // No CSP here (bypassCSP), as on a page without one: an inline handler that
+  // reached the figure would run on hover.
+  const { page, problems, context } = await env.page({ bypassCSP: true });
+  const warnings = [];
+  page.on('console', (msg) => msg.type() === 'warning' && warnings.push(msg.text()));
+  await page.goto(`${env.base}/tests/pages/story-hostile.html`);
+  await settled(page, FIG);
+  await page.click('#hostile');
+  await frames(page);
+  await page.hover(FIG);
+  await page.click(FIG);
+  await frames(page);
+  const figure = await page.$eval(FIG, (el) => ({ names: el.getAttributeNames(), scale: el.config.scale, ran: globalThis.hostileRan ?? false }));
+  assert.is(figure.ran, false, 'no injected handler ran');
+  assert.equal(figure.names.filter((n) => /^on|^style$/.test(n)), [], `attributes: ${figure.names}`);
+  assert.is(figure.scale, 2, 'the setting beside them applies');
+  assert.ok(warnings.some((w) => /data-attention-set: "onmouseover", "style", "ONCLICK" are not settings of <attention-explorer>, ignored/.test(w)), warnings.join('\n'));
+  assert.equal(problems, []);
+  await context.close();
 });
 
 test.run();
