@@ -1,7 +1,9 @@
 // The command line as a newcomer reads it: --help in two aligned columns, the
-// build it names is the one that ran, and step 3 names what it takes the
-// softmax of.
+// build it names is the one that ran, step 3 names what it takes the
+// softmax of, negative values and wide tokens, --rope (and --rope 0 refused),
+// and --version.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -98,6 +100,23 @@ cli('--rope [theta]: bare it is theta 10000, before another flag too; the header
   assert.is(bad.status, 2);
   assert.match(bad.stderr, /--rope expects nothing \(theta 10000\) or RoPE's theta/);
   assert.match(run(['--rope', '--dk', '1']).stderr, /--rope turns pairs of dimensions: it needs dk of 2 or more, got 1/);
+});
+
+cli('--rope 0 and --rope false are usage errors naming the option and what it takes (leaving --rope out is no RoPE)', () => {
+  for (const value of ['0', 'false', ' 0 ']) {
+    const r = run(['--rope', value]);
+    assert.is(r.status, 2, `--rope "${value}": ${r.stdout.slice(0, 80)}`);
+    assert.match(r.stderr, /^attention-wasm: --rope takes nothing \(theta 10000\) or RoPE's theta, a number of 1 or more; got "[^"]*"\. Leave --rope out for no RoPE\.$/m);
+    assert.is(r.stdout, '');
+  }
+});
+
+cli('--version prints the version in package.json and exits 0', () => {
+  const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  const r = run(['--version']);
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.stdout, `attention-wasm ${version}\n`);
+  assert.match(run(['--help']).stdout, /^ {2}--version +print the version of attention-wasm$/m);
 });
 
 cli.run();
