@@ -403,6 +403,25 @@ e('bad options, tokens and calls: the error attn.kvCache gives', async ({ pool, 
   await assertSameError(() => split.append(ok, ok), () => one.append(ok, ok));
 });
 
+e('a capacity no thread could hold (2 ** 40 tokens) is refused at once with one instance\'s RangeError, before any segment is planned', async ({ pool, attn }) => {
+  for (const options of [{ dk: 4, capacity: 2 ** 40 }, { kvHeads: 8, dk: 128, capacity: 2 ** 31, dtype: 'int8' }]) {
+    const one = rejects(() => attn.kvCache(options), RangeError, /wasm32 holds at most 4 GiB$/);
+    // The need as one instance states it, then the share of one thread of the pool.
+    const need = one.message.slice(0, one.message.indexOf(';'));
+    let timer;
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error('pool.kvCache still pending after 20 s')), 20000);
+    });
+    try {
+      const err = await rejects(Promise.race([pool.kvCache(options), late]), RangeError, /wasm32 holds at most 4 GiB$/, JSON.stringify(options));
+      assert.ok(err.message.startsWith(`${need}, `), `${err.message}\nversus one instance's\n${one.message}`);
+      assert.match(err.message, /, at least [\d.]+ [KMGT]iB in one thread of the pool; /);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+});
+
 e('dispose returns the workers\' memory: caches of 1.5 GiB per worker, made and disposed four times', async ({ pool }) => {
   // Each worker holds about half of the capacity; four such caches at once
   // would need 6 GiB per worker, past wasm32's 4 GiB.
