@@ -1,3 +1,6 @@
+// NumpyRandom (web/core/numpy-random.js) against numpy's own draws
+// (tests/fixtures/numpy-random.json): randn for several seeds with the state
+// carried across calls, and the errors for bad seeds and sizes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
