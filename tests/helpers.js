@@ -2,14 +2,16 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Assertion } from 'uvu/assert';
 
 import { NumpyRandom, loadAttention, relaxedSimdSupported } from '../web/attention.js';
 
 export const here = (path) => new URL(path, import.meta.url);
 export const readJSON = (path) => JSON.parse(readFileSync(here(path), 'utf8'));
 
-// The core issue's bound: float32 kernels against a float64 reference, error
-// relative to the largest magnitude of the reference output.
+// float32 kernels against a float64 reference, error relative to the largest
+// magnitude of the reference output: c/attention.h states about 1e-6 at the
+// sizes tested, and this leaves room for longer sums.
 export const RTOL_REFERENCE = 2e-5;
 // SIMD against scalar: both are float32 with the same algorithm and differ
 // only in summation order, a few ulp of the largest value.
@@ -40,6 +42,37 @@ export function runWithRelaxedSimd(fileUrl) {
   if (process.execArgv.includes(RELAXED_FLAG)) throw new Error(`${RELAXED_FLAG} given, yet this engine does not validate relaxed SIMD`);
   const r = spawnSync(process.execPath, [RELAXED_FLAG, ...process.execArgv, fileURLToPath(fileUrl)], { stdio: 'inherit' });
   process.exit(r.status ?? 1);
+}
+
+/**
+ * Asserts that `call` fails with an ErrorClass whose message matches
+ * `message` (a RegExp, or a string the message must equal). `call` is a
+ * function, sync or async, or a promise. A sync call is checked at once and
+ * the error returned; an async one (or a promise) returns a promise of the
+ * error, so `await rejects(...)`. When the call succeeds, or fails otherwise,
+ * the assertion says what was expected and what came; `what` names the case.
+ */
+export function rejects(call, ErrorClass, message, what = '') {
+  const expects = `${ErrorClass.name} ${message instanceof RegExp ? `matching ${message}` : JSON.stringify(message)}`;
+  const fail = (got, actual) => {
+    throw new Assertion({ message: `${what ? `${what}: ` : ''}expected ${expects}, ${got}`, operator: 'rejects', expects, actual });
+  };
+  const check = (err) => {
+    if (!(err instanceof ErrorClass)) fail(`got ${err?.constructor?.name ?? typeof err}: ${err?.message ?? String(err)}`, err);
+    const ok = message instanceof RegExp ? message.test(err.message) : err.message === message;
+    if (!ok) fail(`got ${err.constructor.name}: ${JSON.stringify(err.message)}`, err.message);
+    return err;
+  };
+  let result = call;
+  if (typeof call === 'function') {
+    try {
+      result = call();
+    } catch (err) {
+      return check(err);
+    }
+  }
+  if (typeof result?.then === 'function') return result.then((value) => fail(`it resolved with ${String(value)}`, value), check);
+  return fail(`it returned ${String(result)}`, result);
 }
 
 /**

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // run.js - the test command (npm test): builds the wasm when it is missing or
 // older than its sources, runs the native C tests under AddressSanitizer and
-// UndefinedBehaviorSanitizer, then every tests/*.test.js with uvu, and prints
-// one closing line "N passed, N failed" over all of them.
+// UndefinedBehaviorSanitizer, then every tests/<room>/<file>.test.js with uvu
+// (the rooms mirror the source: c, core, pool, explorer, model, story, cli,
+// package), and prints one closing line "N passed, N failed" over all of them.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -38,18 +39,22 @@ const scalarSources = [
   ...readdirSync(`${root}c`).filter((f) => f.endsWith('.c') && !WASM_ONLY.has(f)).sort().map((f) => `c/${f}`),
   ...readdirSync(`${root}c/kernels`).filter((f) => f.endsWith('-scalar.c')).sort().map((f) => `c/kernels/${f}`)];
 
-// Native: the scalar path compiled with the host compiler and sanitizers.
+// Native: the scalar path compiled with the host compiler and sanitizers,
+// once per tests/native/test_*.c (each has its own main and closing line).
 {
   const cc = process.env.CC ?? 'cc';
-  const bin = `${root}tests/output/test_attention`;
   run('mkdir', ['-p', 'tests/output']);
   const flags = ['-std=c11', '-Wall', '-Wextra', '-Werror', '-g', '-O1', '-ffp-contract=off',
     '-fsanitize=address,undefined', '-fno-sanitize-recover=all', '-fno-omit-frame-pointer'];
-  const compile = run(cc, [...flags, 'tests/native/test_attention.c', ...scalarSources, '-lm', '-o', bin]);
-  if (compile.status !== 0) {
-    process.stdout.write(`native tests: ${cc} failed\n${compile.stderr}`);
-    failed++;
-  } else {
+  for (const file of readdirSync(`${root}tests/native`).filter((f) => /^test_.*\.c$/.test(f)).sort()) {
+    const bin = `${root}tests/output/${file.replace(/\.c$/, '')}`;
+    const compile = run(cc, [...flags, `tests/native/${file}`, ...scalarSources, '-lm', '-o', bin]);
+    process.stdout.write(`\n# native/${file}\n`);
+    if (compile.status !== 0) {
+      process.stdout.write(`native tests: ${cc} failed\n${compile.stderr}`);
+      failed++;
+      continue;
+    }
     const r = run(bin, [], { env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1', UBSAN_OPTIONS: 'print_stacktrace=1' } });
     process.stdout.write(r.stdout + r.stderr);
     const m = /native: (\d+) passed, (\d+) failed/.exec(r.stdout);
@@ -88,7 +93,17 @@ const scalarSources = [
 }
 
 // JS: each test file in its own uvu process, so one crash cannot hide others.
-const files = readdirSync(`${root}tests`).filter((f) => f.endsWith('.test.js')).sort();
+// Found in every folder under tests/ except output/ (scratch, which holds an
+// installed package with its own node_modules), sorted by their path from
+// tests/ so the order is the same on every machine.
+function testFiles(dir) {
+  return readdirSync(`${root}tests/${dir}`, { withFileTypes: true }).flatMap((e) => {
+    const path = dir ? `${dir}/${e.name}` : e.name;
+    if (e.isDirectory()) return path === 'output' || e.name === 'node_modules' ? [] : testFiles(path);
+    return e.name.endsWith('.test.js') ? [path] : [];
+  });
+}
+const files = testFiles('').sort();
 for (const file of files) {
   const r = run(process.execPath, [`tests/${file}`], { env: { ...process.env, FORCE_COLOR: '0' } });
   process.stdout.write(`\n# ${file}\n${r.stdout}${r.stderr}`);

@@ -2,6 +2,7 @@
 // cli.js - `attention-wasm` on the command line: prints the handbook's worked
 // example (or your variation of it) step by step, as the handbook shows it.
 
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 import { loadAttention } from './attention.js';
@@ -13,7 +14,8 @@ import { DIGITS, textTable } from './worked/format.js';
 const FLAGS = SETTINGS.filter((s) => s.cli);
 const usage = (s) => `--${s.attr}${s.kind === 'bool' ? '' : ` ${s.arg ?? '<n>'}`}`;
 
-const OPTIONS = [...FLAGS.map((s) => [usage(s), s.help]), ['--scalar', 'use the scalar WebAssembly build instead of a SIMD one'], ['--help', 'show this help']];
+const OPTIONS = [...FLAGS.map((s) => [usage(s), s.help]), ['--scalar', 'use the scalar WebAssembly build instead of a SIMD one'],
+  ['--version', 'print the version of attention-wasm'], ['--help', 'show this help']];
 const FLAG_WIDTH = Math.max(...OPTIONS.map(([flag]) => flag.length));
 
 /** What attn.isa names, in the words of the output. */
@@ -68,12 +70,15 @@ function editDistance(a, b) {
   return row[b.length];
 }
 
+// The package's own package.json, beside web/ in the repository and in the installed package.
+const version = () => JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
 // --rope takes its theta or nothing: bare, it becomes "--rope=" (theta 10000).
 const bareRope = (argv) => argv.map((a, i) => (a === '--rope' && (i + 1 === argv.length || argv[i + 1].startsWith('--')) ? '--rope=' : a));
 
 function parse(argv) {
   let parsed;
-  const options = { scalar: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
+  const options = { scalar: { type: 'boolean' }, version: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
   for (const s of FLAGS) options[s.attr] = { type: s.kind === 'bool' ? 'boolean' : 'string' };
   try {
     parsed = parseArgs({ args: joinNegatives(bareRope(argv), options), strict: true, allowPositionals: false, options });
@@ -82,10 +87,17 @@ function parse(argv) {
   }
   const v = parsed.values;
   if (v.help) return { help: true };
+  if (v.version) return { version: true };
   const config = {};
   try {
     for (const s of FLAGS) {
       if (v[s.attr] === undefined) continue;
+      // The attribute reads "0" and "false" as off, as for a boolean; on the
+      // command line the flag's presence asks for RoPE, so they are refused
+      // rather than silently meaning none.
+      if (s.kind === 'rope' && ['0', 'false'].includes(v[s.attr].trim())) {
+        throw new UsageError(`--${s.attr} takes nothing (theta 10000) or RoPE's theta, a number of 1 or more; got "${v[s.attr]}". Leave --${s.attr} out for no RoPE.`);
+      }
       config[s.key] = s.kind === 'bool' ? v[s.attr] : parseSetting(s, v[s.attr], `--${s.attr}`);
     }
   } catch (err) {
@@ -109,6 +121,10 @@ async function main(argv) {
   }
   if (args.help) {
     process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  if (args.version) {
+    process.stdout.write(`attention-wasm ${version()}\n`);
     return 0;
   }
   const { config } = args;

@@ -50,7 +50,13 @@ export declare class AttentionPool {
   [Symbol.dispose](): void;
 }
 
-/** Starts the workers; resolves when each has its instance. */
+/**
+ * Starts the workers; resolves when each has its instance. Rejects when a worker fails to start, or
+ * loads but does not answer within 10 s (WORKER_START_MS in web/pool/workers.js: a `worker` that is not
+ * web/pool-worker.js), with an Error saying so. In Node the workers get the main thread's flags but
+ * those naming its main program (-e, -p, --input-type, --test, --watch...), and an idle pool (no call
+ * running) never keeps Node running.
+ */
 export declare function createAttentionPool(options?: PoolOptions): Promise<AttentionPool>;
 
 /**

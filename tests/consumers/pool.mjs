@@ -1,6 +1,6 @@
 // A consumer of the installed package's pool: its workers are found beside
 // pool.js inside node_modules, and a split call gives the same bits as one
-// instance. Prints JSON for tests/package.test.js.
+// instance. Prints JSON for tests/package/package.test.js.
 import { loadAttention } from 'attention-wasm';
 import { createAttentionPool } from 'attention-wasm/pool';
 

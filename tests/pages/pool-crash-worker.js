@@ -1,5 +1,5 @@
 // A pool worker that dies (process.exit in its thread) when a call has
-// dk = 13, for tests/pool.test.js: the pool must reject that call and
+// dk = 13, for tests/pool/pool.test.js: the pool must reject that call and
 // replace the worker. It wraps the real worker's message listener, so the
 // real worker never answers that call.
 import { parentPort } from 'node:worker_threads';

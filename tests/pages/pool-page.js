@@ -1,6 +1,6 @@
 // A pool of two module Workers on an ordinary page (no cross-origin
 // isolation) against one instance on the page: the same bits
-// (tests/pool.test.js reads the result).
+// (tests/pool/pool.test.js reads the result).
 import { loadAttention } from '../../web/attention.js';
 import { createAttentionPool } from '../../web/pool.js';
 

@@ -1,4 +1,4 @@
-// A module worker with its own attention-wasm instance (tests/explorer-embed.test.js).
+// A module worker with its own attention-wasm instance (tests/explorer/embed.test.js).
 import { loadAttention } from '../../web/attention.js';
 import { computeExample, normalizeConfig } from '../../web/worked/computation.js';
 

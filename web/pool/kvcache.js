@@ -52,9 +52,28 @@ let nextId = 1;
  */
 export async function createPoolKVCache(pool, options) {
   pool.live();
-  const cache = new PoolKVCache(pool, checkCacheOptions(options));
+  const checked = checkCacheOptions(options);
+  checkPoolSize(pool, checked);
+  const cache = new PoolKVCache(pool, checked);
   await cache._start();
   return cache;
+}
+
+// Sizes before any segment is planned: planning lists every segment, and a
+// capacity such as 2 ** 40 would make hundreds of millions of them. Some
+// thread holds at least an even share of the tokens (the calling thread
+// keeps only segment 0 when it takes no share), so a share over wasm32's
+// 4 GiB is refused here, with one instance's RangeError and that share; the
+// exact check per thread follows the plan. An unknown dtype sizes as NaN and
+// passes, for the first segment to refuse it as one instance does.
+function checkPoolSize(pool, spec) {
+  const { batch, kvHeads, dk, dv, capacity, dtype } = spec;
+  const spread = pool.callerShare ? capacity : Math.max(0, capacity - SEGMENT_TOKENS);
+  const share = cacheSizes({ ...spec, capacity: Math.ceil(spread / pool.threads) }).reduce((a, b) => a + b, 0);
+  if (!(share > MAX_ARENA_BYTES)) return;
+  const bytes = cacheSizes(spec).reduce((a, b) => a + b, 0);
+  throw new RangeError(`kvCache: a capacity of ${capacity} needs ${formatBytes(bytes)} of wasm memory (${bytes} bytes: batch ${batch} x ${kvHeads} kv heads ` +
+    `of dk = ${dk} and dv = ${dv} as ${dtype}), at least ${formatBytes(share)} in one thread of the pool; wasm32 holds at most 4 GiB`);
 }
 
 // queryOffset - start, kept within the int32 range C takes; it leaves that

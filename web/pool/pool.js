@@ -41,7 +41,9 @@ const MATMUL_ROWS_MIN = 32;
 const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'callerShare'];
 
 /**
- * Starts a pool of workers. Resolves when every worker has its instance.
+ * Starts a pool of workers. Resolves when every worker has its instance;
+ * rejects when one fails to start or does not answer within
+ * WORKER_START_MS (workers.js).
  * @param {{ threads?: number, simd?: boolean, deterministic?: boolean,
  *   wasm?: URL | string | BufferSource | Response | WebAssembly.Module, worker?: URL | string,
  *   callerShare?: boolean }} [options]

@@ -6,11 +6,67 @@
 //
 // A job is { call, message, transfer, deliver(result) }; call is shared by
 // the jobs of one pool call: { failed, fail(err) }. A worker holds one job
-// at a time and keeps Node running only while it does. Jobs that must run
+// at a time and keeps Node running only while it does (or while it starts,
+// which createAttentionPool awaits). Jobs that must run
 // on one worker (where a KV cache's part lives) wait in that worker's own
 // queue, in order, and go before the shared queue's.
 
 export const isNode = typeof process !== 'undefined' && process.versions?.node !== undefined && typeof window === 'undefined';
+
+/**
+ * How long a started worker has to answer with its instance (its "ready")
+ * before the pool gives up on it: loading and instantiating the compiled
+ * module takes well under a second, so this is only reached by a worker that
+ * loaded but will never answer (a wrong `worker` script), which would
+ * otherwise leave createAttentionPool pending for ever.
+ */
+export const WORKER_START_MS = 10000;
+
+// The main thread's node flags that name its main program: the source given
+// with -e or -p, --input-type for that source, a REPL, a syntax check, the
+// test runner, watch mode. A worker runs a file of its own, and one that
+// inherits these refuses to start ("--input-type can only be used with
+// string input via --eval, --print, or STDIN"). The ones with a value may
+// have it in the next argument.
+const MAIN_PROGRAM_FLAGS = new Set(['--input-type', '-e', '--eval', '-p', '--print', '-i', '--interactive', '-c', '--check',
+  '--test', '--watch', '--watch-path', '--watch-preserve-output']);
+const WITH_VALUE = new Set(['--input-type', '-e', '--eval', '-p', '--print', '--watch-path']);
+
+/**
+ * The node flags a worker gets: the main thread's `execArgv` without those
+ * that name the main program, or undefined when there are none of those
+ * (then Node's own inheritance applies, which also carries the V8 and
+ * process-wide flags that an explicit list may not name).
+ */
+export function workerExecArgv(execArgv) {
+  const out = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const arg = execArgv[i];
+    const eq = arg.indexOf('=');
+    const name = eq < 0 ? arg : arg.slice(0, eq);
+    if (!MAIN_PROGRAM_FLAGS.has(name)) out.push(arg);
+    else if (eq < 0 && WITH_VALUE.has(name)) i++;
+  }
+  return out.length === execArgv.length ? undefined : out;
+}
+
+// A Node worker with the filtered flags. Node refuses to be given V8 flags
+// and process-wide ones (--experimental-wasm-relaxed-simd, --max-old-space-size,
+// --title) in an explicit list, naming them; they hold for the whole process,
+// the worker included, so they are dropped and the worker made again.
+function nodeWorker(Worker, url) {
+  let execArgv = workerExecArgv(process.execArgv);
+  for (;;) {
+    try {
+      return new Worker(url, execArgv === undefined ? {} : { execArgv });
+    } catch (err) {
+      const named = err?.code === 'ERR_WORKER_INVALID_EXEC_ARGV' && execArgv !== undefined ? /flags: (.*)$/.exec(err.message) : null;
+      const refused = new Set(named ? named[1].split(', ') : []);
+      if (!execArgv?.some((a) => refused.has(a))) throw err;
+      execArgv = execArgv.filter((a) => !refused.has(a));
+    }
+  }
+}
 
 /** Default thread count: os.availableParallelism() in Node, navigator.hardwareConcurrency elsewhere. */
 export async function defaultThreads() {
@@ -40,7 +96,7 @@ async function spawn(url, onMessage, onDeath) {
     const name = 'node:worker_threads';
     const { Worker } = await import(/* webpackIgnore: true */ /* @vite-ignore */ name);
     const at = url ?? new URL('../pool-worker.js', import.meta.url);
-    const w = new Worker(typeof at === 'string' ? new URL(at, `file://${process.cwd()}/`) : at);
+    const w = nodeWorker(Worker, typeof at === 'string' ? new URL(at, `file://${process.cwd()}/`) : at);
     w.on('message', onMessage);
     w.on('error', (err) => die(err));
     w.on('exit', (code) => die(new Error(`exited with code ${code}`)));
@@ -149,8 +205,10 @@ export class Workers {
       readyResolve = resolve;
       readyReject = reject;
     });
+    let timer = null;
     const onMessage = (data) => {
       if (data.type === 'ready') {
+        clearTimeout(timer);
         slot.ready = true;
         slot.handle.unref();
         readyResolve();
@@ -162,10 +220,21 @@ export class Workers {
       }
     };
     const onDeath = (err) => {
+      clearTimeout(timer);
       readyReject(new Error(`createAttentionPool: a worker failed to start: ${err.message}`));
       this.#died(slot, err);
     };
     slot.handle = await spawn(this.#url, onMessage, onDeath);
+    // The worker itself keeps Node running while it starts; the timer need not.
+    timer = setTimeout(() => {
+      if (slot.ready || slot.dead) return;
+      const err = new Error(`createAttentionPool: a worker did not answer within ${WORKER_START_MS / 1000} s of starting ` +
+        `(${String(this.#url)} loaded but sent no "ready"; the worker option must point at web/pool-worker.js)`);
+      readyReject(err);
+      this.#died(slot, err);
+      slot.handle.terminate();
+    }, WORKER_START_MS);
+    timer.unref?.();
     slot.handle.post({ type: 'init', module: this.#module });
     return ready;
   }

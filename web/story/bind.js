@@ -9,8 +9,35 @@
 // figure always shows the base with every active step applied in the order
 // they began, and the highlight of the last of them. So steps may overlap
 // as blocks scroll past, and end in any order.
+//
+// A step sets only the explorer's own settings (its observed attributes).
+// The prose may hold user content that a sanitizer let through, and
+// sanitizers keep data-* attributes: copying any name would let
+// data-attention-set="onmouseover=..." or "style=..." put script or style on
+// the figure. Other names are dropped with a console warning rather than
+// refused with an error, so one bad paragraph cannot stop the rest of the
+// story from binding.
 
+import { SETTING, SETTINGS } from '../worked/settings.js';
 import { parseHighlight, parseSet } from './parse.js';
+
+/** The settings of a data-attention-set text, without the names that are not the explorer's settings. */
+function settingsOf(trigger) {
+  const set = parseSet(trigger.dataset.attentionSet);
+  const out = new Map();
+  const refused = [];
+  for (const [name, value] of set) {
+    // HTML attribute names are case-insensitive; the settings are lower case.
+    const attr = name.toLowerCase();
+    if (Object.hasOwn(SETTING, attr)) out.set(attr, value);
+    else refused.push(`"${name}"`);
+  }
+  if (refused.length > 0) {
+    console.warn(`data-attention-set: ${refused.join(', ')} ${refused.length === 1 ? 'is not a setting' : 'are not settings'} of <attention-explorer>, ignored ` +
+      `(its settings: ${SETTINGS.map((s) => s.attr).join(', ')})`, trigger);
+  }
+  return out;
+}
 
 /**
  * Binds every [data-attention-for] under `root`. Returns unbind(), which
@@ -67,7 +94,7 @@ export function bindStory(root = document, { threshold = 0.5 } = {}) {
     if (!figure) throw new RangeError(`data-attention-for="${trigger.dataset.attentionFor}": no element with that id`);
     const step = {
       trigger, figure,
-      set: trigger.dataset.attentionSet ? parseSet(trigger.dataset.attentionSet) : new Map(),
+      set: trigger.dataset.attentionSet ? settingsOf(trigger) : new Map(),
       ...(trigger.dataset.attentionHighlight !== undefined ? { highlight: parseHighlight(trigger.dataset.attentionHighlight) } : {}),
     };
     steps.push(step);

@@ -16,7 +16,7 @@ const el = document.createElement('attention-explorer');
 el.heads = 2;
 el.addEventListener('attention-change', (e) => console.log(e.detail.tokens.join(' ')));
 console.log(weights?.get(0, 0), flat.length, grads.dq.length, dwq.rows, dq.cols, draws.length, el.state?.tokens);
-// Issue 11's options and the KV cache.
+// sdpa's options and the KV cache.
 const full = attn.sdpa(new Float32Array(8), new Float32Array(8), new Float32Array(8), {
   batch: 2, nq: 2, nk: 2, dk: 2, dv: 2, layout: 'bshd', softcap: 30, window: [1, 0], queryOffset: Int32Array.of(0, 1),
   kvLengths: Int32Array.of(2, 1), mask: { data: new Uint8Array(4), shape: [2, 1, 1, 2] }, steps: true, stats: true,
