@@ -95,7 +95,10 @@ explorer.addEventListener('attention-change', (event) => {
     }
   }
   clearTimeout(writeTimer);
-  writeTimer = setTimeout(writeURL, 150, event.detail);
+  // The address the page was opened (or gone Back) to is tidied at once, so a
+  // change that follows within the pause is an entry of its own.
+  if (replaceNext) writeURL(event.detail);
+  else writeTimer = setTimeout(writeURL, 150, event.detail);
 });
 
 // The embed section lists the attributes from the same table.
