@@ -16,10 +16,11 @@ const work = `${root}tests/output/package`;
 const consumer = `${work}/consumer`;
 const bin = (name) => `${root}node_modules/.bin/${name}`;
 const expected = handbookTables();
-// Three wasm modules, the C sources (so users can rebuild), the explorer (with the model view and
-// the story API) and the model with its trained parameters (about 100 KB) fit in this; the budget catches stray files (fixtures,
-// outputs, docs images), not growth of the code itself.
-const MAX_UNPACKED = 1.25 * 1024 * 1024;
+// Three wasm modules, the C sources (so users can rebuild; about 290 KB), the explorer (with the
+// model view, the canvas heatmaps and the story API) and the model with its trained parameters
+// (about 100 KB) fit in this (1.35 MB today); the budget catches stray files (fixtures, outputs,
+// examples, docs images), not growth of the code itself.
+const MAX_UNPACKED = 1.5 * 1024 * 1024;
 
 function sh(cmd, args, options = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...options });
