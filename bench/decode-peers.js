@@ -34,6 +34,7 @@ import { Worker } from 'node:worker_threads';
 
 import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { createAttentionPool } from '../web/pool.js';
+import { timed } from './pool.js';
 import { random } from './random.js';
 
 export const DECODE_SHAPE = { heads: 32, kvHeads: 8, d: 64 };
@@ -108,22 +109,7 @@ function ours(name, dtype, cache, { q, k, v }, heads, past) {
     await cache.append(k, v);
     return cache.attend(q, { heads });
   };
-  return {
-    name, dtype,
-    output: step,
-    async round(ms) {
-      let calls = 0;
-      const t0 = performance.now();
-      let t = t0;
-      do {
-        await step();
-        calls++;
-        t = performance.now();
-      } while (t - t0 < ms);
-      return (t - t0) / calls;
-    },
-    close: () => cache.dispose(),
-  };
+  return { ...timed(name, step, { dtype, output: step }), close: () => cache.dispose() };
 }
 
 /**

@@ -49,8 +49,8 @@ async function ortContender(numThreads, shape) {
   };
 }
 
-// A contender that the calling thread times.
-function timed(name, run, extra = {}) {
+// A contender that the calling thread times (bench/decode-peers.js uses it too).
+export function timed(name, run, extra = {}) {
   return {
     name,
     ...extra,
