@@ -171,10 +171,14 @@ static inline float attn__row_sink(const attn__head* h, size_t i) {
 }
 
 /* The log-sum-exp row i reports from its relative max m and sum l: the
- * row's constant added back (attn__lse without a slope). */
+ * row's constant added back (attn__lse without a slope). When the sink set
+ * the max, the sink itself is that max in the caller's frame: adding the
+ * constant back to sink - constant would round the sink away far from the
+ * keys, and a row with no allowed key must report exactly its sink. */
 static inline float attn__row_lse(const attn__head* h, size_t i, float m, float l) {
-  const float lse = attn__lse(m, l);
-  return h->alibi == 0.0f ? lse : lse + attn__alibi_shift(h, i);
+  if (h->alibi == 0.0f) return attn__lse(m, l);
+  if (l != 0.0f && h->sink != -INFINITY && m == attn__row_sink(h, i)) return h->sink + logf(l);
+  return attn__lse(m, l) + attn__alibi_shift(h, i);
 }
 
 /* z[jj] += the ALiBi bias of key j0 + jj for row i, jj < n; nothing

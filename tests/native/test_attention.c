@@ -335,6 +335,35 @@ static void test_masked_row_with_infinite_values(void) {
   free(scratch);
 }
 
+static void test_masked_row_alibi_sink(void) {
+  /* A row with no allowed key reports exactly its sink as lse, with ALiBi
+   * too: far from the keys its row constant is ~1e8, and sink - c + c
+   * would round the sink away. Row 1 is masked, rows 0 and 2 are not. */
+  enum { N = 3, D = 2 };
+  float q[N * D] = {1, 2, 3, 4, 5, 6}, k[N * D] = {1, 0, 0, 1, 1, 1}, v[N * D] = {1, 2, 3, 4, 5, 6};
+  uint8_t mask[N * N] = {1, 1, 1, 0, 0, 0, 1, 1, 1};
+  const float sinks[1] = {0.3f}, slopes[1] = {0.75f};
+  const attn_shape sh = {.batch = 1, .heads = 1, .kv_heads = 1, .n_q = N, .n_k = N, .d_k = D, .d_v = D};
+  const int32_t offsets[3] = {0, 5, (1 << 27) + 3};
+  int ok = 1;
+  for (int o = 0; o < 3; o++) {
+    const attn_options op = {.scale = 1.0f, .mask = mask, .mask_layout = {.row_stride = N}, .sinks = sinks,
+                             .alibi = slopes, .query_offset = offsets[o]};
+    const size_t n = attn_sdpa_scratch_size_with(&sh, &op);
+    float* scratch = malloc(n * sizeof *scratch);
+    float out[N * D], out2[N * D], sc[N * N], sd[N * N], lg[N * N], w[N * N], lse[N], lse2[N];
+    const attn_steps fused = {.lse = lse};
+    const attn_steps steps = {.scores = sc, .scaled = sd, .logits = lg, .weights = w, .lse = lse2};
+    ok &= attn_sdpa(&sh, q, k, v, out, &op, &fused, scratch, n) == ATTN_OK;
+    ok &= attn_sdpa(&sh, q, k, v, out2, &op, &steps, scratch, n) == ATTN_OK;
+    ok &= lse[1] == sinks[0] && lse2[1] == sinks[0] && out[2] == 0 && out[3] == 0 && out2[2] == 0 && out2[3] == 0;
+    /* Far from the keys they weigh exp(-1e8): the sink alone, exactly. */
+    ok &= o < 2 ? lse[0] > sinks[0] && lse[2] > sinks[0] : lse[0] == sinks[0] && lse[2] == sinks[0];
+    free(scratch);
+  }
+  check(ok, "fully masked row with ALiBi and a sink: lse is the sink, far from the keys too");
+}
+
 /* ---- backward ---------------------------------------------------------- */
 
 /* float64 loss L = sum(out * dout) of one head, with element probe_at of
@@ -519,6 +548,7 @@ int main(void) {
   test_twins();
   test_backward();
   test_masked_row_with_infinite_values();
+  test_masked_row_alibi_sink();
   test_exp();
   test_tanh();
   test_rope_math();
