@@ -12,24 +12,7 @@
 
 #include "../../c/attention.h"
 
-static int passed, failed;
-
-static void check(int ok, const char* name) {
-  if (ok) {
-    passed++;
-  } else {
-    failed++;
-    printf("FAIL %s\n", name);
-  }
-}
-
-static uint32_t rng_state = 777u;
-static float uniform(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 17;
-  rng_state ^= rng_state << 5;
-  return (float)((rng_state >> 8) * (1.0 / 8388608.0) - 1.0);
-}
+#include "check.h"
 
 static float* fill(size_t n) {
   float* x = malloc(n * sizeof *x);
