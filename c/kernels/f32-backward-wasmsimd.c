@@ -39,8 +39,8 @@ __attribute__((noinline)) static void attn__bwd_kx_tile_wasmsimd(const float* kp
     const float* k_group = kp + (j / 8) * d * 8 + j % 8;  /* keys j .. j+3 at k_group[c * 8 + 0..3] */
     for (size_t i = 0; i < nr8; i += 8) {
       const float* x_panel = xp + (i / 8) * d * 8;  /* (d, 8) rows i .. i+7 */
-      const float* const k_cols[4] = {k_group, k_group + 1, k_group + 2, k_group + 3};
-      const attn__tile4x8 tile = attn__tile4x8_wasmsimd(d, k_cols, 8, x_panel, 8);
+      const size_t k_cols[4] = {0, 1, 2, 3};
+      const attn__tile4x8 tile = attn__tile4x8_wasmsimd(d, k_group, k_cols, 8, x_panel, 8);
       float* t_row = t + j * ATTN__BWD_BR + i;  /* (4, 8) of the (BWD_BC, BWD_BR) tile */
       for (size_t r = 0; r < 4; r++) {
         wasm_v128_store(t_row + r * ATTN__BWD_BR, tile.acc[r][0]);
@@ -70,8 +70,8 @@ __attribute__((noinline)) static void attn__bwd_wx_wasmsimd(const float* w, size
     size_t c = 0;
     for (; c + 8 <= d; c += 8) {
       float* const acc_rows[4] = {acc0 + c, acc1 + c, acc2 + c, acc3 + c};  /* (4, 8) columns c .. c+7 */
-      const float* const w_rows[4] = {w0, w1, w2, w3};
-      attn__tile4x8_store(attn__tile4x8_add_wasmsimd(attn__tile4x8_load(acc_rows), nr, w_rows, 1, x + c, d), acc_rows);
+      const size_t w_rows[4] = {0, ATTN__BWD_BR, 2 * ATTN__BWD_BR, 3 * ATTN__BWD_BR};
+      attn__tile4x8_store(attn__tile4x8_add_wasmsimd(attn__tile4x8_load(acc_rows), nr, w0, w_rows, 1, x + c, d), acc_rows);
     }
     for (; c < d; c++) {
       float s0 = acc0[c], s1 = acc1[c], s2 = acc2[c], s3 = acc3[c];
@@ -119,9 +119,9 @@ __attribute__((noinline)) static void attn__bwd_dq_wasmsimd(const float* ds, siz
     size_t c = 0;
     for (; c + 8 <= d_k; c += 8) {
       float* const dq_rows[4] = {dq0 + c, dq1 + c, dq2 + c, dq3 + c};  /* (4, 8) columns c .. c+7 */
-      const float* const ds_rows[4] = {ds + r, ds + r + 1, ds + r + 2, ds + r + 3};  /* row t's ds of key j at [j * BWD_BR] */
-      attn__tile4x8_store(attn__tile4x8_add_wasmsimd(attn__tile4x8_load(dq_rows), nb, ds_rows, ATTN__BWD_BR, k + c, k_stride),
-                          dq_rows);
+      const size_t ds_rows[4] = {0, 1, 2, 3};  /* row r + t's ds of key j at ds[j * BWD_BR + r + t] */
+      const attn__tile4x8 t = attn__tile4x8_load(dq_rows);
+      attn__tile4x8_store(attn__tile4x8_add_wasmsimd(t, nb, ds + r, ds_rows, ATTN__BWD_BR, k + c, k_stride), dq_rows);
     }
     for (; c < d_k; c++) {
       float s0 = dq0[c], s1 = dq1[c], s2 = dq2[c], s3 = dq3[c];

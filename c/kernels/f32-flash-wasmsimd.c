@@ -34,8 +34,8 @@ static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, si
   v128_t vmax0 = wasm_f32x4_splat(-INFINITY), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;
   for (size_t jj = 0; jj < nbp; jj += 8) {
     const float* k_panel = k_panels + (jj / 8) * d_k * 8;  /* (d_k, 8) keys j0+jj .. j0+jj+7 */
-    const float* const q_rows[4] = {qt, qt + 1, qt + 2, qt + 3};  /* (d_k, 4): row r's element p at [p * 4 + r] */
-    const attn__tile4x8 t = attn__tile4x8_wasmsimd(d_k, q_rows, 4, k_panel, 8);
+    const size_t q_rows[4] = {0, 1, 2, 3};  /* qt (d_k, 4): row r's element p at [p * 4 + r] */
+    const attn__tile4x8 t = attn__tile4x8_wasmsimd(d_k, qt, q_rows, 4, k_panel, 8);
     v128_t vacc0x0123 = t.acc[0][0], vacc0x4567 = t.acc[0][1], vacc1x0123 = t.acc[1][0], vacc1x4567 = t.acc[1][1];
     v128_t vacc2x0123 = t.acc[2][0], vacc2x4567 = t.acc[2][1], vacc3x0123 = t.acc[3][0], vacc3x4567 = t.acc[3][1];
     vacc0x0123 = wasm_f32x4_mul(vacc0x0123, vscale);
@@ -94,8 +94,8 @@ static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* v_col
     const v128_t valpha[4] = {valpha0, valpha1, valpha2, valpha3};
     for (size_t r = 0; r < 4; r++) t.acc[r][0] = wasm_f32x4_mul(t.acc[r][0], valpha[r]), t.acc[r][1] = wasm_f32x4_mul(t.acc[r][1], valpha[r]);
     const float* v_panel = v_col_panels + (c / 8) * n_k * 8;  /* (nb, 8) columns c .. c+7 */
-    const float* const p_rows[4] = {p, p + ATTN__KB, p + 2 * ATTN__KB, p + 3 * ATTN__KB};
-    attn__tile4x8_store(attn__tile4x8_add_wasmsimd(t, nb, p_rows, 1, v_panel, 8), acc_rows);
+    const size_t p_rows[4] = {0, ATTN__KB, 2 * ATTN__KB, 3 * ATTN__KB};
+    attn__tile4x8_store(attn__tile4x8_add_wasmsimd(t, nb, p, p_rows, 1, v_panel, 8), acc_rows);
   }
 }
 
