@@ -9,8 +9,10 @@
 // dist/attention-relaxed.wasm pairs each new module with its own base),
 // with the ratios' quartiles, and its fraction of its peak probe
 // (bench/peak.c: relaxed_madd for a file named *relaxed*, mul+add for the
-// others) timed in the same rounds. The CPU model and load come first. This shared machine drifts by 2x
-// over minutes; the paired ratios are what to read, not the absolute rates.
+// others) timed in the same rounds; then the same from each one's fastest
+// round (on a loaded machine the round with the least interference). The
+// CPU model and load come first. This shared machine drifts by 2x over
+// minutes; the paired ratios are what to read, not the absolute rates.
 // Build another revision beside this one:
 //   git worktree add --detach /tmp/other REV && (cd /tmp/other && ./build.sh)
 // Shapes: AB_SHAPES="1x1024,12x512,c1x1024,1x1/4096" (HEADSxNQ, a leading c
@@ -82,7 +84,11 @@ for (const label of shapes) {
     const ratios = times[i].map((t, r) => times[firstOfName[i]][r] / t);
     const spread = `${quantile(ratios, 0.25).toFixed(3)}-${quantile(ratios, 0.75).toFixed(3)}`;
     const ofPeak = median(times[i].map((t, r) => probeTimes(i)[r] * flops / PEAK_FLOPS / t));
-    return `${file.split('/').slice(-3).join('/')}: ${rate.toFixed(1)} GFLOP/s x${median(ratios).toFixed(3)} (${spread}) ${ofPeak.toFixed(2)} of peak`;
+    const best = Math.min(...times[i]), bestOfPeak = Math.min(...probeTimes(i)) * flops / PEAK_FLOPS / best;
+    const bestRatio = Math.min(...times[firstOfName[i]]) / best;
+    return `${file.split('/').slice(-3).join('/')}: ${rate.toFixed(1)} GFLOP/s x${median(ratios).toFixed(3)} (${spread}) ` +
+      `${ofPeak.toFixed(2)} of peak; best rounds ${(flops / best / 1e6).toFixed(1)} GFLOP/s x${bestRatio.toFixed(3)} ` +
+      `${bestOfPeak.toFixed(2)} of peak`;
   }).join(' | '));
   console.log(' '.repeat(10), `probes: ${probeRuns.map((_, j) => (PEAK_FLOPS / median(times[builds.length + j]) / 1e6).toFixed(1)).join(' / ')} GFLOP/s`);
 }

@@ -26,12 +26,19 @@
  * qt is the query tile interleaved, (d_k, 4): element p of row r at
  * qt[p * 4 + r], so the four splats of a step read one 16-byte line.
  * k_panels points at the panel of key j0. vmax[r] gets the lanes of row r's
- * max (NaN propagating), for blocks that need no masking. The dot products
+ * max, for blocks that need no masking, taken with f32x4.pmax (one x86
+ * maxps, where f32x4.max's NaN and signed-zero rules cost eight
+ * instructions): it may drop a NaN, so the function returns 0 when any
+ * logit may be NaN (a sum of them all is NaN) and the caller then takes the
+ * max over z with NaN winning; it may keep -0 where max keeps +0, which
+ * changes no bit downstream (the max is only subtracted, exponentiated and
+ * added to a log of at least 0). The dot products
  * are the shared 4 x 8 tile (f32-tile-wasmsimd.h; a 6 x 8 tile's 12
  * accumulators would spill). */
-static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, size_t d_k, size_t nbp,
-                                      v128_t vscale, const float* alibi, float* z, v128_t vmax[4]) {
+static int attn__score_tile_wasmsimd(const float* qt, const float* k_panels, size_t d_k, size_t nbp,
+                                     v128_t vscale, const float* alibi, float* z, v128_t vmax[4]) {
   v128_t vmax0 = wasm_f32x4_splat(-INFINITY), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;
+  v128_t vsum = wasm_f32x4_splat(0.0f);  /* NaN when any logit is (or two infinities cancel) */
   for (size_t jj = 0; jj < nbp; jj += 8) {
     const float* k_panel = k_panels + (jj / 8) * d_k * 8;  /* (d_k, 8) keys j0+jj .. j0+jj+7 */
     const size_t q_rows[4] = {0, 1, 2, 3};  /* qt (d_k, 4): row r's element p at [p * 4 + r] */
@@ -56,10 +63,14 @@ static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, si
       vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_v128_load(alibi + jj));
       vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_v128_load(alibi + jj + 4));
     }
-    vmax0 = wasm_f32x4_max(vmax0, wasm_f32x4_max(vacc0x0123, vacc0x4567));
-    vmax1 = wasm_f32x4_max(vmax1, wasm_f32x4_max(vacc1x0123, vacc1x4567));
-    vmax2 = wasm_f32x4_max(vmax2, wasm_f32x4_max(vacc2x0123, vacc2x4567));
-    vmax3 = wasm_f32x4_max(vmax3, wasm_f32x4_max(vacc3x0123, vacc3x4567));
+    vmax0 = wasm_f32x4_pmax(vmax0, wasm_f32x4_pmax(vacc0x0123, vacc0x4567));
+    vmax1 = wasm_f32x4_pmax(vmax1, wasm_f32x4_pmax(vacc1x0123, vacc1x4567));
+    vmax2 = wasm_f32x4_pmax(vmax2, wasm_f32x4_pmax(vacc2x0123, vacc2x4567));
+    vmax3 = wasm_f32x4_pmax(vmax3, wasm_f32x4_pmax(vacc3x0123, vacc3x4567));
+    vsum = wasm_f32x4_add(vsum, wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_add(vacc0x0123, vacc0x4567),
+                                                              wasm_f32x4_add(vacc1x0123, vacc1x4567)),
+                                               wasm_f32x4_add(wasm_f32x4_add(vacc2x0123, vacc2x4567),
+                                                              wasm_f32x4_add(vacc3x0123, vacc3x4567))));
     wasm_v128_store(z + jj, vacc0x0123);
     wasm_v128_store(z + jj + 4, vacc0x4567);
     wasm_v128_store(z + ATTN__KB + jj, vacc1x0123);
@@ -73,6 +84,7 @@ static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, si
   vmax[1] = vmax1;
   vmax[2] = vmax2;
   vmax[3] = vmax3;
+  return !wasm_v128_any_true(wasm_f32x4_ne(vsum, vsum));
 }
 
 /* acc (4, d_v_pad) = acc * alpha_r + p (4, nb) v (nb, d_v_pad); v_col_panels
@@ -105,11 +117,9 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
   const attn__head* h = &args->head;
   const size_t n_q = h->n_q, n_k = h->n_k, d_k = h->d_k, d_v = h->d_v;
   const size_t d_v_pad = args->d_v_pad;
-  float* s = args->tile;                 /* (MR, KB) logits, then exp */
-  float* acc = s + ATTN__MR * ATTN__KB;  /* (MR, d_v_pad) */
-  float* m = acc + ATTN__MR * d_v_pad;   /* (MR) running max */
-  float* l = m + ATTN__MR;               /* (MR) running sum */
-  float* qt = l + ATTN__MR;              /* (d_k, MR) the query tile, interleaved */
+  const attn__flash_tile tile = attn__flash_tile_parts(args);
+  float *s = tile.s, *acc = tile.acc, *m = tile.m, *l = tile.l;
+  float* qt = l + ATTN__MR;  /* (d_k, MR) the query tile, interleaved */
   float alpha[ATTN__MR];
   float alibi_row[ATTN__KB + ATTN__MR];  /* a block's ALiBi biases, keys j0 - 3 .. j0 + KB - 1 of the tile's last row */
   attn__span spans[ATTN__MR];            /* each row's keys */
@@ -144,8 +154,8 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
       const int alibi_in_tile = alibi_steps && h->softcap == 0.0f && h->bias == NULL &&
                                 attn__alibi_row_wasmsimd(h->alibi, (int64_t)j0 - tile_ref, nbp + ATTN__MR, alibi_row);
       v128_t vtile_max[4];
-      attn__score_tile_wasmsimd(qt, args->k_panels + j0 * d_k, d_k, nbp, vscale, alibi_in_tile ? alibi_row : NULL, s,
-                                vtile_max);
+      const int tile_max_holds = attn__score_tile_wasmsimd(qt, args->k_panels + j0 * d_k, d_k, nbp, vscale,
+                                                           alibi_in_tile ? alibi_row : NULL, s, vtile_max);
       for (size_t r = 0; r < ATTN__MR; r++) {
         float* z = s + r * ATTN__KB;  /* (nbp) this row's logits */
         /* The tile's row max holds when nothing below changes a logit. */
@@ -154,7 +164,8 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
           for (size_t jj = 0; jj < nbp; jj += 4) wasm_v128_store(z + jj, vminus_inf);
         } else {
           const size_t i = i0 + r;
-          plain = h->bias == NULL && h->mask == NULL && h->softcap == 0.0f && (h->alibi == 0.0f || alibi_in_tile) &&
+          plain = tile_max_holds && h->bias == NULL && h->mask == NULL && h->softcap == 0.0f &&
+                  (h->alibi == 0.0f || alibi_in_tile) &&
                   nb == nbp && spans[r].lo <= j0 && spans[r].hi >= j0 + nb;
           if (h->softcap > 0.0f) attn__softcap_wasmsimd(z, nbp, h->softcap);
           if (h->bias != NULL) {

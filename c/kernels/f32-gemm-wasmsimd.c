@@ -53,18 +53,12 @@ static void attn__gemm_rows_wasmsimd(size_t rows, size_t n, size_t k, const floa
     wasm_v128_store(c0 + j, vacc0);
   }
   for (; j < n; j++) {
-    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
-    for (size_t p = 0; p < k; p++) {
-      const float b_pj = b[p * b_stride + j];
-      acc0 = acc0 + a0[p] * b_pj;
-      acc1 = acc1 + a1[p] * b_pj;
-      acc2 = acc2 + a2[p] * b_pj;
-      acc3 = acc3 + a3[p] * b_pj;
-    }
-    c3[j] = acc3;
-    c2[j] = acc2;
-    c1[j] = acc1;
-    c0[j] = acc0;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    attn__tile4x1_add(acc, k, a0, a_rows, 1, b + j, b_stride);
+    c3[j] = acc[3];
+    c2[j] = acc[2];
+    c1[j] = acc[1];
+    c0[j] = acc[0];
   }
 }
 
