@@ -41,9 +41,7 @@ ATTN__SHARED static float attn__weights_wasmsimd(const attn__head* h, size_t i, 
   if (h->mask != NULL) {
     for (size_t j = 0; j < n; j++) z[j] = attn__key_allowed(h, span, i, span.lo + j) ? z[j] : -INFINITY;
   }
-  v128_t vmax = wasm_f32x4_splat(-INFINITY);
-  for (size_t j = 0; j < padded; j += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + j));
-  *m = attn__hmax_nan_wasmsimd(vmax);
+  *m = attn__max_nan_of_wasmsimd(z, padded);
   if (*m == -INFINITY) return 0.0f;  /* exp(z - m) > 0 for the max, so l > 0 otherwise */
   return attn__exp_sub_sum_wasmsimd(z, padded, *m);
 }

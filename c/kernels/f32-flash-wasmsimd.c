@@ -26,13 +26,10 @@
  * qt is the query tile interleaved, (d_k, 4): element p of row r at
  * qt[p * 4 + r], so the four splats of a step read one 16-byte line.
  * k_panels points at the panel of key j0. vmax[r] gets the lanes of row r's
- * max, for blocks that need no masking, taken with f32x4.pmax (one x86
- * maxps, where f32x4.max's NaN and signed-zero rules cost eight
- * instructions): it may drop a NaN, so the function returns 0 when any
- * logit may be NaN (a sum of them all is NaN) and the caller then takes the
- * max over z with NaN winning; it may keep -0 where max keeps +0, which
- * changes no bit downstream (the max is only subtracted, exponentiated and
- * added to a log of at least 0). The dot products
+ * max, for blocks that need no masking, taken with f32x4.pmax as
+ * attn__max_nan_of_wasmsimd does (f32-exp-wasmsimd.h, which says why), and
+ * the function returns 0 when a logit may be NaN (their sum is NaN): the
+ * caller then takes the max over z. The dot products
  * are the shared 4 x 8 tile (f32-tile-wasmsimd.h; a 6 x 8 tile's 12
  * accumulators would spill). */
 static int attn__score_tile_wasmsimd(const float* qt, const float* k_panels, size_t d_k, size_t nbp,
@@ -200,13 +197,8 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
             }
           }
         }
-        v128_t vmax = vminus_inf;
-        if (plain) {
-          vmax = vtile_max[r];
-        } else {
-          for (size_t jj = 0; jj < nbp; jj += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + jj));
-        }
-        const float m_new = attn__max_nan(m[r], attn__hmax_nan_wasmsimd(vmax));
+        const float block_max = plain ? attn__hmax_nan_wasmsimd(vtile_max[r]) : attn__max_nan_of_wasmsimd(z, nbp);
+        const float m_new = attn__max_nan(m[r], block_max);
         const float m_sub = m_new == -INFINITY ? 0.0f : m_new;
         alpha[r] = attn__expf_nonpos(m[r] - m_sub);
         l[r] = l[r] * alpha[r] + attn__exp_sub_sum_wasmsimd(z, nbp, m_sub);
