@@ -2,7 +2,7 @@
 // ab.js - two or more builds of the module side by side, for kernel work:
 //   node bench/ab.js /tmp/other/dist/attention-simd.wasm dist/attention-simd.wasm
 // Loads every module into this process, runs each shape round by round with
-// the builds interleaved (40 ms each a round) and prints, per build, the
+// the builds interleaved (AB_MS each a round) and prints, per build, the
 // median GFLOP/s and the median of the per-round time ratios to the first
 // build of the same file name (above 1: faster than it; so
 // base/attention-simd.wasm base/attention-relaxed.wasm dist/attention-simd.wasm
@@ -16,7 +16,9 @@
 // Build another revision beside this one:
 //   git worktree add --detach /tmp/other REV && (cd /tmp/other && ./build.sh)
 // Shapes: AB_SHAPES="1x1024,12x512,c1x1024,1x1/4096" (HEADSxNQ, a leading c
-// for causal, /NK when nk != nq; d = 64); rounds: AB_ROUNDS (11).
+// for causal, /NK when nk != nq; d = 64); rounds: AB_ROUNDS (11); each
+// build's time a round: AB_MS (40; on a crowded machine many short rounds
+// make the fastest ones likelier to have run undisturbed).
 
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -42,6 +44,7 @@ for (const file of files) builds.push({ file, attn: await loadAttention({ wasm: 
 
 const shapes = (process.env.AB_SHAPES ?? '1x64,1x256,1x1024,12x512,c1x1024,1x1/4096').split(',');
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 11);
+const ROUND_MS = Number(process.env.AB_MS ?? 40);
 const quantile = (xs, f) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * f + 0.5)];
 const median = (xs) => quantile(xs, 0.5);
 const baseName = (file) => file.split('/').pop();
@@ -73,7 +76,7 @@ for (const label of shapes) {
         run();
         calls++;
         t = performance.now() - t0;
-      } while (t < 40);
+      } while (t < ROUND_MS);
       times[i].push(t / calls);
     });
   }
