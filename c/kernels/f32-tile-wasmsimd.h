@@ -113,11 +113,12 @@ static inline void attn__row_add_wasmsimd(float* out, size_t cols, size_t n, con
  * (i, p) at a[i * a_row + p * a_step], B's (p, c) at b[p * b_step + c]:
  * each element sums its products in order of p. Four rows at a time: 8
  * columns a tile, then the scalar column; the last rows one at a time
- * (attn__row_add_wasmsimd). a_row and a_step are constants where it is
- * inlined, so the tile's row offsets are the loads' immediates. */
-static inline void attn__rows_add_wasmsimd(float* out, size_t out_stride, size_t rows, size_t cols, size_t n,
-                                           const float* a, size_t a_row, size_t a_step, const float* b,
-                                           size_t b_step) {
+ * (attn__row_add_wasmsimd). Always inlined: a_row and a_step are then
+ * constants, and the tile's row offsets the loads' immediates. */
+static inline __attribute__((always_inline)) void attn__rows_add_wasmsimd(float* out, size_t out_stride, size_t rows,
+                                                                         size_t cols, size_t n, const float* a,
+                                                                         size_t a_row, size_t a_step, const float* b,
+                                                                         size_t b_step) {
   const size_t a_rows[4] = {0, a_row, 2 * a_row, 3 * a_row};
   size_t i = 0;
   for (; i + 4 <= rows; i += 4) {
