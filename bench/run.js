@@ -26,8 +26,8 @@
 // sliding window against full causal attention); --only matches their
 // labels too.
 
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -40,6 +40,7 @@ import { poolKvBench, poolKvMarkdown } from './pool-kv.js';
 import { decodePeersBench, decodePeersMarkdown, decodePeersSvg } from './decode-peers.js';
 import { explorerTimings } from './explorer.js';
 import { modelSpeed, modelSpeedLines } from './model-speed.js';
+import { loadPeakProbes, peakFlops } from './peak.js';
 import { random } from './random.js';
 
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
@@ -73,30 +74,10 @@ const ROUND_MS = quick ? 15 : 40; // time each contender gets per round
 ensureBuilt();
 
 // ---- the peak probes ---------------------------------------------------------
-const newer = (out, src) => existsSync(out) && statSync(out).mtimeMs >= statSync(src).mtimeMs;
-const peakWasm = `${root}dist/bench-peak.wasm`;
-if (!newer(peakWasm, `${root}bench/peak.c`)) {
-  execFileSync('emcc', ['-O3', '-msimd128', '--no-entry', '-sSTANDALONE_WASM=1', '-sEXPORTED_FUNCTIONS=_peak_run',
-    '-ffp-contract=off', `${root}bench/peak.c`, '-o', peakWasm], { stdio: 'inherit' });
-}
-const peakModule = await WebAssembly.instantiate(readFileSync(peakWasm), { env: { emscripten_notify_memory_growth() {} } });
-const peakRun = peakModule.instance.exports.peak_run;
-// The relaxed probe: clang and wasm-ld as build.sh uses them for the module.
-const peakRelaxedWasm = `${root}dist/bench-peak-relaxed.wasm`;
-let peakRunRelaxed = null;
-try {
-  if (!newer(peakRelaxedWasm, `${root}bench/peak.c`)) {
-    const obj = `${os.tmpdir()}/bench-peak-relaxed-${process.pid}.o`;
-    execFileSync(process.env.ATTN_CLANG ?? 'clang-19', ['--target=wasm32', '-O3', '-msimd128', '-mrelaxed-simd', '-ffp-contract=off',
-      '-c', `${root}bench/peak.c`, '-o', obj], { stdio: 'inherit' });
-    execFileSync(process.env.ATTN_WASM_LD ?? 'wasm-ld-19', ['--no-entry', '--export=peak_run', obj, '-o', peakRelaxedWasm], { stdio: 'inherit' });
-  }
-  peakRunRelaxed = (await WebAssembly.instantiate(readFileSync(peakRelaxedWasm), {})).instance.exports.peak_run;
-} catch (err) {
-  console.log(`(relaxed peak probe skipped: ${err.message.split('\n')[0]})`);
-}
+const probes = await loadPeakProbes();
+if (!probes.relaxed) console.log(`(relaxed peak probe skipped: ${probes.relaxedError})`);
 const PEAK_ITERATIONS = 200000;
-const PEAK_FLOPS = PEAK_ITERATIONS * 12 * 4 * 2;
+const PEAK_FLOPS = peakFlops(PEAK_ITERATIONS);
 
 // ---- contenders ---------------------------------------------------------------
 const simd = await loadAttention({ deterministic: true });
@@ -174,8 +155,8 @@ async function contenders(shape) {
   const session = await ort.InferenceSession.create(attentionModel({ heads, nq, nk, d, scale, causal }), { executionProviders: ['wasm'] });
   const feeds = { Q: new ort.Tensor('float32', q, [heads, nq, d]), K: new ort.Tensor('float32', k, [heads, nk, d]), V: new ort.Tensor('float32', v, [heads, nk, d]) };
   list.push({ name: 'onnxruntime-web (graph)', peer: true, async: true, run: () => session.run(feeds) });
-  list.push({ name: 'SIMD128 peak probe', peak: true, run: () => peakRun(PEAK_ITERATIONS, 0.999, 0.001) });
-  if (peakRunRelaxed) list.push({ name: 'relaxed peak probe', peak: true, relaxed: true, run: () => peakRunRelaxed(PEAK_ITERATIONS, 0.999, 0.001) });
+  list.push({ name: 'SIMD128 peak probe', peak: true, run: () => probes.simd(PEAK_ITERATIONS) });
+  if (probes.relaxed) list.push({ name: 'relaxed peak probe', peak: true, relaxed: true, run: () => probes.relaxed(PEAK_ITERATIONS) });
   const cleanup = () => {
     tq.dispose(); tk.dispose(); tv.dispose(); mask?.dispose();
     return session.release();

@@ -39,8 +39,8 @@ __attribute__((noinline)) static void attn__bwd_kx_tile_wasmsimd(const float* kp
     const float* k_group = kp + (j / 8) * d * 8 + j % 8;  /* keys j .. j+3 at k_group[c * 8 + 0..3] */
     for (size_t i = 0; i < nr8; i += 8) {
       const float* x_panel = xp + (i / 8) * d * 8;  /* (d, 8) rows i .. i+7 */
-      const float* const k_cols[4] = {k_group, k_group + 1, k_group + 2, k_group + 3};
-      const attn__tile4x8 tile = attn__tile4x8_wasmsimd(d, k_cols, 8, x_panel, 8);
+      const size_t k_cols[4] = {0, 1, 2, 3};
+      const attn__tile4x8 tile = attn__tile4x8_wasmsimd(d, k_group, k_cols, 8, x_panel, 8);
       float* t_row = t + j * ATTN__BWD_BR + i;  /* (4, 8) of the (BWD_BC, BWD_BR) tile */
       for (size_t r = 0; r < 4; r++) {
         wasm_v128_store(t_row + r * ATTN__BWD_BR, tile.acc[r][0]);
@@ -57,51 +57,7 @@ __attribute__((noinline)) static void attn__bwd_kx_tile_wasmsimd(const float* kp
  * four keys' w splatted per row. */
 __attribute__((noinline)) static void attn__bwd_wx_wasmsimd(const float* w, size_t nb, const float* x, size_t nr, size_t d,
                                   float* acc, size_t acc_stride) {
-  size_t j = 0;
-  for (; j + 4 <= nb; j += 4) {
-    float* acc0 = acc + j * acc_stride;
-    float* acc1 = acc0 + acc_stride;
-    float* acc2 = acc1 + acc_stride;
-    float* acc3 = acc2 + acc_stride;
-    const float* w0 = w + j * ATTN__BWD_BR;
-    const float* w1 = w0 + ATTN__BWD_BR;
-    const float* w2 = w1 + ATTN__BWD_BR;
-    const float* w3 = w2 + ATTN__BWD_BR;
-    size_t c = 0;
-    for (; c + 8 <= d; c += 8) {
-      float* const acc_rows[4] = {acc0 + c, acc1 + c, acc2 + c, acc3 + c};  /* (4, 8) columns c .. c+7 */
-      const float* const w_rows[4] = {w0, w1, w2, w3};
-      attn__tile4x8_store(attn__tile4x8_add_wasmsimd(attn__tile4x8_load(acc_rows), nr, w_rows, 1, x + c, d), acc_rows);
-    }
-    for (; c < d; c++) {
-      float s0 = acc0[c], s1 = acc1[c], s2 = acc2[c], s3 = acc3[c];
-      for (size_t r = 0; r < nr; r++) {
-        const float xr = x[r * d + c];
-        s0 = s0 + w0[r] * xr;
-        s1 = s1 + w1[r] * xr;
-        s2 = s2 + w2[r] * xr;
-        s3 = s3 + w3[r] * xr;
-      }
-      acc0[c] = s0, acc1[c] = s1, acc2[c] = s2, acc3[c] = s3;
-    }
-  }
-  for (; j < nb; j++) {  /* the block's last keys, one at a time */
-    float* acc_row = acc + j * acc_stride;
-    const float* w_row = w + j * ATTN__BWD_BR;
-    size_t c = 0;
-    for (; c + 4 <= d; c += 4) {
-      v128_t vacc = wasm_v128_load(acc_row + c);
-      for (size_t r = 0; r < nr; r++) {
-        vacc = attn__f32x4_madd(wasm_v128_load32_splat(w_row + r), wasm_v128_load(x + r * d + c), vacc);
-      }
-      wasm_v128_store(acc_row + c, vacc);
-    }
-    for (; c < d; c++) {
-      float sum = acc_row[c];
-      for (size_t r = 0; r < nr; r++) sum = sum + w_row[r] * x[r * d + c];
-      acc_row[c] = sum;
-    }
-  }
+  attn__rows_add_wasmsimd(acc, acc_stride, nb, d, nr, w, ATTN__BWD_BR, 1, x, d);
 }
 
 /* dq_r (d_k) += sum_j ds[j][r] k_j over keys j < nb, in order, for rows
@@ -110,48 +66,7 @@ __attribute__((noinline)) static void attn__bwd_wx_wasmsimd(const float* w, size
  * k row (two vectors) and the four rows' ds (consecutive floats) splatted. */
 __attribute__((noinline)) static void attn__bwd_dq_wasmsimd(const float* ds, size_t nb, const float* k, size_t k_stride,
                                   size_t nr, size_t d_k, float* dq, size_t dq_stride) {
-  size_t r = 0;
-  for (; r + 4 <= nr; r += 4) {
-    float* dq0 = dq + r * dq_stride;
-    float* dq1 = dq0 + dq_stride;
-    float* dq2 = dq1 + dq_stride;
-    float* dq3 = dq2 + dq_stride;
-    size_t c = 0;
-    for (; c + 8 <= d_k; c += 8) {
-      float* const dq_rows[4] = {dq0 + c, dq1 + c, dq2 + c, dq3 + c};  /* (4, 8) columns c .. c+7 */
-      const float* const ds_rows[4] = {ds + r, ds + r + 1, ds + r + 2, ds + r + 3};  /* row t's ds of key j at [j * BWD_BR] */
-      attn__tile4x8_store(attn__tile4x8_add_wasmsimd(attn__tile4x8_load(dq_rows), nb, ds_rows, ATTN__BWD_BR, k + c, k_stride),
-                          dq_rows);
-    }
-    for (; c < d_k; c++) {
-      float s0 = dq0[c], s1 = dq1[c], s2 = dq2[c], s3 = dq3[c];
-      for (size_t j = 0; j < nb; j++) {
-        const float kj = k[j * k_stride + c];
-        const float* ds_j = ds + j * ATTN__BWD_BR + r;
-        s0 = s0 + ds_j[0] * kj;
-        s1 = s1 + ds_j[1] * kj;
-        s2 = s2 + ds_j[2] * kj;
-        s3 = s3 + ds_j[3] * kj;
-      }
-      dq0[c] = s0, dq1[c] = s1, dq2[c] = s2, dq3[c] = s3;
-    }
-  }
-  for (; r < nr; r++) {  /* the block's last rows, one at a time */
-    float* dq_row = dq + r * dq_stride;
-    size_t c = 0;
-    for (; c + 4 <= d_k; c += 4) {
-      v128_t vacc = wasm_v128_load(dq_row + c);
-      for (size_t j = 0; j < nb; j++) {
-        vacc = attn__f32x4_madd(wasm_v128_load32_splat(ds + j * ATTN__BWD_BR + r), wasm_v128_load(k + j * k_stride + c), vacc);
-      }
-      wasm_v128_store(dq_row + c, vacc);
-    }
-    for (; c < d_k; c++) {
-      float sum = dq_row[c];
-      for (size_t j = 0; j < nb; j++) sum = sum + ds[j * ATTN__BWD_BR + r] * k[j * k_stride + c];
-      dq_row[c] = sum;
-    }
-  }
+  attn__rows_add_wasmsimd(dq, dq_stride, nr, d_k, nb, ds, 1, ATTN__BWD_BR, k, k_stride);
 }
 
 void attn__f32_backward_rows_wasmsimd(const attn__bwd_args* a, float* lse) {

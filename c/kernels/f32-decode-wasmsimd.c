@@ -19,6 +19,7 @@
 #include "f32-madd-wasmsimd.h"
 #include "f32-rope.h"
 #include "f32-tanh-wasmsimd.h"
+#include "f32-tile-wasmsimd.h"
 #include "kernels.h"
 
 /* The helpers that both decode paths call (float32 and compact K and V)
@@ -40,9 +41,7 @@ ATTN__SHARED static float attn__weights_wasmsimd(const attn__head* h, size_t i, 
   if (h->mask != NULL) {
     for (size_t j = 0; j < n; j++) z[j] = attn__key_allowed(h, span, i, span.lo + j) ? z[j] : -INFINITY;
   }
-  v128_t vmax = wasm_f32x4_splat(-INFINITY);
-  for (size_t j = 0; j < padded; j += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + j));
-  *m = attn__hmax_nan_wasmsimd(vmax);
+  *m = attn__max_nan_of_wasmsimd(z, padded);
   if (*m == -INFINITY) return 0.0f;  /* exp(z - m) > 0 for the max, so l > 0 otherwise */
   return attn__exp_sub_sum_wasmsimd(z, padded, *m);
 }
@@ -79,18 +78,7 @@ ATTN__SHARED static void attn__pv_acc_wasmsimd(const float* p, size_t n, const f
     wasm_v128_store(acc + c + 24, vacc6);
     wasm_v128_store(acc + c + 28, vacc7);
   }
-  for (; c + 4 <= d_v; c += 4) {
-    v128_t vacc = wasm_v128_load(acc + c);
-    for (size_t j = 0; j < n; j++) {
-      vacc = attn__f32x4_madd(wasm_v128_load32_splat(p + j), wasm_v128_load(v + j * v_stride + c), vacc);
-    }
-    wasm_v128_store(acc + c, vacc);
-  }
-  for (; c < d_v; c++) {
-    float a = acc[c];
-    for (size_t j = 0; j < n; j++) a = a + p[j] * v[j * v_stride + c];
-    acc[c] = a;
-  }
+  attn__row_add_wasmsimd(acc + c, d_v - c, n, p, 1, v + c, v_stride);
 }
 
 /* The same for two rows a and b over the same keys, sharing the loads of V. */

@@ -51,6 +51,27 @@ static inline float attn__hmax_nan_wasmsimd(v128_t v) {
                        attn__max_nan(wasm_f32x4_extract_lane(v, 2), wasm_f32x4_extract_lane(v, 3)));
 }
 
+/* The largest of z (n, a multiple of 4), NaN winning (as attn__max_nan
+ * over z). The lanes run f32x4.pmax, one x86 maxps where f32x4.max's NaN
+ * and signed-zero rules cost eight instructions: pmax may drop a NaN, so
+ * when the lanes' running sum is NaN (a NaN in z, or infinities of both
+ * signs) the max is taken again with f32x4.max. It may give -0 where max
+ * gives +0; callers only subtract it, exponentiate the difference and add
+ * it to a log of a sum of at least 1, which no zero's sign changes. */
+static inline float attn__max_nan_of_wasmsimd(const float* z, size_t n) {
+  v128_t vmax = wasm_f32x4_splat(-INFINITY), vsum = wasm_f32x4_splat(0.0f);
+  for (size_t j = 0; j < n; j += 4) {
+    const v128_t vz = wasm_v128_load(z + j);
+    vmax = wasm_f32x4_pmax(vmax, vz);
+    vsum = wasm_f32x4_add(vsum, vz);
+  }
+  if (wasm_v128_any_true(wasm_f32x4_ne(vsum, vsum))) {
+    vmax = wasm_f32x4_splat(-INFINITY);
+    for (size_t j = 0; j < n; j += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + j));
+  }
+  return attn__hmax_nan_wasmsimd(vmax);
+}
+
 /* z (n, a multiple of 4) = exp(z - m) in place. Returns their sum, taken in
  * four lanes (lane t sums z[j] for j = t mod 4) and then as
  * (l0 + l1) + (l2 + l3); the scalar twins sum in that order too. */

@@ -27,10 +27,8 @@ void attn__f32_flash_scalar(const attn__flash_args* args) {
   const attn__head* h = &args->head;
   const size_t n_q = h->n_q, n_k = h->n_k, d_k = h->d_k, d_v = h->d_v;
   const size_t d_v_pad = args->d_v_pad;
-  float* s = args->tile;                     /* (MR, KB) logits, then exp */
-  float* acc = s + ATTN__MR * ATTN__KB;      /* (MR, d_v_pad) */
-  float* m = acc + ATTN__MR * d_v_pad;       /* (MR) running max */
-  float* l = m + ATTN__MR;                   /* (MR) running sum */
+  const attn__flash_tile tile = attn__flash_tile_parts(args);
+  float *s = tile.s, *acc = tile.acc, *m = tile.m, *l = tile.l;
   attn__span spans[ATTN__MR];                /* each row's keys */
 
   for (size_t i0 = 0; i0 < n_q; i0 += ATTN__MR) {

@@ -26,16 +26,20 @@
  * qt is the query tile interleaved, (d_k, 4): element p of row r at
  * qt[p * 4 + r], so the four splats of a step read one 16-byte line.
  * k_panels points at the panel of key j0. vmax[r] gets the lanes of row r's
- * max (NaN propagating), for blocks that need no masking. The dot products
+ * max, for blocks that need no masking, taken with f32x4.pmax as
+ * attn__max_nan_of_wasmsimd does (f32-exp-wasmsimd.h, which says why), and
+ * the function returns 0 when a logit may be NaN (their sum is NaN): the
+ * caller then takes the max over z. The dot products
  * are the shared 4 x 8 tile (f32-tile-wasmsimd.h; a 6 x 8 tile's 12
  * accumulators would spill). */
-static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, size_t d_k, size_t nbp,
-                                      v128_t vscale, const float* alibi, float* z, v128_t vmax[4]) {
+static int attn__score_tile_wasmsimd(const float* qt, const float* k_panels, size_t d_k, size_t nbp,
+                                     v128_t vscale, const float* alibi, float* z, v128_t vmax[4]) {
   v128_t vmax0 = wasm_f32x4_splat(-INFINITY), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;
+  v128_t vsum = wasm_f32x4_splat(0.0f);  /* NaN when any logit is (or two infinities cancel) */
   for (size_t jj = 0; jj < nbp; jj += 8) {
     const float* k_panel = k_panels + (jj / 8) * d_k * 8;  /* (d_k, 8) keys j0+jj .. j0+jj+7 */
-    const float* const q_rows[4] = {qt, qt + 1, qt + 2, qt + 3};  /* (d_k, 4): row r's element p at [p * 4 + r] */
-    const attn__tile4x8 t = attn__tile4x8_wasmsimd(d_k, q_rows, 4, k_panel, 8);
+    const size_t q_rows[4] = {0, 1, 2, 3};  /* qt (d_k, 4): row r's element p at [p * 4 + r] */
+    const attn__tile4x8 t = attn__tile4x8_wasmsimd(d_k, qt, q_rows, 4, k_panel, 8);
     v128_t vacc0x0123 = t.acc[0][0], vacc0x4567 = t.acc[0][1], vacc1x0123 = t.acc[1][0], vacc1x4567 = t.acc[1][1];
     v128_t vacc2x0123 = t.acc[2][0], vacc2x4567 = t.acc[2][1], vacc3x0123 = t.acc[3][0], vacc3x4567 = t.acc[3][1];
     vacc0x0123 = wasm_f32x4_mul(vacc0x0123, vscale);
@@ -56,10 +60,14 @@ static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, si
       vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_v128_load(alibi + jj));
       vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_v128_load(alibi + jj + 4));
     }
-    vmax0 = wasm_f32x4_max(vmax0, wasm_f32x4_max(vacc0x0123, vacc0x4567));
-    vmax1 = wasm_f32x4_max(vmax1, wasm_f32x4_max(vacc1x0123, vacc1x4567));
-    vmax2 = wasm_f32x4_max(vmax2, wasm_f32x4_max(vacc2x0123, vacc2x4567));
-    vmax3 = wasm_f32x4_max(vmax3, wasm_f32x4_max(vacc3x0123, vacc3x4567));
+    vmax0 = wasm_f32x4_pmax(vmax0, wasm_f32x4_pmax(vacc0x0123, vacc0x4567));
+    vmax1 = wasm_f32x4_pmax(vmax1, wasm_f32x4_pmax(vacc1x0123, vacc1x4567));
+    vmax2 = wasm_f32x4_pmax(vmax2, wasm_f32x4_pmax(vacc2x0123, vacc2x4567));
+    vmax3 = wasm_f32x4_pmax(vmax3, wasm_f32x4_pmax(vacc3x0123, vacc3x4567));
+    vsum = wasm_f32x4_add(vsum, wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_add(vacc0x0123, vacc0x4567),
+                                                              wasm_f32x4_add(vacc1x0123, vacc1x4567)),
+                                               wasm_f32x4_add(wasm_f32x4_add(vacc2x0123, vacc2x4567),
+                                                              wasm_f32x4_add(vacc3x0123, vacc3x4567))));
     wasm_v128_store(z + jj, vacc0x0123);
     wasm_v128_store(z + jj + 4, vacc0x4567);
     wasm_v128_store(z + ATTN__KB + jj, vacc1x0123);
@@ -73,6 +81,7 @@ static void attn__score_tile_wasmsimd(const float* qt, const float* k_panels, si
   vmax[1] = vmax1;
   vmax[2] = vmax2;
   vmax[3] = vmax3;
+  return !wasm_v128_any_true(wasm_f32x4_ne(vsum, vsum));
 }
 
 /* acc (4, d_v_pad) = acc * alpha_r + p (4, nb) v (nb, d_v_pad); v_col_panels
@@ -94,8 +103,8 @@ static void attn__pv_tile_wasmsimd(const float* p, size_t nb, const float* v_col
     const v128_t valpha[4] = {valpha0, valpha1, valpha2, valpha3};
     for (size_t r = 0; r < 4; r++) t.acc[r][0] = wasm_f32x4_mul(t.acc[r][0], valpha[r]), t.acc[r][1] = wasm_f32x4_mul(t.acc[r][1], valpha[r]);
     const float* v_panel = v_col_panels + (c / 8) * n_k * 8;  /* (nb, 8) columns c .. c+7 */
-    const float* const p_rows[4] = {p, p + ATTN__KB, p + 2 * ATTN__KB, p + 3 * ATTN__KB};
-    attn__tile4x8_store(attn__tile4x8_add_wasmsimd(t, nb, p_rows, 1, v_panel, 8), acc_rows);
+    const size_t p_rows[4] = {0, ATTN__KB, 2 * ATTN__KB, 3 * ATTN__KB};
+    attn__tile4x8_store(attn__tile4x8_add_wasmsimd(t, nb, p, p_rows, 1, v_panel, 8), acc_rows);
   }
 }
 
@@ -105,11 +114,9 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
   const attn__head* h = &args->head;
   const size_t n_q = h->n_q, n_k = h->n_k, d_k = h->d_k, d_v = h->d_v;
   const size_t d_v_pad = args->d_v_pad;
-  float* s = args->tile;                 /* (MR, KB) logits, then exp */
-  float* acc = s + ATTN__MR * ATTN__KB;  /* (MR, d_v_pad) */
-  float* m = acc + ATTN__MR * d_v_pad;   /* (MR) running max */
-  float* l = m + ATTN__MR;               /* (MR) running sum */
-  float* qt = l + ATTN__MR;              /* (d_k, MR) the query tile, interleaved */
+  const attn__flash_tile tile = attn__flash_tile_parts(args);
+  float *s = tile.s, *acc = tile.acc, *m = tile.m, *l = tile.l;
+  float* qt = l + ATTN__MR;  /* (d_k, MR) the query tile, interleaved */
   float alpha[ATTN__MR];
   float alibi_row[ATTN__KB + ATTN__MR];  /* a block's ALiBi biases, keys j0 - 3 .. j0 + KB - 1 of the tile's last row */
   attn__span spans[ATTN__MR];            /* each row's keys */
@@ -144,8 +151,8 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
       const int alibi_in_tile = alibi_steps && h->softcap == 0.0f && h->bias == NULL &&
                                 attn__alibi_row_wasmsimd(h->alibi, (int64_t)j0 - tile_ref, nbp + ATTN__MR, alibi_row);
       v128_t vtile_max[4];
-      attn__score_tile_wasmsimd(qt, args->k_panels + j0 * d_k, d_k, nbp, vscale, alibi_in_tile ? alibi_row : NULL, s,
-                                vtile_max);
+      const int tile_max_holds = attn__score_tile_wasmsimd(qt, args->k_panels + j0 * d_k, d_k, nbp, vscale,
+                                                           alibi_in_tile ? alibi_row : NULL, s, vtile_max);
       for (size_t r = 0; r < ATTN__MR; r++) {
         float* z = s + r * ATTN__KB;  /* (nbp) this row's logits */
         /* The tile's row max holds when nothing below changes a logit. */
@@ -154,7 +161,8 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
           for (size_t jj = 0; jj < nbp; jj += 4) wasm_v128_store(z + jj, vminus_inf);
         } else {
           const size_t i = i0 + r;
-          plain = h->bias == NULL && h->mask == NULL && h->softcap == 0.0f && (h->alibi == 0.0f || alibi_in_tile) &&
+          plain = tile_max_holds && h->bias == NULL && h->mask == NULL && h->softcap == 0.0f &&
+                  (h->alibi == 0.0f || alibi_in_tile) &&
                   nb == nbp && spans[r].lo <= j0 && spans[r].hi >= j0 + nb;
           if (h->softcap > 0.0f) attn__softcap_wasmsimd(z, nbp, h->softcap);
           if (h->bias != NULL) {
@@ -189,13 +197,8 @@ void attn__f32_flash_wasmsimd(const attn__flash_args* args) {
             }
           }
         }
-        v128_t vmax = vminus_inf;
-        if (plain) {
-          vmax = vtile_max[r];
-        } else {
-          for (size_t jj = 0; jj < nbp; jj += 4) vmax = wasm_f32x4_max(vmax, wasm_v128_load(z + jj));
-        }
-        const float m_new = attn__max_nan(m[r], attn__hmax_nan_wasmsimd(vmax));
+        const float block_max = plain ? attn__hmax_nan_wasmsimd(vtile_max[r]) : attn__max_nan_of_wasmsimd(z, nbp);
+        const float m_new = attn__max_nan(m[r], block_max);
         const float m_sub = m_new == -INFINITY ? 0.0f : m_new;
         alpha[r] = attn__expf_nonpos(m[r] - m_sub);
         l[r] = l[r] * alpha[r] + attn__exp_sub_sum_wasmsimd(z, nbp, m_sub);

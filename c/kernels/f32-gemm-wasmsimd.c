@@ -20,14 +20,14 @@ static void attn__gemm_rows_wasmsimd(size_t rows, size_t n, size_t k, const floa
   const float* a1 = rows > 1 ? a0 + a_stride : a0;
   const float* a2 = rows > 2 ? a1 + a_stride : a1;
   const float* a3 = rows > 3 ? a2 + a_stride : a2;
-  const float* const a_rows[4] = {a0, a1, a2, a3};
+  const size_t a_rows[4] = {0, (size_t)(a1 - a0), (size_t)(a2 - a0), (size_t)(a3 - a0)};
   float* c0 = c;
   float* c1 = rows > 1 ? c0 + c_stride : c0;
   float* c2 = rows > 2 ? c1 + c_stride : c1;
   float* c3 = rows > 3 ? c2 + c_stride : c2;
   size_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    const attn__tile4x8 t = attn__tile4x8_wasmsimd(k, a_rows, 1, b + j, b_stride);
+    const attn__tile4x8 t = attn__tile4x8_wasmsimd(k, a0, a_rows, 1, b + j, b_stride);
     /* Store the aliased rows first so the real rows win. */
     wasm_v128_store(c3 + j, t.acc[3][0]);
     wasm_v128_store(c3 + j + 4, t.acc[3][1]);
@@ -53,18 +53,12 @@ static void attn__gemm_rows_wasmsimd(size_t rows, size_t n, size_t k, const floa
     wasm_v128_store(c0 + j, vacc0);
   }
   for (; j < n; j++) {
-    float acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
-    for (size_t p = 0; p < k; p++) {
-      const float b_pj = b[p * b_stride + j];
-      acc0 = acc0 + a0[p] * b_pj;
-      acc1 = acc1 + a1[p] * b_pj;
-      acc2 = acc2 + a2[p] * b_pj;
-      acc3 = acc3 + a3[p] * b_pj;
-    }
-    c3[j] = acc3;
-    c2[j] = acc2;
-    c1[j] = acc1;
-    c0[j] = acc0;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    attn__tile4x1_add(acc, k, a0, a_rows, 1, b + j, b_stride);
+    c3[j] = acc[3];
+    c2[j] = acc[2];
+    c1[j] = acc[1];
+    c0[j] = acc[0];
   }
 }
 

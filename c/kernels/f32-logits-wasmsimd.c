@@ -10,6 +10,19 @@
 #include "f32-madd-wasmsimd.h"
 #include "kernels.h"
 
+/* Keys j .. j+3 (rows k_stride apart), and their element p as one vector
+ * (the d_k mod 4 tail). */
+typedef struct attn__keys4 {
+  const float* row[4];
+} attn__keys4;
+static inline attn__keys4 attn__keys4_at(const float* k, size_t k_stride, size_t j) {
+  const float* k0 = k + j * k_stride;
+  return (attn__keys4){{k0, k0 + k_stride, k0 + 2 * k_stride, k0 + 3 * k_stride}};
+}
+static inline v128_t attn__keys4_element(attn__keys4 keys, size_t p) {
+  return wasm_f32x4_make(keys.row[0][p], keys.row[1][p], keys.row[2][p], keys.row[3][p]);
+}
+
 /* z[j] = (q . k_j) * scale for keys j0 <= j < j1, one row; key rows are
  * k_stride apart. */
 void attn__f32_logits_wasmsimd(const float* q, const float* k, size_t k_stride, size_t j0, size_t j1, size_t d_k,
@@ -18,10 +31,8 @@ void attn__f32_logits_wasmsimd(const float* q, const float* k, size_t k_stride, 
   const v128_t vscale = wasm_f32x4_splat(scale);
   size_t j = j0;
   for (; j + 4 <= j1; j += 4) {
-    const float* k0 = k + j * k_stride;  /* (4, d_k) keys j .. j+3 */
-    const float* k1 = k0 + k_stride;
-    const float* k2 = k1 + k_stride;
-    const float* k3 = k2 + k_stride;
+    const attn__keys4 keys = attn__keys4_at(k, k_stride, j);
+    const float *k0 = keys.row[0], *k1 = keys.row[1], *k2 = keys.row[2], *k3 = keys.row[3];
     v128_t vacc0 = wasm_f32x4_splat(0.0f), vacc1 = vacc0, vacc2 = vacc0, vacc3 = vacc0;
     for (size_t p = 0; p < d_k4; p += 4) {
       const v128_t vq = wasm_v128_load(q + p);
@@ -32,7 +43,7 @@ void attn__f32_logits_wasmsimd(const float* q, const float* k, size_t k_stride, 
     }
     v128_t vdot = attn__hsum4(vacc0, vacc1, vacc2, vacc3);
     for (size_t p = d_k4; p < d_k; p++) {
-      vdot = attn__f32x4_madd(wasm_f32x4_splat(q[p]), wasm_f32x4_make(k0[p], k1[p], k2[p], k3[p]), vdot);
+      vdot = attn__f32x4_madd(wasm_f32x4_splat(q[p]), attn__keys4_element(keys, p), vdot);
     }
     wasm_v128_store(z + j, wasm_f32x4_mul(vdot, vscale));
   }
@@ -56,10 +67,8 @@ void attn__f32_logits2_wasmsimd(const float* qa, const float* qb, const float* k
   const v128_t vscale = wasm_f32x4_splat(scale);
   size_t j = 0;
   for (; j + 4 <= n; j += 4) {
-    const float* k0 = k + j * k_stride;  /* (4, d_k) keys j .. j+3 */
-    const float* k1 = k0 + k_stride;
-    const float* k2 = k1 + k_stride;
-    const float* k3 = k2 + k_stride;
+    const attn__keys4 keys = attn__keys4_at(k, k_stride, j);
+    const float *k0 = keys.row[0], *k1 = keys.row[1], *k2 = keys.row[2], *k3 = keys.row[3];
     v128_t va0 = wasm_f32x4_splat(0.0f), va1 = va0, va2 = va0, va3 = va0;
     v128_t vb0 = va0, vb1 = va0, vb2 = va0, vb3 = va0;
     for (size_t p = 0; p < d_k4; p += 4) {
@@ -81,7 +90,7 @@ void attn__f32_logits2_wasmsimd(const float* qa, const float* qb, const float* k
     v128_t vdota = attn__hsum4(va0, va1, va2, va3);
     v128_t vdotb = attn__hsum4(vb0, vb1, vb2, vb3);
     for (size_t p = d_k4; p < d_k; p++) {
-      const v128_t vk = wasm_f32x4_make(k0[p], k1[p], k2[p], k3[p]);
+      const v128_t vk = attn__keys4_element(keys, p);
       vdota = attn__f32x4_madd(wasm_f32x4_splat(qa[p]), vk, vdota);
       vdotb = attn__f32x4_madd(wasm_f32x4_splat(qb[p]), vk, vdotb);
     }

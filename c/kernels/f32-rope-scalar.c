@@ -14,22 +14,15 @@
 void attn__f32_rope_scalar(const float* x, size_t x_stride, size_t n, size_t d, const float* table, size_t dims,
                            uint32_t flags, float* y, size_t y_stride) {
   assert(dims % 2 == 0 && dims <= d);
-  const size_t half = dims / 2;
-  const int interleaved = (flags & ATTN__ROPE_PAIRS_INTERLEAVED) != 0;
-  const int inverse = (flags & ATTN__ROPE_INVERSE) != 0;
+  const attn__rope_mode mode = attn__rope_mode_of(dims, flags);
   for (size_t r = 0; r < n; r++) {
-    const float* x_row = x + r * x_stride;        /* (d) */
-    float* y_row = y + r * y_stride;              /* (d) */
-    const float* cos_row = table + r * dims;      /* (dims / 2) */
-    const float* sin_row = cos_row + half;        /* (dims / 2) */
-    for (size_t c = 0; c < half; c++) {
-      const size_t ia = interleaved ? 2 * c : c, ib = interleaved ? 2 * c + 1 : c + half;
-      const float a = x_row[ia], b = x_row[ib], cs = cos_row[c], sn = sin_row[c];
-      y_row[ia] = inverse ? a * cs + b * sn : a * cs - b * sn;
-      y_row[ib] = inverse ? b * cs - a * sn : b * cs + a * sn;
+    const attn__rope_row row = attn__rope_row_at(x, x_stride, y, y_stride, table, dims, r);
+    for (size_t c = 0; c < mode.half; c++) {
+      const size_t ia = mode.interleaved ? 2 * c : c, ib = mode.interleaved ? 2 * c + 1 : c + mode.half;
+      const float a = row.x[ia], b = row.x[ib];
+      row.y[ia] = attn__rope_a(a, b, row.cos[c], row.sin[c], mode.inverse);
+      row.y[ib] = attn__rope_b(a, b, row.cos[c], row.sin[c], mode.inverse);
     }
-    if (y_row != x_row) {
-      for (size_t c = dims; c < d; c++) y_row[c] = x_row[c];
-    }
+    attn__rope_copy_rest(row, dims, d);
   }
 }

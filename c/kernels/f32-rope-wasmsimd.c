@@ -14,26 +14,19 @@
 #include "f32-rope.h"
 #include "kernels.h"
 
-static inline float attn__rope_a(float a, float b, float cs, float sn, int inverse) {
-  return inverse ? a * cs + b * sn : a * cs - b * sn;
-}
-static inline float attn__rope_b(float a, float b, float cs, float sn, int inverse) {
-  return inverse ? b * cs - a * sn : b * cs + a * sn;
-}
-
 void attn__f32_rope_wasmsimd(const float* x, size_t x_stride, size_t n, size_t d, const float* table, size_t dims,
                              uint32_t flags, float* y, size_t y_stride) {
   assert(dims % 2 == 0 && dims <= d);
-  const size_t half = dims / 2;
-  const int interleaved = (flags & ATTN__ROPE_PAIRS_INTERLEAVED) != 0;
-  const int inverse = (flags & ATTN__ROPE_INVERSE) != 0;
+  const attn__rope_mode mode = attn__rope_mode_of(dims, flags);
+  const size_t half = mode.half;
+  const int interleaved = mode.interleaved, inverse = mode.inverse;
   /* The sine's sign per lane: forward turns a by -sin, inverse by +sin. */
   const v128_t vsign = inverse ? wasm_f32x4_make(1.0f, -1.0f, 1.0f, -1.0f) : wasm_f32x4_make(-1.0f, 1.0f, -1.0f, 1.0f);
   for (size_t r = 0; r < n; r++) {
-    const float* x_row = x + r * x_stride;    /* (d) */
-    float* y_row = y + r * y_stride;          /* (d) */
-    const float* cos_row = table + r * dims;  /* (dims / 2) */
-    const float* sin_row = cos_row + half;    /* (dims / 2) */
+    const attn__rope_row row = attn__rope_row_at(x, x_stride, y, y_stride, table, dims, r);
+    const float* x_row = row.x;
+    float* y_row = row.y;
+    const float *cos_row = row.cos, *sin_row = row.sin;
     size_t c = 0;
     if (interleaved) {
       for (; c + 2 <= half; c += 2) {
@@ -70,8 +63,6 @@ void attn__f32_rope_wasmsimd(const float* x, size_t x_stride, size_t n, size_t d
         y_row[c + half] = attn__rope_b(a, b, cos_row[c], sin_row[c], inverse);
       }
     }
-    if (y_row != x_row) {
-      for (size_t c2 = dims; c2 < d; c2++) y_row[c2] = x_row[c2];
-    }
+    attn__rope_copy_rest(row, dims, d);
   }
 }

@@ -95,6 +95,44 @@ static inline void attn__sincos_f64(double a, double* s, double* c) {
 #define ATTN__ROPE_PAIRS_INTERLEAVED 1u  /* pairs (2c, 2c + 1); else (c, c + dims / 2) */
 #define ATTN__ROPE_INVERSE 2u            /* turn back by the angle (R^T, for gradients) */
 
+/* What the rotation kernels read of their flags, and row r's rows of x, y
+ * and the table (cos of its dims / 2 pairs, then sin). */
+typedef struct attn__rope_mode {
+  size_t half;  /* dims / 2 pairs */
+  int interleaved, inverse;
+} attn__rope_mode;
+static inline attn__rope_mode attn__rope_mode_of(size_t dims, uint32_t flags) {
+  return (attn__rope_mode){dims / 2, (flags & ATTN__ROPE_PAIRS_INTERLEAVED) != 0, (flags & ATTN__ROPE_INVERSE) != 0};
+}
+typedef struct attn__rope_row {
+  const float* x;    /* (d) */
+  float* y;          /* (d) */
+  const float* cos;  /* (dims / 2) */
+  const float* sin;  /* (dims / 2) */
+} attn__rope_row;
+static inline attn__rope_row attn__rope_row_at(const float* x, size_t x_stride, float* y, size_t y_stride,
+                                               const float* table, size_t dims, size_t r) {
+  const float* cos_row = table + r * dims;
+  return (attn__rope_row){x + r * x_stride, y + r * y_stride, cos_row, cos_row + dims / 2};
+}
+
+/* One pair (a, b) turned by (cs, sn), forward or inverse: one rounded
+ * product of each input with cos and sin, then one rounded add or
+ * subtract. */
+static inline float attn__rope_a(float a, float b, float cs, float sn, int inverse) {
+  return inverse ? a * cs + b * sn : a * cs - b * sn;
+}
+static inline float attn__rope_b(float a, float b, float cs, float sn, int inverse) {
+  return inverse ? b * cs - a * sn : b * cs + a * sn;
+}
+
+/* Elements dims .. d of a row copied when y is not x. */
+static inline void attn__rope_copy_rest(attn__rope_row row, size_t dims, size_t d) {
+  if (row.y != row.x) {
+    for (size_t c = dims; c < d; c++) row.y[c] = row.x[c];
+  }
+}
+
 /* Pairs of a table strip: their angles advance together, position by
  * position, so the steps of different pairs overlap instead of waiting on
  * one pair's chain of multiply-adds. */

@@ -221,6 +221,20 @@ static inline size_t attn__flash_tile_floats(size_t d_k, size_t d_v) {
  * whatever its size, and V8 then allocates registers for both kernels and
  * the packing as one function, spilling in the inner loops
  * (bench/RESULTS.md). */
+/* The parts of a fused kernel's tile (attn__flash_tile_floats), in order:
+ * the SIMD kernels put the interleaved query tile after l. */
+typedef struct attn__flash_tile {
+  float* s;    /* (MR, KB) logits, then exp */
+  float* acc;  /* (MR, d_v_pad) */
+  float* m;    /* (MR) running max */
+  float* l;    /* (MR) running sum */
+} attn__flash_tile;
+static inline attn__flash_tile attn__flash_tile_parts(const attn__flash_args* args) {
+  float* acc = args->tile + ATTN__MR * ATTN__KB;
+  float* m = acc + ATTN__MR * args->d_v_pad;
+  return (attn__flash_tile){args->tile, acc, m, m + ATTN__MR};
+}
+
 void attn__f32_flash_scalar(const attn__flash_args* args);
 void attn__f32_flash_wasmsimd(const attn__flash_args* args);
 void attn__f32_decode_scalar(const attn__decode_args* args);
