@@ -131,6 +131,23 @@ async function spawn(url, onMessage, onDeath) {
   };
 }
 
+/**
+ * The `call` of a job: shared by the jobs of one pool call, it rejects with
+ * the first error any of them meets, and later ones find it failed.
+ */
+export function newCall(reject) {
+  const call = {
+    failed: false,
+    fail(err) {
+      if (!call.failed) {
+        call.failed = true;
+        reject(err);
+      }
+    },
+  };
+  return call;
+}
+
 const ERRORS = { TypeError, RangeError };
 
 // An error a worker reported as { name, message }, as the same class.
