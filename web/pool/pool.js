@@ -27,6 +27,7 @@ import {
   SPLIT_MIN_FLOPS, blockOptions, mhaGroups, mhaPartOptions, mhaPlan, plainMatrix, plainSdpaOptions, sdpaBlocks, sdpaPlan,
 } from './planner.js';
 import { createPoolKVCache } from './kvcache.js';
+import { createShared, sharedMemoryUnavailable } from './shared.js';
 import { Staging, stageViews } from './staging.js';
 import { Workers, defaultThreads, newCall } from './workers.js';
 
@@ -39,7 +40,8 @@ const MAX_THREADS = 256;
 // and copying b to it costs more than its share of the product.
 const MATMUL_ROWS_MIN = 32;
 
-const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'callerShare'];
+const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'callerShare', 'memory'];
+const MEMORY_MODES = ['auto', 'shared', 'copy'];
 
 /**
  * Starts a pool of workers. Resolves when every worker has its instance;
@@ -47,13 +49,19 @@ const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'caller
  * WORKER_START_MS (workers.js).
  * @param {{ threads?: number, simd?: boolean, deterministic?: boolean,
  *   wasm?: URL | string | BufferSource | Response | WebAssembly.Module, worker?: URL | string,
- *   callerShare?: boolean }} [options]
+ *   callerShare?: boolean, memory?: 'auto' | 'shared' | 'copy' }} [options]
  *   threads: default navigator.hardwareConcurrency (browser) or
  *   os.availableParallelism() (Node); simd, deterministic, wasm: as
  *   loadAttention; worker: where web/pool-worker.js is, for hosts that move files;
  *   callerShare: the calling thread computes one part of a split call (and a
  *   one-thread pool's calls) instead of waiting; default true in Node and in
- *   workers, false on a page's main thread, which must stay free to paint.
+ *   workers, false on a page's main thread, which must stay free to paint;
+ *   memory: how split sdpa calls reach the workers: 'shared' (one shared
+ *   WebAssembly.Memory, inputs written once and read in place: needs
+ *   SharedArrayBuffer, so Node or a crossOriginIsolated page, and a SIMD
+ *   build of the package's own modules, not a `wasm` option), 'copy' (each
+ *   worker gets a copy of its part), or 'auto' (the default: shared where it
+ *   can be, else copy). Forcing 'shared' where it cannot be rejects, saying why.
  * @returns {Promise<AttentionPool>}
  */
 export async function createAttentionPool(options = {}) {
@@ -78,11 +86,32 @@ export async function createAttentionPool(options = {}) {
   if (typeof callerShare !== 'boolean') {
     throw new TypeError(`createAttentionPool: callerShare must be a boolean, got ${describe(callerShare)}`);
   }
+  const memory = options.memory ?? 'auto';
+  if (!MEMORY_MODES.includes(memory)) {
+    throw new TypeError(`createAttentionPool: memory must be one of ${MEMORY_MODES.map((m) => `'${m}'`).join(', ')}, got ${describe(memory)}`);
+  }
   const loadOptions = {};
   for (const key of ['simd', 'deterministic', 'wasm']) if (options[key] !== undefined) loadOptions[key] = options[key];
   const module = await compileAttention(loadOptions);
   const local = await loadAttention({ wasm: module });
-  const pool = new AttentionPool(new Workers(worker, module), local, threads, callerShare);
+  let shared = null;
+  if (memory !== 'copy') {
+    let why = options.wasm !== undefined ? 'it runs the package\'s threads builds, and a wasm option names another module' : sharedMemoryUnavailable();
+    if (why === null) {
+      try {
+        shared = await createShared(local.isa, (url) => compileAttention({ wasm: url }));
+      } catch (err) {
+        why = err.message;
+      }
+    }
+    if (shared === null && memory === 'shared') {
+      local.dispose();
+      throw new Error(`createAttentionPool: memory 'shared' cannot be used here: ${why}; memory 'auto' (the default) falls back to copies`);
+    }
+  }
+  const init = shared === null ? undefined
+    : () => ({ shared: { module: shared.module, memory: shared.memory, stack: shared.stack() } });
+  const pool = new AttentionPool(new Workers(worker, module, init), local, threads, callerShare, shared);
   try {
     await pool._start();
   } catch (err) {
@@ -99,16 +128,28 @@ export class AttentionPool {
   #threads;
   #callerShare;
   #staging;
+  #shared;
   #disposed = false;
   #stats = { local: 0, whole: 0, split: 0, parts: 0, here: 0 };
 
   /** @internal use createAttentionPool() */
-  constructor(workers, local, threads, callerShare) {
+  constructor(workers, local, threads, callerShare, shared) {
     this.#workers = workers;
     this.#local = local;
     this.#threads = threads;
     this.#callerShare = callerShare;
     this.#staging = new Staging(threads);
+    this.#shared = shared;
+  }
+
+  /**
+   * How split sdpa calls reach the workers: 'shared' (one shared memory,
+   * inputs read in place) or 'copy' (a copy of each part); see the memory
+   * option of createAttentionPool.
+   * @returns {'shared' | 'copy'}
+   */
+  get memory() {
+    return this.#shared === null ? 'copy' : 'shared';
   }
 
   /** Whether the calling thread computes a share of split calls (see createAttentionPool). */
@@ -159,7 +200,7 @@ export class AttentionPool {
       const call = newCall(reject);
       const own = parts.at(-1).here ? parts.at(-1) : null;
       this.#workers.submit((own ? parts.slice(0, -1) : parts).map((part) => ({
-        call, message: part.message, transfer: part.transfer,
+        call, message: part.message, transfer: part.transfer, settled: part.settled,
         deliver(result) {
           if (call.failed) return;
           part.deliver(result);
@@ -173,6 +214,8 @@ export class AttentionPool {
         } catch (err) {
           call.fail(err);
           return;
+        } finally {
+          own.settled?.();
         }
         if (--left === 0) resolve(finish());
       }
@@ -196,8 +239,34 @@ export class AttentionPool {
     if (!plan.split || alone) return this.#sdpaWhole(q, k, v, options);
     const out = options.out ?? new Float32Array(plan.batch * plan.heads * plan.nq * plan.dv);
     const blocks = sdpaBlocks(plan, this.#threads);
+    if (this.#shared !== null && blocks.length > 1) return this.#sdpaShared(plan, blocks, q, k, v, out);
     const parts = blocks.map((block, p) => sdpaPart(plan, block, q, k, v, out,
       p === blocks.length - 1 && blocks.length > 1 && this.#callerShare ? this.#local : null, this.#staging));
+    return this.#run(parts, () => out);
+  }
+
+  // A split call on the shared memory: the workers' inputs are written
+  // first and their parts posted, then the caller's share is written and
+  // computed while they run; each part's output is copied out when it is
+  // done. The call's arena is freed once no part runs any more.
+  #sdpaShared(plan, blocks, q, k, v, out) {
+    const call = this.#shared.layout(plan, blocks, q, k, v);
+    const own = this.#callerShare ? blocks.length - 1 : -1;
+    let running = blocks.length;
+    const settled = () => {
+      if (--running === 0) call.done();
+    };
+    for (let p = 0; p < blocks.length; p++) if (p !== own) call.input(p);
+    const parts = blocks.map((_, p) => (p === own
+      ? {
+        here: () => {
+          call.input(p);
+          call.check(this.#shared.exports.attn_sdpa(...call.args[p]));
+          call.output(p, out);
+        },
+        settled,
+      }
+      : { message: { method: 'sdpaAt', args: call.args[p] }, transfer: [], deliver: () => call.output(p, out), settled }));
     return this.#run(parts, () => out);
   }
 
