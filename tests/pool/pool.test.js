@@ -376,6 +376,9 @@ browser('module Workers on a page without cross-origin isolation: same bits as t
   const result = JSON.parse(await page.textContent('#result'));
   assert.equal(result.failed, undefined);
   assert.is(result.isolated, false);
+  // No SharedArrayBuffer here: 'auto' copies, and forcing 'shared' rejects saying why.
+  assert.is(result.memory, 'copy');
+  assert.match(result.forced, /^Error: createAttentionPool: memory 'shared' cannot be used here: SharedArrayBuffer is not available \(a page has it only when cross-origin isolated/);
   assert.is(result.isa, 'relaxed-simd'); // Chromium has relaxed SIMD by default
   assert.is(result.pageIsa, 'relaxed-simd');
   assert.is(result.threads, 2);
