@@ -140,10 +140,12 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
 /** Markdown lines for bench/RESULTS.md. */
 export function poolMarkdown(results, { rounds, roundMs }) {
   const lines = ['## Pool: several cores', '',
-    `Worker pool (web/pool.js, default module) with 1, 2 and all threads, one instance on the calling thread (same module),`,
+    `Worker pool (web/pool.js, default module) with 1, 2 and all threads copying each part to its worker (memory 'copy'), and 2 and`,
+    `all threads on one shared memory (memory 'shared', where SharedArrayBuffer exists), one instance on the calling thread (same module),`,
     `and onnxruntime-web with numThreads 1 and all, each in its own worker thread, warmed up; median of ${rounds} interleaved rounds`,
     `of about ${roundMs} ms each. Ratios are medians of per-round ratios; "vs ORT" is against the faster ORT configuration of each round.`,
-    'For n=4, d=3, "extra" is the median per-round difference to the synchronous call.', ''];
+    'For n=4, d=3, "extra" is the median per-round difference to the synchronous call.',
+    `CPU: ${os.cpus()[0]?.model.trim() ?? 'unknown'}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} when written.`, ''];
   for (const { shape, rows } of results) {
     lines.push(`### ${shape.label}`, '', '| contender | time per call | vs one instance | vs faster ORT | extra |', '|---|---:|---:|---:|---:|');
     for (const r of rows) {
