@@ -25,7 +25,7 @@ import { blockOptions } from './planner.js';
 // 2 MiB to start, growing to all of wasm32: the limits build.sh links the threads modules with.
 const INITIAL_PAGES = 32, MAXIMUM_PAGES = 65536;
 // Each worker instance's stack, as build.sh gives the calling thread's (-z stack-size).
-export const STACK_BYTES = 256 * 1024;
+const STACK_BYTES = 256 * 1024;
 // An idle arena larger than this is freed after its call; smaller ones wait for the next.
 const KEEP_ARENA_BYTES = 2 ** 26;
 
@@ -78,16 +78,15 @@ class Shared {
     this.exports = exports;
   }
 
-  /** A worker's stack: the byte address of its top (stacks grow down), or throws. */
+  /**
+   * A worker's stack: the byte address of its top (stacks grow down), or
+   * throws. Never freed: a worker that died may not have stopped writing it
+   * yet, and workers die rarely.
+   */
   stack() {
     const at = this.exports.malloc(STACK_BYTES) >>> 0;
     if (at === 0) throw new RangeError('attention-wasm pool: the shared memory cannot grow for a worker\'s stack');
     return at + STACK_BYTES;
-  }
-
-  /** Gives back a stack whose worker stopped. */
-  freeStack(top) {
-    this.exports.free(top - STACK_BYTES);
   }
 
   // Views of the memory as it is now (another call's malloc may have grown it).
