@@ -188,3 +188,54 @@ if [ "$mode" = release ]; then
     echo "build.sh: skipped dist/attention-relaxed.wasm (needs emcc >= 3.1.40, or clang-19 and wasm-ld-19: apt-get install -y clang-19 lld-19)" >&2
   fi
 fi
+
+# Threads builds for the pool's shared memory (web/pool/shared.js):
+#   dist/attention-relaxed-threads.wasm, dist/attention-simd-threads.wasm
+# The same sources and flags as the modules above plus atomics and bulk
+# memory, linked by wasm-ld itself onto an imported shared memory with the
+# same limits and stack (Emscripten links shared memory only for its pthreads
+# runtime). c/attention-alloc.c gives malloc, which only the pool's calling
+# thread calls; __stack_pointer is exported so each worker's instance runs on
+# a stack of its own. Release only; each is skipped with a notice when its
+# toolchain is missing or refuses it (the pool then copies, as where memory
+# is not shared): every step below checks its own status, because a call in
+# an `||` list runs without set -e.
+build_threads() {
+  local out=$1 cc=$2 wasm_ld=$3 isa=$4; shift 4
+  local sysroot target=()
+  sysroot=$(emcc --cflags | tr ' ' '\n' | sed -n 's/^--sysroot=//p')
+  if [ "$cc" != emcc ]; then target=(--target=wasm32 --sysroot="$sysroot"); fi
+  local objects=()
+  for src in "${sources[@]}" c/attention-alloc.c "$@"; do
+    local obj="$objdir/threads-${isa// /}-$(basename "${src%.c}").o"
+    "$cc" "${cflags[@]}" $isa "${target[@]}" -matomics -mbulk-memory -mmutable-globals -c "$src" -o "$obj" || return 1
+    objects+=("$obj")
+  done
+  local exports_ld=()
+  for e in "${exports[@]}"; do exports_ld+=(--export="$e"); done
+  "$wasm_ld" --no-entry "${exports_ld[@]}" --export=__stack_pointer \
+    --import-memory --shared-memory --initial-memory=2097152 --max-memory=4294967296 \
+    -z stack-size=262144 --stack-first --strip-all \
+    "${objects[@]}" "$sysroot/lib/wasm32-emscripten/libc.a" -o "$out" || return 1
+  printf '%-35s %7d bytes (threads)\n' "$out" "$(wc -c < "$out")" >&2
+}
+threads_or_skip() {
+  local out=$1
+  rm -f "$out"
+  build_threads "$@" || { rm -f "$out"; echo "build.sh: skipped $out (the toolchain refused it; see above)" >&2; }
+}
+if [ "$mode" = release ]; then
+  emcc_ld="$(em-config LLVM_ROOT 2>/dev/null || true)/wasm-ld"
+  if [ -x "$emcc_ld" ]; then
+    threads_or_skip dist/attention-simd-threads.wasm emcc "$emcc_ld" -msimd128 c/kernels/*-wasmsimd.c
+  else
+    echo "build.sh: skipped dist/attention-simd-threads.wasm (em-config LLVM_ROOT names no wasm-ld)" >&2
+  fi
+  if emcc_relaxed && [ -x "$emcc_ld" ]; then
+    threads_or_skip dist/attention-relaxed-threads.wasm emcc "$emcc_ld" "${relaxed[*]}" c/kernels/*-wasmsimd.c
+  elif command -v "${ATTN_CLANG:-clang-19}" >/dev/null 2>&1 && command -v "${ATTN_WASM_LD:-wasm-ld-19}" >/dev/null 2>&1; then
+    threads_or_skip dist/attention-relaxed-threads.wasm "${ATTN_CLANG:-clang-19}" "${ATTN_WASM_LD:-wasm-ld-19}" "${relaxed[*]}" c/kernels/*-wasmsimd.c
+  else
+    echo "build.sh: skipped dist/attention-relaxed-threads.wasm (as dist/attention-relaxed.wasm)" >&2
+  fi
+fi

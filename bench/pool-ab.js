@@ -1,12 +1,17 @@
 #!/usr/bin/env node
-// pool-ab.js - web/pool.js against an earlier copy of it (--old path), and
-// both against one instance, side by side in one process: interleaved
-// rounds, medians of per-round ratios. For checking a change to the pool
+// pool-ab.js - web/pool.js on its two memory paths (shared and copy,
+// docs/pool.md#memory) and an earlier copy of it (--old path), all against
+// one instance, side by side in one process: interleaved rounds, medians of
+// per-round ratios; the CPU model and the load average beside them. Each
+// contender's CPU time per call (all threads of the process) is printed
+// too: what a call costs beyond one instance's work (copies, messages), a
+// figure that another program's load changes far less than wall time. For checking a change to the pool
 // (web/pool/), a copy of the earlier folder beside it, so its imports and
 // worker resolve (delete it afterwards):
 //   mkdir web/pool-old && git archive <commit> web/pool | tar -x --strip-components=2 -C web/pool-old
 //   node bench/pool-ab.js --old web/pool-old/pool.js [--threads 2] [--only 1x4096]
 import { spawnSync } from 'node:child_process';
+import os from 'node:os';
 
 import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { createAttentionPool } from '../web/pool.js';
@@ -23,27 +28,36 @@ const threads = Number(arg('--threads', 2)), rounds = Number(arg('--rounds', 7))
 const oldPath = arg('--old', null);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const single = await loadAttention();
-const contenders = [['one instance', null], ['pool (this tree)', await createAttentionPool({ threads })]];
+const contenders = [['one instance', null], ['pool, copy', await createAttentionPool({ threads, memory: 'copy' })]];
+const sharedPool = await createAttentionPool({ threads });
+if (sharedPool.memory === 'shared') contenders.push(['pool, shared', sharedPool]);
+else sharedPool.dispose();
+console.log(`${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} at the start`);
 if (oldPath) contenders.push(['pool (--old)', await (await import(new URL(oldPath, `file://${process.cwd()}/`))).createAttentionPool({ threads })]);
 const only = arg('--only', null);
 for (const [heads, n] of [[12, 512], [1, 1024], [1, 4096]].filter(([h, n]) => only === null || `${h}x${n}` === only)) {
   const d = 64, q = random(heads * n * d, 1), k = random(heads * n * d, 2), v = random(heads * n * d, 3);
   const o = { heads, nq: n, nk: n, dk: d, dv: d };
   const run = (pool) => (pool ? pool.sdpa(q, k, v, o) : single.sdpa(q, k, v, o));
-  const times = contenders.map(() => []);
+  const times = contenders.map(() => []), cpu = contenders.map(() => []);
   for (let r = -1; r < rounds; r++) {
     for (let j = 0; j < contenders.length; j++) {
       const i = (Math.max(r, 0) + j) % contenders.length;
       let calls = 0;
-      const t0 = performance.now();
+      const t0 = performance.now(), c0 = process.cpuUsage();
       do {
         await run(contenders[i][1]);
         calls++;
       } while (performance.now() - t0 < roundMs);
-      if (r >= 0) times[i].push((performance.now() - t0) / calls);
+      const c = process.cpuUsage(c0);
+      if (r >= 0) {
+        times[i].push((performance.now() - t0) / calls);
+        cpu[i].push((c.user + c.system) / 1000 / calls);
+      }
     }
   }
-  console.log(`${heads} head(s) x n=${n}, d=${d}, ${threads} threads`);
-  contenders.forEach(([name], i) => console.log(`  ${name.padEnd(18)} ${median(times[i]).toFixed(2).padStart(8)} ms  ${median(times[i].map((t, r) => times[0][r] / t)).toFixed(2)}x vs one instance`));
+  console.log(`${heads} head(s) x n=${n}, d=${d}, ${threads} threads (load average ${os.loadavg()[0].toFixed(2)} after it)`);
+  contenders.forEach(([name], i) => console.log(`  ${name.padEnd(18)} ${median(times[i]).toFixed(2).padStart(8)} ms  ` +
+    `${median(times[i].map((t, r) => times[0][r] / t)).toFixed(2)}x vs one instance  CPU ${median(cpu[i]).toFixed(2)} ms a call`));
 }
 for (const [, pool] of contenders) pool?.dispose();

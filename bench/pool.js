@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// pool.js - the worker pool (web/pool.js) with 1, 2 and all threads against
-// one instance on the calling thread (the same module) and onnxruntime-web
+// pool.js - the worker pool (web/pool.js) with 1, 2 and all threads (copy
+// path), and 2 and all on shared memory where it is available
+// (docs/pool.md#memory), against one instance on the calling thread (the
+// same module) and onnxruntime-web
 // with numThreads 1 and all, each onnxruntime configuration in a worker
 // thread of its own (bench/ort-worker.js: it reads numThreads once, when its
 // wasm starts), warmed up. Contenders run interleaved round by round; cells
@@ -78,7 +80,13 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
   const threadCounts = [...new Set([1, 2, all])];
   const single = await loadAttention();
   const pools = [];
-  for (const threads of threadCounts) pools.push(await createAttentionPool({ threads }));
+  for (const threads of threadCounts) pools.push(await createAttentionPool({ threads, memory: 'copy' }));
+  for (const threads of threadCounts.filter((t) => t > 1)) {
+    const pool = await createAttentionPool({ threads });
+    if (pool.memory === 'shared') pools.push(pool);
+    else pool.dispose();
+  }
+  log(`pool benchmark on ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} at the start`);
   const results = [];
   for (const shape of shapes) {
     const { heads, nq, nk, d } = shape;
@@ -87,7 +95,7 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
     const list = [timed(`one instance, calling thread (${single.isa})`, () => single.sdpa(q, k, v, options), { single: true })];
     for (const pool of pools) {
       const label = pool.threads === all ? `${pool.threads} (all)` : `${pool.threads}`;
-      list.push(timed(`pool, ${label} thread${pool.threads > 1 ? 's' : ''}`, () => pool.sdpa(q, k, v, options)));
+      list.push(timed(`pool, ${label} thread${pool.threads > 1 ? 's' : ''}, ${pool.memory}`, () => pool.sdpa(q, k, v, options)));
     }
     for (const numThreads of [...new Set([1, all])]) {
       try {
@@ -118,7 +126,7 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
       diffUs: median(times[i].map((t, r) => (t - singleTimes[r]) * 1000)),
     }));
     results.push({ shape, rows });
-    log(`\npool: ${shape.label}`);
+    log(`\npool: ${shape.label} (load average ${os.loadavg()[0].toFixed(2)} after it)`);
     for (const r of rows) {
       const time = r.ms >= 1 ? `${r.ms.toFixed(2)} ms` : `${(r.ms * 1000).toFixed(2)} µs`;
       log(`  ${r.name.padEnd(40)} ${time.padStart(10)}  ${r.vsSingle.toFixed(2).padStart(5)}x vs one instance  ${r.vsOrt === null ? '' : `${r.vsOrt.toFixed(2).padStart(5)}x vs faster ORT`}`);
@@ -132,10 +140,12 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
 /** Markdown lines for bench/RESULTS.md. */
 export function poolMarkdown(results, { rounds, roundMs }) {
   const lines = ['## Pool: several cores', '',
-    `Worker pool (web/pool.js, default module) with 1, 2 and all threads, one instance on the calling thread (same module),`,
+    `Worker pool (web/pool.js, default module) with 1, 2 and all threads copying each part to its worker (memory 'copy'), and 2 and`,
+    `all threads on one shared memory (memory 'shared', where SharedArrayBuffer exists), one instance on the calling thread (same module),`,
     `and onnxruntime-web with numThreads 1 and all, each in its own worker thread, warmed up; median of ${rounds} interleaved rounds`,
     `of about ${roundMs} ms each. Ratios are medians of per-round ratios; "vs ORT" is against the faster ORT configuration of each round.`,
-    'For n=4, d=3, "extra" is the median per-round difference to the synchronous call.', ''];
+    'For n=4, d=3, "extra" is the median per-round difference to the synchronous call.',
+    `CPU: ${os.cpus()[0]?.model.trim() ?? 'unknown'}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} when written.`, ''];
   for (const { shape, rows } of results) {
     lines.push(`### ${shape.label}`, '', '| contender | time per call | vs one instance | vs faster ORT | extra |', '|---|---:|---:|---:|---:|');
     for (const r of rows) {

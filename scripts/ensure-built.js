@@ -5,10 +5,10 @@ import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-// The relaxed module is optional (build.sh skips it without a capable
+// The relaxed and threads modules are optional (build.sh skips them without a capable
 // toolchain); it counts only once it exists, so a stale one is rebuilt.
 const OUTPUTS = ['dist/attention-simd.wasm', 'dist/attention-scalar.wasm'];
-const OPTIONAL = ['dist/attention-relaxed.wasm'];
+const OPTIONAL = ['dist/attention-relaxed.wasm', 'dist/attention-relaxed-threads.wasm', 'dist/attention-simd-threads.wasm'];
 
 function mtime(path) {
   try {

@@ -37,8 +37,11 @@ export const PAGE_FILES = Object.freeze(['/index.html', '/web/', '/dist/', '/tes
  * A static file server for `dir`; resolves to the listening http.Server.
  * `only` lists the paths it serves (PAGE_FILES for the project folder; null
  * serves all of another `dir`). Dot files and folders are never served.
+ * `isolate` sends the headers that make its pages cross-origin isolated
+ * (COOP same-origin, COEP require-corp), so they have SharedArrayBuffer and
+ * the pool shares its memory (docs/pool.md#memory).
  */
-export function serve({ dir = root, port = 8080, host = '127.0.0.1', csp = CSP, only = normalize(dir) === normalize(root) ? PAGE_FILES : null } = {}) {
+export function serve({ dir = root, port = 8080, host = '127.0.0.1', csp = CSP, only = normalize(dir) === normalize(root) ? PAGE_FILES : null, isolate = false } = {}) {
   const server = createServer((req, res) => {
     let path;
     try {
@@ -77,6 +80,11 @@ export function serve({ dir = root, port = 8080, host = '127.0.0.1', csp = CSP, 
       'x-content-type-options': 'nosniff',
     };
     if (csp) headers['content-security-policy'] = csp;
+    if (isolate) {
+      headers['cross-origin-opener-policy'] = 'same-origin';
+      headers['cross-origin-embedder-policy'] = 'require-corp';
+      headers['cross-origin-resource-policy'] = 'same-origin';
+    }
     res.writeHead(200, headers);
     if (req.method === 'HEAD') res.end();
     else createReadStream(file).pipe(res);
@@ -90,7 +98,7 @@ export function serve({ dir = root, port = 8080, host = '127.0.0.1', csp = CSP, 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   ensureBuilt();
   const port = Number(process.env.PORT ?? 8080);
-  serve({ port, host: process.env.HOST ?? '127.0.0.1' }).then(
+  serve({ port, host: process.env.HOST ?? '127.0.0.1', isolate: process.argv.includes('--isolate') }).then(
     (server) => console.log(`attention-wasm explorer: http://localhost:${server.address().port}/  (Ctrl+C to stop)`),
     (err) => {
       console.error(`attention-wasm: cannot listen on port ${port}: ${err.message}${err.code === 'EADDRINUSE' ? ' (try PORT=8081 npm start)' : ''}`);

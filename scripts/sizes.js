@@ -21,10 +21,10 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 /** Who each file of the tarball is for: the first rule that matches a path names its part. */
 export const PARTS = [
   { part: 'types', for: 'TypeScript users (editors read them; nothing loads them at run time)', test: (p) => p.endsWith('.d.ts') },
-  { part: 'wasm', for: 'everyone: the three builds of the C core, one loaded per instance', test: (p) => p.startsWith('dist/') },
+  { part: 'wasm', for: 'everyone: the three builds of the C core, one loaded per instance', test: (p) => p.startsWith('dist/') && !p.endsWith('-threads.wasm') },
   { part: 'library', for: 'everyone: the JavaScript API (attention-wasm)', test: (p) => p === 'web/attention.js' || p.startsWith('web/core/') },
   { part: 'explorer', for: 'pages with <attention-explorer>, the story API and the full-page explorer', test: (p) => /^web\/(explorer|story)(\.js|\/)/.test(p) || ['web/page.js', 'web/icon.svg', 'index.html'].includes(p) },
-  { part: 'pool', for: 'attention-wasm/pool users (several cores)', test: (p) => /^web\/pool(\.js|-worker\.js|\/)/.test(p) },
+  { part: 'pool', for: 'attention-wasm/pool users (several cores)', test: (p) => /^web\/pool(\.js|-worker\.js|\/)/.test(p) || /^dist\/attention-.*-threads\.wasm$/.test(p) },
   { part: 'models', for: 'the model view and attention-wasm/model users: the trained parameters', test: (p) => /^web\/model\/.*\.json$/.test(p) },
   { part: 'model', for: 'attention-wasm/model users and the model view', test: (p) => p === 'web/model.js' || p.startsWith('web/model/') },
   { part: 'cli', for: 'the command line (npx attention-wasm)', test: (p) => p === 'web/cli.js' },

@@ -15,14 +15,15 @@ export const OUTPUT = fileURLToPath(new URL('./output/', import.meta.url));
 
 /**
  * Starts a server on a free port and a headless Chromium. Without `dir` it
- * serves what npm start serves plus the test pages in tests/pages/.
+ * serves what npm start serves plus the test pages in tests/pages/;
+ * `isolate` makes its pages cross-origin isolated (scripts/serve.js).
  */
-export async function start({ dir } = {}) {
+export async function start({ dir, isolate = false } = {}) {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
   }
   mkdirSync(OUTPUT, { recursive: true });
-  const server = await serve({ port: 0, ...(dir ? { dir } : { only: [...PAGE_FILES, '/tests/pages/'] }) });
+  const server = await serve({ port: 0, isolate, ...(dir ? { dir } : { only: [...PAGE_FILES, '/tests/pages/'] }) });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',

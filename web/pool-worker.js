@@ -4,8 +4,11 @@
 // the error's name and message so the pool can rethrow the same TypeError or
 // RangeError the synchronous API throws.
 //
-// Messages in:  { type: 'init', module }
+// Messages in:  { type: 'init', module, shared? }   shared: { module, memory, stack }
+//                 a threads build on the pool's shared memory, its stack's top
 //               { id, method: 'sdpa', q, k, v, options }
+//               { id, method: 'sdpaAt', args }   attn_sdpa on addresses in the
+//                 shared memory (web/pool/shared.js lays them out)
 //               { id, method: 'multiHeadAttention', x, options }
 //               { id, method: 'matmul', a, b }   a block of rows of a times b
 //               { id, method: 'kv', op, cache, ... }   a pool KV cache's part here
@@ -28,6 +31,8 @@ const nodeWorkers = 'node:worker_threads';
 let port = isNode ? null : self;
 
 let attn = null;
+// The threads build's exports on the pool's shared memory, when it has one.
+let shared = null;
 // The parts of pool KV caches this worker holds, by cache id.
 const shards = new Map();
 
@@ -37,8 +42,8 @@ function post(message, transfer = []) {
 
 function handle(data) {
   if (data.type === 'init') {
-    loadAttention({ wasm: data.module }).then(
-      (instance) => {
+    Promise.all([loadAttention({ wasm: data.module }), data.shared && instantiateShared(data.shared)]).then(
+      ([instance]) => {
         attn = instance;
         post({ type: 'ready', isa: attn.isa });
       },
@@ -49,7 +54,11 @@ function handle(data) {
   const { id, method } = data;
   try {
     let result;
-    if (method === 'sdpa') {
+    if (method === 'sdpaAt') {
+      const status = shared.attn_sdpa(...data.args);
+      if (status !== 0) throw new Error(`attention-wasm: attention: ${statusString(status)} (status ${status})`);
+      result = status;
+    } else if (method === 'sdpa') {
       result = attn.sdpa(data.q, data.k, data.v, data.options);
     } else if (method === 'multiHeadAttention') {
       const r = attn.multiHeadAttention(data.x, data.options);
@@ -68,6 +77,20 @@ function handle(data) {
   } catch (err) {
     post({ id, error: { name: err?.name ?? 'Error', message: String(err?.message ?? err) } });
   }
+}
+
+// The threads module on the shared memory: its data is in place already
+// (the pool's first instance filled it); its stack is the one the pool
+// allocated for this worker, set before any call.
+async function instantiateShared({ module, memory, stack }) {
+  const instance = await WebAssembly.instantiate(module, { env: { memory } });
+  instance.exports.__stack_pointer.value = stack;
+  shared = { ...instance.exports, memory };
+}
+
+function statusString(status) {
+  const bytes = new Uint8Array(shared.memory.buffer), at = shared.attn_status_string(status) >>> 0;
+  return new TextDecoder().decode(bytes.slice(at, bytes.indexOf(0, at)));
 }
 
 function kv(data) {

@@ -12,6 +12,14 @@ export interface PoolOptions extends LoadOptions {
    * which must stay free to paint.
    */
   callerShare?: boolean;
+  /**
+   * How split sdpa calls reach the workers. 'shared': one shared WebAssembly.Memory, inputs written
+   * once and read in place (needs SharedArrayBuffer: Node or a crossOriginIsolated page, and the
+   * relaxed-SIMD or SIMD128 build of the package's own modules; elsewhere createAttentionPool rejects
+   * saying why). 'copy': each worker gets a copy of its part in a staging buffer moved there and back.
+   * Default 'auto': shared where it can be, else copy.
+   */
+  memory?: 'auto' | 'shared' | 'copy';
 }
 
 /** Workers, each with an instance of one compiled module. */
@@ -23,6 +31,8 @@ export declare class AttentionPool {
   readonly callerShare: boolean;
   /** The build every worker (and the calling thread's instance) runs. */
   readonly isa: Isa;
+  /** The memory path split sdpa calls take: 'shared' or 'copy' (see PoolOptions.memory). */
+  readonly memory: 'shared' | 'copy';
   /** attn.sdpa on the pool: same arguments, same result (same bits with the same module), as a Promise. */
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { steps?: false | null; stats?: false | null }): Promise<Float32Array>;
   /** With steps: true or stats: true: { output, scores?, scaled?, logits?, weights?, lse? }. */

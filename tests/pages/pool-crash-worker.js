@@ -4,9 +4,14 @@
 // real worker never answers that call.
 import { parentPort } from 'node:worker_threads';
 
+// On the shared-memory path a call is addresses: dk is read from its shape
+// struct (attn_shape: batch, heads, kv_heads, n_q, n_k, d_k, ...).
+let memory = null;
 const on = parentPort.on.bind(parentPort);
 parentPort.on = (type, listener) => on(type, type !== 'message' ? listener : (message) => {
-  if (message.options?.dk === 13) process.exit(3);
+  memory ??= message.shared?.memory ?? null;
+  const dk = message.method === 'sdpaAt' ? new Int32Array(memory.buffer)[(message.args[0] >>> 2) + 5] : message.options?.dk;
+  if (dk === 13) process.exit(3);
   listener(message);
 });
 await import('../../web/pool-worker.js');

@@ -1,6 +1,6 @@
-// A pool of two module Workers on an ordinary page (no cross-origin
-// isolation) against one instance on the page: the same bits
-// (tests/pool/pool.test.js reads the result).
+// A pool of two module Workers against one instance on the page: the same
+// bits, on an ordinary page (copies) and on a cross-origin isolated one
+// (shared memory); tests/pool/pool.test.js and memory.test.js read the result.
 import { loadAttention } from '../../web/attention.js';
 import { createAttentionPool } from '../../web/pool.js';
 
@@ -23,7 +23,19 @@ try {
   } catch (err) {
     error = `${err.name}: ${err.message}`;
   }
-  out.textContent = JSON.stringify({ isa: pool.isa, pageIsa: attn.isa, threads: pool.threads, callerShare: pool.callerShare, here, parts, checks, error, isolated: globalThis.crossOriginIsolated === true });
+  // Forcing shared memory: works where isolated, else rejects saying why.
+  let forced;
+  try {
+    const p = await createAttentionPool({ threads: 2, memory: 'shared' });
+    forced = p.memory;
+    p.dispose();
+  } catch (err) {
+    forced = `${err.name}: ${err.message}`;
+  }
+  out.textContent = JSON.stringify({
+    isa: pool.isa, pageIsa: attn.isa, threads: pool.threads, callerShare: pool.callerShare, here, parts, checks, error,
+    isolated: globalThis.crossOriginIsolated === true, memory: pool.memory, forced,
+  });
   pool.dispose();
 } catch (err) {
   out.textContent = JSON.stringify({ failed: `${err.name}: ${err.message}` });

@@ -89,12 +89,13 @@ blocks('head groups when there are at least as many as threads; rows not cut pas
   assert.equal(sdpaBlocks(high, 3), [{ u0: 0, u1: 1, i0: 0, i1: 1024 }]);
   assert.is(sdpaBlocks(plan({ nq: 1024, nk: 64, queryOffset: 2 ** 31 - 1024 }), 3).length, 3);
 });
-blocks('blockOptions: plain values, row blocks keep their positions, mask rows sliced', () => {
+blocks('blockOptions: plain values, row blocks keep their positions, mask rows as views', () => {
   const mask = Uint8Array.from({ length: 256 * 8 }, (_, i) => i % 3);
   const window = new Proxy([4, 0], {});
   const p = plan({ heads: 2, kvHeads: 1, nq: 256, nk: 8, d: 8, causal: true, queryOffset: 5, mask, window });
   const o = blockOptions(p, { u0: 0, u1: 1, i0: 128, i1: 256 });
   assert.equal(o, { causal: true, window: [4, 0], heads: 2, kvHeads: 1, nq: 128, nk: 8, dk: 8, dv: 8, queryOffset: 133, mask: mask.slice(128 * 8) });
+  assert.is(o.mask.buffer, mask.buffer, 'a row block reads the rows of the caller\'s mask in place');
   assert.ok(Array.isArray(o.window) && structuredClone(o).window[0] === 4, 'the window is a plain array');
   assert.is(blockOptions(p, { u0: 0, u1: 1, i0: 0, i1: 256 }).mask, mask, 'a whole block reads the caller\'s mask');
 });

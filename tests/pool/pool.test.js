@@ -62,13 +62,17 @@ const SPLITS = [
   },
 ];
 
-for (const isa of BUILDS) {
-  const s = suite(`pool on the ${isa} build against one instance`);
+// The memory paths of each build (docs/pool.md#memory): the scalar build has no threads module.
+const MEMORIES = (isa) => (isa === 'scalar' ? ['copy'] : ['shared', 'copy']);
+
+for (const isa of BUILDS) for (const memory of MEMORIES(isa)) {
+  const s = suite(`pool on the ${isa} build, ${memory} memory, against one instance`);
   const loadOptions = { 'relaxed-simd': {}, simd128: { deterministic: true }, scalar: { simd: false } }[isa];
   s.before(async (ctx) => {
-    ctx.pool = await createAttentionPool({ threads: 3, ...loadOptions });
+    ctx.pool = await createAttentionPool({ threads: 3, memory, ...loadOptions });
     ctx.attn = await loadAttention(loadOptions);
     assert.is(ctx.pool.isa, isa);
+    assert.is(ctx.pool.memory, memory);
     assert.is(ctx.attn.isa, isa);
   });
   s.after(({ pool }) => pool.dispose());
@@ -143,11 +147,11 @@ const KERNEL_SWEEP = [
   { name: 'kvLengths (whole on one worker)', batch: 2, heads: 4, nq: 256, nk: 512, d: 64, kvLengths: Int32Array.of(300, 2) },
 ];
 
-for (const isa of BUILDS) {
-  const s = suite(`pool on the ${isa} build: the kernels one instance runs`);
+for (const isa of BUILDS) for (const memory of MEMORIES(isa)) {
+  const s = suite(`pool on the ${isa} build, ${memory} memory: the kernels one instance runs`);
   const loadOptions = { 'relaxed-simd': {}, simd128: { deterministic: true }, scalar: { simd: false } }[isa];
   s.before(async (ctx) => {
-    ctx.pool = await createAttentionPool({ threads: 3, ...loadOptions });
+    ctx.pool = await createAttentionPool({ threads: 3, memory, ...loadOptions });
     ctx.attn = await loadAttention(loadOptions);
     assert.is(ctx.pool.isa, isa);
   });
@@ -344,8 +348,8 @@ errors('callerShare false: every part goes to a worker, the same bits; one threa
   attn.dispose();
 });
 
-errors('a worker that dies: its call rejects with a clear Error, the pool replaces it and keeps working', async () => {
-  const pool = await createAttentionPool({ threads: 2, worker: new URL('../pages/pool-crash-worker.js', import.meta.url) });
+for (const memory of ['shared', 'copy']) errors(`${memory} memory: a worker that dies: its call rejects with a clear Error, the pool replaces it and keeps working`, async () => {
+  const pool = await createAttentionPool({ threads: 2, memory, worker: new URL('../pages/pool-crash-worker.js', import.meta.url) });
   const attn = await loadAttention();
   try {
     const deadly = sdpaCase({ heads: 4, nq: 512, nk: 512, d: 13 });
@@ -372,6 +376,9 @@ browser('module Workers on a page without cross-origin isolation: same bits as t
   const result = JSON.parse(await page.textContent('#result'));
   assert.equal(result.failed, undefined);
   assert.is(result.isolated, false);
+  // No SharedArrayBuffer here: 'auto' copies, and forcing 'shared' rejects saying why.
+  assert.is(result.memory, 'copy');
+  assert.match(result.forced, /^Error: createAttentionPool: memory 'shared' cannot be used here: SharedArrayBuffer is not available \(a page has it only when cross-origin isolated/);
   assert.is(result.isa, 'relaxed-simd'); // Chromium has relaxed SIMD by default
   assert.is(result.pageIsa, 'relaxed-simd');
   assert.is(result.threads, 2);

@@ -40,6 +40,7 @@ import { describe } from '../core/matrix.js';
 import { appendTokens, attendCall } from '../core/calls.js';
 import { WINDOW_MAX, checkCacheOptions, checkCacheRope, checkKeys, checkRope, keySpan } from '../core/options.js';
 import { Shard, SoftmaxMerge, placeTokens, sliceTokens, turnRows } from './kvshard.js';
+import { newCall } from './workers.js';
 
 /** Positions per segment, and the length up to which a cache stays on the calling thread. */
 export const SEGMENT_TOKENS = 2048;
@@ -187,15 +188,7 @@ export class PoolKVCache {
   // One operation on a worker's part of this cache; resolves with its result.
   #send(holder, message, transfer = []) {
     return new Promise((resolve, reject) => {
-      const call = {
-        failed: false,
-        fail(err) {
-          if (!call.failed) {
-            call.failed = true;
-            reject(err);
-          }
-        },
-      };
+      const call = newCall(reject);
       this.#pool.workers.submitTo(holder.slot, [{ call, message: { method: 'kv', cache: this.#id, ...message }, transfer, deliver: resolve }]);
     });
   }

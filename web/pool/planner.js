@@ -214,7 +214,7 @@ function unitHeads(values, kvHeads, group, u0, u1) {
 
 /**
  * The options of one block's sdpa call: plain values, mask and bias rows
- * sliced, sinks and ALiBi slopes those of the block's heads (the standard
+ * as views, sinks and ALiBi slopes those of the block's heads (the standard
  * slopes as the numbers they are for the whole call's head count).
  */
 export function blockOptions(plan, { u0, u1, i0, i1 }) {
@@ -223,11 +223,11 @@ export function blockOptions(plan, { u0, u1, i0, i1 }) {
   if (plan.sinks !== null) opts.sinks = unitHeads(plan.sinks, kvHeads, group, u0, u1);
   if (plan.alibi !== null) opts.alibi = unitHeads(plan.alibi, kvHeads, group, u0, u1);
   if (plan.queryOffset !== 0 || i0 > 0) opts.queryOffset = plan.queryOffset + i0;
-  // A whole block's mask and bias are the caller's arrays (postMessage copies
-  // them, the caller's own share reads them in place); a row block's are rows of them.
+  // Views of the caller's mask and bias (a row block's rows of them): the
+  // caller's own share reads them in place, a worker's part stages a copy.
   const whole = i0 === 0 && i1 === nq;
-  if (mask !== null) opts.mask = whole ? mask : mask.slice(i0 * nk, i1 * nk);
-  if (bias !== null) opts.bias = whole ? bias : bias.slice(i0 * nk, i1 * nk);
+  if (mask !== null) opts.mask = whole ? mask : mask.subarray(i0 * nk, i1 * nk);
+  if (bias !== null) opts.bias = whole ? bias : bias.subarray(i0 * nk, i1 * nk);
   return opts;
 }
 

@@ -27,7 +27,9 @@ import {
   SPLIT_MIN_FLOPS, blockOptions, mhaGroups, mhaPartOptions, mhaPlan, plainMatrix, plainSdpaOptions, sdpaBlocks, sdpaPlan,
 } from './planner.js';
 import { createPoolKVCache } from './kvcache.js';
-import { Workers, defaultThreads } from './workers.js';
+import { createShared, sharedMemoryUnavailable } from './shared.js';
+import { Staging, stageViews } from './staging.js';
+import { Workers, defaultThreads, newCall } from './workers.js';
 
 // A page's main thread must stay free to paint; Node and workers may compute.
 const DEFAULT_CALLER_SHARE = typeof document === 'undefined';
@@ -38,7 +40,8 @@ const MAX_THREADS = 256;
 // and copying b to it costs more than its share of the product.
 const MATMUL_ROWS_MIN = 32;
 
-const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'callerShare'];
+const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'callerShare', 'memory'];
+const MEMORY_MODES = ['auto', 'shared', 'copy'];
 
 /**
  * Starts a pool of workers. Resolves when every worker has its instance;
@@ -46,13 +49,19 @@ const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'caller
  * WORKER_START_MS (workers.js).
  * @param {{ threads?: number, simd?: boolean, deterministic?: boolean,
  *   wasm?: URL | string | BufferSource | Response | WebAssembly.Module, worker?: URL | string,
- *   callerShare?: boolean }} [options]
+ *   callerShare?: boolean, memory?: 'auto' | 'shared' | 'copy' }} [options]
  *   threads: default navigator.hardwareConcurrency (browser) or
  *   os.availableParallelism() (Node); simd, deterministic, wasm: as
  *   loadAttention; worker: where web/pool-worker.js is, for hosts that move files;
  *   callerShare: the calling thread computes one part of a split call (and a
  *   one-thread pool's calls) instead of waiting; default true in Node and in
- *   workers, false on a page's main thread, which must stay free to paint.
+ *   workers, false on a page's main thread, which must stay free to paint;
+ *   memory: how split sdpa calls reach the workers: 'shared' (one shared
+ *   WebAssembly.Memory, inputs written once and read in place: needs
+ *   SharedArrayBuffer, so Node or a crossOriginIsolated page, and a SIMD
+ *   build of the package's own modules, not a `wasm` option), 'copy' (each
+ *   worker gets a copy of its part), or 'auto' (the default: shared where it
+ *   can be, else copy). Forcing 'shared' where it cannot be rejects, saying why.
  * @returns {Promise<AttentionPool>}
  */
 export async function createAttentionPool(options = {}) {
@@ -77,11 +86,32 @@ export async function createAttentionPool(options = {}) {
   if (typeof callerShare !== 'boolean') {
     throw new TypeError(`createAttentionPool: callerShare must be a boolean, got ${describe(callerShare)}`);
   }
+  const memory = options.memory ?? 'auto';
+  if (!MEMORY_MODES.includes(memory)) {
+    throw new TypeError(`createAttentionPool: memory must be one of ${MEMORY_MODES.map((m) => `'${m}'`).join(', ')}, got ${describe(memory)}`);
+  }
   const loadOptions = {};
   for (const key of ['simd', 'deterministic', 'wasm']) if (options[key] !== undefined) loadOptions[key] = options[key];
   const module = await compileAttention(loadOptions);
   const local = await loadAttention({ wasm: module });
-  const pool = new AttentionPool(new Workers(worker, module), local, threads, callerShare);
+  let shared = null;
+  if (memory !== 'copy') {
+    let why = options.wasm !== undefined ? 'it runs the package\'s threads builds, and a wasm option names another module' : sharedMemoryUnavailable();
+    if (why === null) {
+      try {
+        shared = await createShared(local.isa, (url) => compileAttention({ wasm: url }));
+      } catch (err) {
+        why = err.message;
+      }
+    }
+    if (shared === null && memory === 'shared') {
+      local.dispose();
+      throw new Error(`createAttentionPool: memory 'shared' cannot be used here: ${why}; memory 'auto' (the default) falls back to copies`);
+    }
+  }
+  const init = shared === null ? undefined
+    : () => ({ shared: { module: shared.module, memory: shared.memory, stack: shared.stack() } });
+  const pool = new AttentionPool(new Workers(worker, module, init), local, threads, callerShare, shared);
   try {
     await pool._start();
   } catch (err) {
@@ -97,15 +127,29 @@ export class AttentionPool {
   #local;
   #threads;
   #callerShare;
+  #staging;
+  #shared;
   #disposed = false;
   #stats = { local: 0, whole: 0, split: 0, parts: 0, here: 0 };
 
   /** @internal use createAttentionPool() */
-  constructor(workers, local, threads, callerShare) {
+  constructor(workers, local, threads, callerShare, shared) {
     this.#workers = workers;
     this.#local = local;
     this.#threads = threads;
     this.#callerShare = callerShare;
+    this.#staging = new Staging(threads);
+    this.#shared = shared;
+  }
+
+  /**
+   * How split sdpa calls reach the workers: 'shared' (one shared memory,
+   * inputs read in place) or 'copy' (a copy of each part); see the memory
+   * option of createAttentionPool.
+   * @returns {'shared' | 'copy'}
+   */
+  get memory() {
+    return this.#shared === null ? 'copy' : 'shared';
   }
 
   /** Whether the calling thread computes a share of split calls (see createAttentionPool). */
@@ -153,18 +197,10 @@ export class AttentionPool {
     this.#stats.parts += parts.length;
     return new Promise((resolve, reject) => {
       let left = parts.length;
-      const call = {
-        failed: false,
-        fail(err) {
-          if (!call.failed) {
-            call.failed = true;
-            reject(err);
-          }
-        },
-      };
+      const call = newCall(reject);
       const own = parts.at(-1).here ? parts.at(-1) : null;
       this.#workers.submit((own ? parts.slice(0, -1) : parts).map((part) => ({
-        call, message: part.message, transfer: part.transfer,
+        call, message: part.message, transfer: part.transfer, settled: part.settled,
         deliver(result) {
           if (call.failed) return;
           part.deliver(result);
@@ -178,6 +214,8 @@ export class AttentionPool {
         } catch (err) {
           call.fail(err);
           return;
+        } finally {
+          own.settled?.();
         }
         if (--left === 0) resolve(finish());
       }
@@ -201,8 +239,34 @@ export class AttentionPool {
     if (!plan.split || alone) return this.#sdpaWhole(q, k, v, options);
     const out = options.out ?? new Float32Array(plan.batch * plan.heads * plan.nq * plan.dv);
     const blocks = sdpaBlocks(plan, this.#threads);
-    const parts = blocks.map((block, p) =>
-      sdpaPart(plan, block, q, k, v, out, p === blocks.length - 1 && blocks.length > 1 && this.#callerShare ? this.#local : null));
+    if (this.#shared !== null && blocks.length > 1) return this.#sdpaShared(plan, blocks, q, k, v, out);
+    const parts = blocks.map((block, p) => sdpaPart(plan, block, q, k, v, out,
+      p === blocks.length - 1 && blocks.length > 1 && this.#callerShare ? this.#local : null, this.#staging));
+    return this.#run(parts, () => out);
+  }
+
+  // A split call on the shared memory: the workers' inputs are written
+  // first and their parts posted, then the caller's share is written and
+  // computed while they run; each part's output is copied out when it is
+  // done. The call's arena is freed once no part runs any more.
+  #sdpaShared(plan, blocks, q, k, v, out) {
+    const call = this.#shared.layout(plan, blocks, q, k, v);
+    const own = this.#callerShare ? blocks.length - 1 : -1;
+    let running = blocks.length;
+    const settled = () => {
+      if (--running === 0) call.done();
+    };
+    for (let p = 0; p < blocks.length; p++) if (p !== own) call.input(p);
+    const parts = blocks.map((_, p) => (p === own
+      ? {
+        here: () => {
+          call.input(p);
+          call.check(this.#shared.exports.attn_sdpa(...call.args[p]));
+          call.output(p, out);
+        },
+        settled,
+      }
+      : { message: { method: 'sdpaAt', args: call.args[p] }, transfer: [], deliver: () => call.output(p, out), settled }));
     return this.#run(parts, () => out);
   }
 
@@ -340,37 +404,60 @@ export class AttentionPool {
 
 // One part of a split sdpa call: the block's inputs and where its output
 // goes. With `local` (the calling thread's instance) the part runs there,
-// reading the inputs in place; else it is a message for a worker, with
-// copies of its inputs that are moved, not cloned a second time.
-function sdpaPart(plan, block, q, k, v, out, local) {
+// reading the inputs in place; else it is a message for a worker: its heads
+// or rows of q (with GQA, only the kv heads they read), its mask and bias
+// rows, and room for its output, in one staging buffer that is moved there
+// and back (staging.js). The worker writes its output into that buffer, and
+// deliver copies it straight into `out`.
+function sdpaPart(plan, block, q, k, v, out, local, staging) {
   const { nq, nk, dk, dv, group } = plan;
   const { u0, u1, i0, i1 } = block;
   const opts = blockOptions(plan, block);
   const kb = k.subarray(u0 * nk * dk, u1 * nk * dk), vb = v.subarray(u0 * nk * dv, u1 * nk * dv);
-  if (i0 === 0 && i1 === nq) {
-    // Whole (batch, kv head) groups: contiguous in q, k, v and the output.
-    const qb = q.subarray(u0 * group * nq * dk, u1 * group * nq * dk);
-    const at = u0 * group * nq * dv, end = u1 * group * nq * dv;
-    if (local) return { here: () => local.sdpa(qb, kb, vb, { ...opts, out: out.subarray(at, end) }) };
-    return message(qb.slice(), kb.slice(), vb.slice(), opts, (result) => out.set(result, at));
-  }
-  // Rows [i0, i1) of each query head of one group: block rows keep their
-  // positions through queryOffset (causal, window).
-  const rows = i1 - i0;
-  const qb = new Float32Array(group * rows * dk);
-  for (let h = 0; h < group; h++) {
-    const from = ((u0 * group + h) * nq + i0) * dk;
-    qb.set(q.subarray(from, from + rows * dk), h * rows * dk);
-  }
-  const deliver = (result) => {
-    for (let h = 0; h < group; h++) {
-      out.set(result.subarray(h * rows * dv, (h + 1) * rows * dv), ((u0 * group + h) * nq + i0) * dv);
-    }
+  const heads = (u1 - u0) * group, rows = i1 - i0;
+  // Whole (batch, kv head) groups are contiguous in q, k, v and the output;
+  // a row block [i0, i1) is a run of rows in each of its query heads.
+  const whole = i0 === 0 && i1 === nq;
+  const headAt = (h, d) => ((u0 * group + h) * nq + i0) * d;
+  const gather = (into) => {
+    if (whole) into.set(q.subarray(u0 * group * nq * dk, u1 * group * nq * dk));
+    else for (let h = 0; h < heads; h++) into.set(q.subarray(headAt(h, dk), headAt(h, dk) + rows * dk), h * rows * dk);
+    return into;
   };
-  if (local) return { here: () => deliver(local.sdpa(qb, kb, vb, opts)) };
-  return message(qb, kb.slice(), vb.slice(), opts, deliver);
+  const scatter = (result) => {
+    if (whole) out.set(result, u0 * group * nq * dv);
+    else for (let h = 0; h < heads; h++) out.set(result.subarray(h * rows * dv, (h + 1) * rows * dv), headAt(h, dv));
+  };
+  if (local) {
+    if (whole) {
+      const at = u0 * group * nq * dv;
+      const qb = q.subarray(u0 * group * nq * dk, u1 * group * nq * dk);
+      return { here: () => local.sdpa(qb, kb, vb, { ...opts, out: out.subarray(at, at + heads * nq * dv) }) };
+    }
+    return { here: () => scatter(local.sdpa(gather(new Float32Array(heads * rows * dk)), kb, vb, opts)) };
+  }
+  const { mask = null, bias = null } = opts;
+  const [qs, ks, vs, ms, bs, os] = stageViews(staging, [
+    [Float32Array, heads * rows * dk], [Float32Array, kb.length], [Float32Array, vb.length],
+    [mask?.constructor ?? Uint8Array, mask?.length ?? 0], [Float32Array, bias?.length ?? 0], [Float32Array, heads * rows * dv],
+  ]);
+  gather(qs);
+  ks.set(kb);
+  vs.set(vb);
+  if (mask !== null) opts.mask = copied(ms, mask);
+  if (bias !== null) opts.bias = copied(bs, bias);
+  opts.out = os;
+  return {
+    message: { method: 'sdpa', q: qs, k: ks, v: vs, options: opts },
+    transfer: [qs.buffer],
+    deliver(result) {
+      scatter(result);
+      staging.give(result.buffer);
+    },
+  };
 }
 
-function message(q, k, v, options, deliver) {
-  return { message: { method: 'sdpa', q, k, v, options }, transfer: [q.buffer, k.buffer, v.buffer], deliver };
+function copied(into, from) {
+  into.set(from);
+  return into;
 }

@@ -4,8 +4,11 @@
 // answers and errors back into results and TypeErrors or RangeErrors; and
 // replaces a worker that dies.
 //
-// A job is { call, message, transfer, deliver(result) }; call is shared by
-// the jobs of one pool call: { failed, fail(err) }. A worker holds one job
+// A job is { call, message, transfer, deliver(result), settled? }; call is
+// shared by the jobs of one pool call: { failed, fail(err) }; settled(), when
+// given, runs once the job will not run any more (answered, skipped because
+// its call failed, or its worker stopped): the shared-memory path frees a
+// call's memory only then. A worker holds one job
 // at a time and keeps Node running only while it does (or while it starts,
 // which createAttentionPool awaits). Jobs that must run
 // on one worker (where a KV cache's part lives) wait in that worker's own
@@ -131,6 +134,23 @@ async function spawn(url, onMessage, onDeath) {
   };
 }
 
+/**
+ * The `call` of a job: shared by the jobs of one pool call, it rejects with
+ * the first error any of them meets, and later ones find it failed.
+ */
+export function newCall(reject) {
+  const call = {
+    failed: false,
+    fail(err) {
+      if (!call.failed) {
+        call.failed = true;
+        reject(err);
+      }
+    },
+  };
+  return call;
+}
+
 const ERRORS = { TypeError, RangeError };
 
 // An error a worker reported as { name, message }, as the same class.
@@ -139,7 +159,11 @@ function rebuild(error, prefix) {
   return new E(prefix ? `${prefix}: ${error.message}` : error.message);
 }
 
-/** Workers at `url` (null: web/pool-worker.js), each with an instance of `module`, taking jobs from one queue. */
+/**
+ * Workers at `url` (null: web/pool-worker.js), each with an instance of
+ * `module`, taking jobs from one queue; init() gives the extra fields of
+ * each worker's init message.
+ */
 export class Workers {
   #url;
   #module;
@@ -148,9 +172,14 @@ export class Workers {
   #nextId = 1;
   #disposed = false;
 
-  constructor(url, module) {
+  // What each new worker's init message carries besides the module (the
+  // shared-memory path's memory, threads module and that worker's stack).
+  #init;
+
+  constructor(url, module, init = () => ({})) {
     this.#url = url;
     this.#module = module;
+    this.#init = init;
   }
 
   /** Starts `count` workers; resolves when each has its instance. */
@@ -170,7 +199,10 @@ export class Workers {
   submitTo(slot, jobs) {
     if (slot.dead || this.#disposed) {
       const err = new Error('attention-wasm pool: the worker for this call has stopped');
-      for (const job of jobs) job.call.fail(err);
+      for (const job of jobs) {
+        job.call.fail(err);
+        job.settled?.();
+      }
       return;
     }
     for (const job of jobs) slot.own.push({ id: this.#nextId++, ...job });
@@ -188,11 +220,16 @@ export class Workers {
     this.#disposed = true;
     for (const slot of this.#slots.splice(0)) {
       slot.dead = true;
-      slot.job?.call.fail(err);
-      for (const job of slot.own.splice(0)) job.call.fail(err);
+      for (const job of [slot.job, ...slot.own.splice(0)]) {
+        job?.call.fail(err);
+        job?.settled?.();
+      }
       slot.handle?.terminate();
     }
-    for (const job of this.#queue.splice(0)) job.call.fail(err);
+    for (const job of this.#queue.splice(0)) {
+      job.call.fail(err);
+      job.settled?.();
+    }
   }
 
   // A new worker with its instance; resolves when it is ready.
@@ -235,7 +272,7 @@ export class Workers {
       slot.handle.terminate();
     }, WORKER_START_MS);
     timer.unref?.();
-    slot.handle.post({ type: 'init', module: this.#module });
+    slot.handle.post({ type: 'init', module: this.#module, ...this.#init() });
     return ready;
   }
 
@@ -247,8 +284,14 @@ export class Workers {
     slot.dead = true;
     const job = slot.job;
     slot.job = null;
-    if (job) job.call.fail(new Error(`attention-wasm pool: a worker stopped during this call (${err.message}); the pool has replaced it, later calls work`));
-    for (const own of slot.own.splice(0)) own.call.fail(new Error(`attention-wasm pool: the worker for this call stopped (${err.message})`));
+    if (job) {
+      job.call.fail(new Error(`attention-wasm pool: a worker stopped during this call (${err.message}); the pool has replaced it, later calls work`));
+      job.settled?.();
+    }
+    for (const own of slot.own.splice(0)) {
+      own.call.fail(new Error(`attention-wasm pool: the worker for this call stopped (${err.message})`));
+      own.settled?.();
+    }
     if (this.#disposed || !slot.ready) return; // a worker that never started is not retried
     this.#addSlot().catch(() => {
       // No worker could start again: calls waiting for one must not wait forever.
@@ -262,6 +305,7 @@ export class Workers {
     if (job && job.id === data.id) {
       if (data.error) job.call.fail(rebuild(data.error));
       else job.deliver(data.result);
+      job.settled?.();
     }
     this.#pump();
   }
@@ -276,9 +320,12 @@ export class Workers {
   #pump() {
     for (const slot of this.#slots) {
       if (!slot.ready || slot.job) continue;
-      let job;
-      do job = slot.own.shift(); while (job !== undefined && job.call.failed);
-      if (job === undefined) do job = this.#queue.shift(); while (job !== undefined && job.call.failed);
+      const next = (queue) => {
+        let job;
+        while ((job = queue.shift()) !== undefined && job.call.failed) job.settled?.();
+        return job;
+      };
+      const job = next(slot.own) ?? next(this.#queue);
       if (job === undefined) continue;
       slot.job = job;
       slot.handle.ref();
@@ -287,6 +334,7 @@ export class Workers {
       } catch (err) {
         this.#idle(slot);
         job.call.fail(err);
+        job.settled?.();
         // The same slot takes the next job.
         return this.#pump();
       }

@@ -1,0 +1,176 @@
+// The pool's memory paths (docs/pool.md#memory): the memory option chooses
+// shared memory or copies and is honoured; forcing 'shared' where it cannot
+// be rejects saying why; many calls do not add memory on either path (the
+// copy path's staging buffers come back and are reused, the shared path's
+// arenas are freed or reused); a failed part does not leave a later call
+// reading memory it still writes; a cross-origin isolated page in Chromium
+// shares memory with the same bits. The same bits as one instance on both
+// paths for every way of splitting are in pool.test.js.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { loadAttention } from '../../web/attention.js';
+import { createAttentionPool } from '../../web/pool.js';
+import { start } from '../browser.js';
+import { rejects, runWithRelaxedSimd } from '../helpers.js';
+
+runWithRelaxedSimd(import.meta.url);
+
+const draw = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed * 78.233) * 2);
+
+function sameBits(actual, expected, what) {
+  assert.is(actual.length, expected.length, `${what}: length`);
+  const at = expected.findIndex((x, i) => !Object.is(x, actual[i]));
+  assert.is(at, -1, `${what}: element ${at}: pool ${actual[at]}, single instance ${expected[at]}`);
+}
+
+function problem({ heads = 4, kvHeads = heads, n = 256, d = 64, ...extra } = {}) {
+  const q = draw(heads * n * d, 1), k = draw(kvHeads * n * d, 2), v = draw(kvHeads * n * d, 3);
+  return { q, k, v, options: { heads, kvHeads, nq: n, nk: n, dk: d, dv: d, ...extra } };
+}
+
+const choice = suite('memory option');
+
+choice('auto shares memory in Node; shared and copy are honoured; every path gives the same bits', async () => {
+  const attn = await loadAttention();
+  const { q, k, v, options } = problem({ heads: 8, kvHeads: 2, causal: true, mask: Uint8Array.from(draw(256 * 256, 4), (x) => (x > -1.5 ? 1 : 0)) });
+  const want = attn.sdpa(q, k, v, options);
+  for (const [memory, expected] of [[undefined, 'shared'], ['auto', 'shared'], ['shared', 'shared'], ['copy', 'copy']]) {
+    const pool = await createAttentionPool({ threads: 2, memory });
+    try {
+      assert.is(pool.memory, expected, `memory ${memory}`);
+      const before = pool.stats.split;
+      sameBits(await pool.sdpa(q, k, v, options), want, `memory ${memory}`);
+      assert.is(pool.stats.split - before, 1, 'split');
+    } finally {
+      pool.dispose();
+    }
+  }
+  attn.dispose();
+});
+
+choice('forcing shared where it cannot be rejects saying why; auto copies there', async () => {
+  await rejects(createAttentionPool({ memory: 'yes' }), TypeError, /memory must be one of 'auto', 'shared', 'copy', got the string "yes"/);
+  await rejects(createAttentionPool({ threads: 1, memory: 'shared', simd: false }), Error,
+    /memory 'shared' cannot be used here: there is no threads build of the scalar module/);
+  await rejects(createAttentionPool({ threads: 1, memory: 'shared', wasm: new URL('../../dist/attention-simd.wasm', import.meta.url) }), Error,
+    /memory 'shared' cannot be used here: it runs the package's threads builds, and a wasm option names another module/);
+  const copy = await createAttentionPool({ threads: 1, simd: false });
+  assert.is(copy.memory, 'copy', 'the scalar build copies');
+  copy.dispose();
+  // A page that is not cross-origin isolated, and an engine without SharedArrayBuffer.
+  const SAB = globalThis.SharedArrayBuffer;
+  try {
+    globalThis.crossOriginIsolated = false;
+    await rejects(createAttentionPool({ threads: 1, memory: 'shared' }), Error, /memory 'shared' cannot be used here: this page is not cross-origin isolated/);
+    delete globalThis.crossOriginIsolated;
+    delete globalThis.SharedArrayBuffer;
+    await rejects(createAttentionPool({ threads: 1, memory: 'shared' }), Error,
+      /memory 'shared' cannot be used here: SharedArrayBuffer is not available \(a page has it only when cross-origin isolated: served with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp\); memory 'auto' \(the default\) falls back to copies/);
+    const auto = await createAttentionPool({ threads: 2 });
+    assert.is(auto.memory, 'copy');
+    const { q, k, v, options } = problem();
+    const attn = await loadAttention();
+    sameBits(await auto.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), 'auto without SharedArrayBuffer');
+    auto.dispose();
+    attn.dispose();
+  } finally {
+    globalThis.SharedArrayBuffer = SAB;
+    delete globalThis.crossOriginIsolated;
+  }
+});
+
+choice.run();
+
+const leaks = suite('many calls do not add memory');
+
+for (const memory of ['shared', 'copy']) {
+  leaks(`${memory}: 300 split calls, rows and head groups, the same bits each time`, async () => {
+    const attn = await loadAttention();
+    const pool = await createAttentionPool({ threads: 2, memory });
+    try {
+      // Head groups with a mask; rows of one head (k and v shared by the parts).
+      const cases = [problem({ causal: true, mask: Uint8Array.from(draw(256 * 256, 4), (x) => (x > -1.5 ? 1 : 0)) }), problem({ heads: 1, n: 1024 })];
+      const wants = cases.map(({ q, k, v, options }) => attn.sdpa(q, k, v, options));
+      const outs = wants.map((w) => new Float32Array(w.length));
+      const run = async (i) => {
+        const { q, k, v, options } = cases[i % 2];
+        outs[i % 2].fill(NaN);
+        assert.is(await pool.sdpa(q, k, v, { ...options, out: outs[i % 2] }), outs[i % 2], 'the result is the caller\'s out');
+      };
+      for (let i = 0; i < 20; i++) await run(i);
+      globalThis.gc?.();
+      const base = process.memoryUsage();
+      const before = pool.stats.split;
+      for (let i = 0; i < 300; i++) {
+        await run(i);
+        if (i % 50 < 2) sameBits(outs[i % 2], wants[i % 2], `call ${i}`);
+      }
+      assert.is(pool.stats.split - before, 300, 'every call was split');
+      globalThis.gc?.();
+      const now = process.memoryUsage();
+      // A call's inputs, output and scratch are about 1.5 MB: 300 calls that each kept theirs would add 450 MB.
+      const grown = Math.max(now.arrayBuffers - base.arrayBuffers, now.rss - base.rss);
+      assert.ok(grown < 64e6, `memory grew by ${(grown / 1e6).toFixed(1)} MB over 300 calls`);
+    } finally {
+      pool.dispose();
+      attn.dispose();
+    }
+  });
+}
+
+leaks('shared: calls made at once each get their own memory, the same bits', async () => {
+  const attn = await loadAttention();
+  const pool = await createAttentionPool({ threads: 2, memory: 'shared' });
+  try {
+    const cases = [problem(), problem({ heads: 1, n: 1024, causal: true }), problem({ heads: 6, kvHeads: 3, rope: { theta: 10000 } })];
+    const wants = cases.map(({ q, k, v, options }) => attn.sdpa(q, k, v, options));
+    // The inputs are read when the call is made: changing them afterwards changes nothing.
+    const results = cases.map(({ q, k, v, options }) => pool.sdpa(q, k, v, options));
+    for (const c of cases) c.q.fill(0);
+    const got = await Promise.all(results);
+    got.forEach((r, i) => sameBits(r, wants[i], `call ${i}`));
+  } finally {
+    pool.dispose();
+    attn.dispose();
+  }
+});
+
+leaks('shared: a part that fails rejects its call, and later calls still get the same bits', async () => {
+  const attn = await loadAttention();
+  const pool = await createAttentionPool({ threads: 2, memory: 'shared', worker: new URL('../pages/pool-crash-worker.js', import.meta.url) });
+  try {
+    const deadly = problem({ n: 512, d: 13 });
+    await rejects(pool.sdpa(deadly.q, deadly.k, deadly.v, deadly.options), Error, /a worker stopped during this call \(exited with code 3\)/);
+    const { q, k, v, options } = problem({ heads: 1, n: 1024 });
+    for (let i = 0; i < 3; i++) sameBits(await pool.sdpa(q, k, v, options), attn.sdpa(q, k, v, options), `call ${i} after`);
+  } finally {
+    pool.dispose();
+    attn.dispose();
+  }
+});
+
+leaks.run();
+
+const isolated = suite('pool in Chromium on a cross-origin isolated page');
+isolated.before(async (ctx) => {
+  ctx.env = await start({ isolate: true });
+});
+isolated.after(async ({ env }) => env.close());
+isolated('module Workers share the memory: same bits as the page instance, forcing shared works', async ({ env }) => {
+  const { page, problems } = await env.page();
+  await page.goto(`${env.base}/tests/pages/pool.html`);
+  await page.waitForFunction(() => document.getElementById('result').textContent !== 'running', null, { timeout: 60000 });
+  const result = JSON.parse(await page.textContent('#result'));
+  assert.equal(result.failed, undefined);
+  assert.is(result.isolated, true);
+  assert.is(result.memory, 'shared');
+  assert.is(result.forced, 'shared');
+  assert.is(result.isa, 'relaxed-simd');
+  assert.equal(result.checks, { heads: true, rows: true, 'causal rows': true });
+  assert.is(result.here, 0, 'the page\'s main thread only waits');
+  assert.ok(result.parts >= 6, `parts ${result.parts}`);
+  assert.match(result.error, /^RangeError: sdpa: scale must be finite/);
+  assert.equal(problems, []);
+});
+isolated.run();
