@@ -328,8 +328,8 @@ export interface EncoderJSON {
   card?: Record<string, unknown>;
 }
 
-export declare class EncoderModel {
-  private constructor();
+/** What createEncoder and loadModel('english') give (the class itself is not exported: its code loads with the first encoder). */
+export interface EncoderModel {
   readonly kind: 'encoder';
   readonly vocab: readonly string[];
   readonly layers: number;

@@ -19,11 +19,26 @@ import { initParams } from './model/transformer.js';
 import { FORMAT, VERSION, paramsFromJSON } from './model/serialize.js';
 import { MIN_SEGMENT } from './model/task.js';
 import { UNKNOWN, WORDS } from './model/words.js';
-import { EncoderModel, ENCODER_KIND, encoderParamsFromJSON } from './model/encoder-model.js';
-import { initEncoderParams } from './model/encoder.js';
-import { englishVocab, tokenize } from './model/english/vocab.js';
+import { tokenize } from './model/english/tokenize.js';
 
-export { Model, EncoderModel, WORDS, UNKNOWN, tokenize };
+export { Model, WORDS, UNKNOWN, tokenize };
+
+const ENCODER_KIND = 'encoder';
+
+// The encoder's code (its class, grammar and lexicon) loads with the first
+// encoder asked for, so a page with only the induction model never fetches it.
+let encoderParts = null;
+function loadEncoderParts() {
+  encoderParts ??= Promise.all([import('./model/encoder-model.js'), import('./model/encoder.js'), import('./model/english/vocab.js')])
+    .then(([model, encoder, vocab]) => ({ ...model, ...encoder, ...vocab }))
+    .catch((error) => {
+      encoderParts = null;
+      throw error;
+    });
+  return encoderParts;
+}
+// The class, once loaded: headScores tells an encoder by it.
+let EncoderClass = null;
 
 /** The architecture createModel builds unless told otherwise. */
 export const MODEL_DEFAULTS = Object.freeze({ layers: 2, heads: 4, dModel: 64, dHead: 16, context: 32 });
@@ -158,7 +173,7 @@ export async function createModel(options = {}) {
  * A fresh, untrained English encoder (masked-LM), deterministic from options.seed.
  * @param {object} [options] seed (default 0), the architecture (ENCODER_DEFAULTS),
  *   vocab (default the English lexicon's), the training settings (ENCODER_TRAIN_DEFAULTS), attention
- * @returns {Promise<EncoderModel>}
+ * @returns {Promise<import('./model/encoder-model.js').EncoderModel>}
  */
 export async function createEncoder(options = {}) {
   const name = 'createEncoder';
@@ -166,6 +181,8 @@ export async function createEncoder(options = {}) {
   const seed = checkSeed(options.seed ?? 0, name);
   const config = checkConfig(options, name, ENCODER_DEFAULTS, 1, Object.keys(ENCODER_DEFAULTS));
   const training = checkTraining(options, name, ENCODER_TRAIN_DEFAULTS);
+  const { EncoderModel, englishVocab, initEncoderParams } = await loadEncoderParts();
+  EncoderClass = EncoderModel;
   const vocab = checkVocab(options.vocab ?? [...englishVocab()], name);
   const attention = await checkAttention(options.attention, name);
   const rng = new NumpyRandom(seed);
@@ -238,6 +255,8 @@ export async function loadModel(source = 'induction', options = {}) {
   if (json.kind === ENCODER_KIND) {
     const config = checkConfig(json.config, `${name}: config`, {}, 1, Object.keys(ENCODER_DEFAULTS));
     const vocab = checkVocab(json.vocab, name);
+    const { EncoderModel, encoderParamsFromJSON } = await loadEncoderParts();
+    EncoderClass = EncoderModel;
     const params = encoderParamsFromJSON(json, { ...config, vocabSize: vocab.length }, name);
     const training = checkTraining(options, name, ENCODER_TRAIN_DEFAULTS);
     const seed = checkSeed(options.seed ?? 0, name);
@@ -261,6 +280,6 @@ export async function loadModel(source = 'induction', options = {}) {
  * sentences, [layer][head] { relations, positional, label }.
  */
 export function headScores(model, options) {
-  if (!(model instanceof Model) && !(model instanceof EncoderModel)) throw new TypeError(`headScores: model must be a Model or an EncoderModel, got ${describe(model)}`);
+  if (!(model instanceof Model) && !(EncoderClass !== null && model instanceof EncoderClass)) throw new TypeError(`headScores: model must be a Model or an EncoderModel, got ${describe(model)}`);
   return model.headScores(options);
 }

@@ -6,7 +6,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../../web/attention.js';
-import { EncoderModel, createEncoder, headScores, loadModel, tokenize } from '../../web/model.js';
+import { createEncoder, headScores, loadModel, tokenize } from '../../web/model.js';
+import { EncoderModel } from '../../web/model/encoder-model.js';
 import { encoderLossAndGradients, initEncoderParams } from '../../web/model/encoder.js';
 import { drawBatch } from '../../web/model/english/batch.js';
 import { sentences } from '../../web/model/english/grammar.js';
