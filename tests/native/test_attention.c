@@ -14,27 +14,7 @@
 #include "../../c/kernels/f32-rope.h"
 #include "../../c/kernels/f32-tanh.h"
 
-
-static int passed, failed;
-
-static void check(int ok, const char* name) {
-  if (ok) {
-    passed++;
-  } else {
-    failed++;
-    printf("FAIL %s\n", name);
-  }
-}
-
-/* Deterministic inputs: xorshift32 to uniform [-1, 1). */
-static uint32_t rng_state = 12345u;
-static float uniform(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 17;
-  rng_state ^= rng_state << 5;
-  return (float)((rng_state >> 8) * (1.0 / 8388608.0) - 1.0);
-}
-
+#include "check.h"
 #include "twins.h"
 
 static float* fill(size_t n, float amp) {

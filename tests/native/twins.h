@@ -1,6 +1,6 @@
 /* twins.h - the scalar twins of the decode kernel's SIMD functions (the
- * logits families and the compact rows' loads), each against a float64
- * loop written here from kernels.h's contract. Included once by
+ * logits families and the compact rows' loads) and of the block's kernels
+ * (block.h), each against a float64 loop written here from the contract. Included once by
  * test_attention.c, after its check() and uniform(). */
 #include "../../c/kernels/kernels.h"
 
@@ -119,7 +119,89 @@ static void test_twin_rope_logits(void) {
   check(ok, "twin attn__f32_rope_logits4_scalar: logits over keys turned by rotate_half");
 }
 
+#define TWIN_PI 3.14159265358979323846
+
+static void test_twin_block(void) {
+  enum { R = 3, C = 7 };
+  float x[R * C], g[C], b[C], dy[R * C], y[R * C], dx[R * C], dg[C], db[C], t[R * C];
+  for (int i = 0; i < R * C; i++) x[i] = uniform() * 3.0f + 0.5f, dy[i] = uniform();
+  for (int j = 0; j < C; j++) g[j] = 1.0f + 0.5f * uniform(), b[j] = uniform();
+  attn__f32_layer_norm_scalar(R, C, x, g, b, 1e-5f, y);
+  attn__f32_layer_norm_backward_scalar(R, C, x, dy, g, 1e-5f, dx, dg, db);
+  int ok = 1, okg = 1;
+  double dg64[C] = {0}, db64[C] = {0};
+  for (int i = 0; i < R; i++) {
+    double mu = 0, var = 0, mg = 0, mgx = 0;
+    for (int j = 0; j < C; j++) mu += x[i * C + j] / (double)C;
+    for (int j = 0; j < C; j++) var += (x[i * C + j] - mu) * (x[i * C + j] - mu) / C;
+    const double r = 1.0 / sqrt(var + 1e-5);
+    for (int j = 0; j < C; j++) {
+      const double xh = (x[i * C + j] - mu) * r, gg = (double)dy[i * C + j] * g[j];
+      ok = ok && twin_close(y[i * C + j], xh * g[j] + b[j], 1e-6, 4.0);
+      mg += gg / C, mgx += gg * xh / C;
+      dg64[j] += dy[i * C + j] * xh, db64[j] += dy[i * C + j];
+    }
+    for (int j = 0; j < C; j++) {
+      const double xh = (x[i * C + j] - mu) * r, gg = (double)dy[i * C + j] * g[j];
+      okg = okg && twin_close(dx[i * C + j], r * (gg - mg - xh * mgx), 1e-6, 4.0 * r);
+    }
+  }
+  for (int j = 0; j < C; j++) okg = okg && twin_close(dg[j], dg64[j], 1e-6, 8.0) && twin_close(db[j], db64[j], 1e-6, 8.0);
+  check(ok, "twin attn__f32_layer_norm_scalar: (x - mean) / sqrt(var + eps) gamma + beta");
+  check(okg, "twin attn__f32_layer_norm_backward_scalar: dx, dgamma, dbeta");
+  attn__f32_rms_norm_scalar(R, C, x, g, 1e-6f, y);
+  attn__f32_rms_norm_backward_scalar(R, C, x, dy, g, 1e-6f, dx, dg);
+  ok = 1, okg = 1;
+  for (int j = 0; j < C; j++) dg64[j] = 0;
+  for (int i = 0; i < R; i++) {
+    double ms = 0, mgx = 0;
+    for (int j = 0; j < C; j++) ms += (double)x[i * C + j] * x[i * C + j] / C;
+    const double r = 1.0 / sqrt(ms + 1e-6);
+    for (int j = 0; j < C; j++) {
+      const double xh = x[i * C + j] * r;
+      ok = ok && twin_close(y[i * C + j], xh * g[j], 1e-6, 4.0);
+      mgx += (double)dy[i * C + j] * g[j] * xh / C;
+      dg64[j] += dy[i * C + j] * xh;
+    }
+    for (int j = 0; j < C; j++) okg = okg && twin_close(dx[i * C + j], r * ((double)dy[i * C + j] * g[j] - x[i * C + j] * r * mgx), 1e-6, 4.0 * r);
+  }
+  for (int j = 0; j < C; j++) okg = okg && twin_close(dg[j], dg64[j], 1e-6, 8.0);
+  check(ok, "twin attn__f32_rms_norm_scalar: x / sqrt(mean(x^2) + eps) gamma");
+  check(okg, "twin attn__f32_rms_norm_backward_scalar: dx, dgamma");
+  /* GELU over [-12, 12): the exact form against libm's erfc, the tanh form against tanh. */
+  enum { N = 97 };
+  float gx[N], gy[N], gt[N], gd[N], gdt[N], ones[N];
+  for (int i = 0; i < N; i++) gx[i] = -12.0f + 0.25f * (float)i, ones[i] = 1.0f;
+  attn__f32_gelu_scalar(N, gx, 0, gy);
+  attn__f32_gelu_scalar(N, gx, 1, gt);
+  attn__f32_gelu_backward_scalar(N, gx, ones, 0, gd);
+  attn__f32_gelu_backward_scalar(N, gx, ones, 1, gdt);
+  ok = 1, okg = 1;
+  for (int i = 0; i < N; i++) {
+    const double v = gx[i], phi = 0.5 * erfc(-v / sqrt(2.0)), pdf = exp(-v * v / 2) / sqrt(2 * TWIN_PI);
+    const double u = sqrt(2 / TWIN_PI) * (v + 0.044715 * v * v * v), th = tanh(u);
+    const double gte = v * 0.5 * (1 + th), gtd = 0.5 * (1 + th) + v * 0.5 * (1 - th * th) * sqrt(2 / TWIN_PI) * (1 + 3 * 0.044715 * v * v);
+    ok = ok && twin_close(gy[i], v * phi, 1e-6, fabs(v * phi) + 1e-30) && twin_close(gt[i], gte, 1e-6, 12.0);
+    okg = okg && twin_close(gd[i], phi + v * pdf, 1e-6, 1.0) && twin_close(gdt[i], gtd, 1e-6, 1.0);
+  }
+  check(ok, "twin attn__f32_gelu_scalar: x Phi(x) to 1e-6 relative, the tanh form to 1e-6 of 12");
+  check(okg, "twin attn__f32_gelu_backward_scalar: Phi + x phi, the tanh form's derivative");
+  attn__f32_transpose_scalar(R, C, x, t);
+  ok = 1;
+  for (int i = 0; i < R; i++) for (int j = 0; j < C; j++) ok = ok && t[j * R + i] == x[i * C + j];
+  attn__f32_col_sums_scalar(R, C, x, dg);
+  memcpy(y, x, sizeof y);
+  attn__f32_bias_rows_scalar(R, C, b, y);
+  for (int j = 0; j < C; j++) {
+    double sum = 0;
+    for (int i = 0; i < R; i++) sum += x[i * C + j], ok = ok && y[i * C + j] == x[i * C + j] + b[j];
+    ok = ok && twin_close(dg[j], sum, 1e-6, 12.0);
+  }
+  check(ok, "twin attn__f32_transpose_scalar, col_sums, bias_rows");
+}
+
 static void test_twins(void) {
+  test_twin_block();
   test_twin_f32_logits();
   test_twin_f16();
   test_twin_i8();
