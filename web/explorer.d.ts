@@ -58,23 +58,16 @@ export interface ExplorerState {
   readonly logits: Matrix | Matrix[];
 }
 
-export interface ExplorerChangeDetail {
+/**
+ * The settings behind the numbers, with step, mask and edited. Those the
+ * element's properties read back as they are (sizes, seed, causal, scale,
+ * ...) are typed and documented there; tokens, window and rope read back
+ * in the form the config holds them.
+ */
+export interface ExplorerChangeDetail extends Pick<AttentionExplorer, 'seed' | 'dModel' | 'dk' | 'dv' | 'heads' | 'kvHeads' | 'causal' | 'scale' | 'embeddings' | 'positions' | 'softcap' | 'queryOffset'> {
   tokens: string[];
-  seed: number;
-  dModel: number;
-  dk: number;
-  dv: number;
-  heads: number;
-  kvHeads: number;
-  causal: boolean;
-  scale: number;
-  embeddings: ExplorerEmbeddings;
-  positions: boolean;
   /** [left, right] keys around each query's position (-1: unbounded), or null. */
   window: [number, number] | null;
-  /** 0: no softcap. */
-  softcap: number;
-  queryOffset: number;
   /** RoPE in use: theta and the dimensions turned (d_k, or d_k - 1 when d_k is odd); null when off. */
   rope: { theta: number; dims: number; interleaved: false } | null;
   step: ExplorerStep;

@@ -95,9 +95,19 @@ types('LIMITS, the steps, parts, controls and embeddings are typed as they are',
   assert.equal(union('ExplorerEmbeddings'), [...EMBEDDINGS]);
 });
 
+// The names an interface takes from another by `extends Pick<Other, 'a' | 'b'>`.
+function picked(name, from) {
+  const m = new RegExp(`interface ${name} extends Pick<${from}, ([^>]+)>`).exec(DTS);
+  return m ? [...m[1].matchAll(/'([^']*)'/g)].map((x) => x[1]) : [];
+}
+
 types('the attention-change detail holds every setting that changes the numbers, and step, mask, edited', () => {
   const want = [...SETTINGS.filter((s) => s.compute).map((s) => s.key), 'step', 'mask', 'edited'];
-  assert.equal(sorted(members('ExplorerChangeDetail').map((m) => m.name)), sorted(want));
+  const fromElement = picked('ExplorerChangeDetail', 'AttentionExplorer');
+  assert.ok(fromElement.length > 0, 'the detail takes the properties that read back the same from the element');
+  const own = members('ExplorerChangeDetail').map((m) => m.name);
+  assert.equal(own.filter((k) => fromElement.includes(k)), [], 'declared once');
+  assert.equal(sorted([...own, ...fromElement]), sorted(want));
 });
 
 types('every event the explorer fires is in HTMLElementEventMap', () => {

@@ -28,14 +28,15 @@ import { render as renderDerivation } from './derivation-view.js';
 import { installSet, resolveHighlight } from './highlight.js';
 import { defineSettingProperties } from './properties.js';
 import { PARTS, SETTINGS, STEPS, isFigure, readSettings, salvageSettings } from '../worked/settings.js';
-import { EDITABLE, StepsView, matrixOf } from './steps-view.js';
+import { StepsView } from './steps-view.js';
+import { copyLabels, matrixOf } from './step-tables.js';
+import { composeInputs, drawKey, readInputs, readMask, sameInputs, sameMask, stateOf } from './property-values.js';
 import { STYLES } from './styles.js';
 import { Toolbar } from './toolbar.js';
 import { TRAIN_STYLES, TrainPanel } from './train-view.js';
 import { DEFAULT_EXPLANATIONS, blockedReason, explain } from '../worked/text.js';
 import { LIMITS, computeExample, drawInputs } from '../worked/computation.js';
 import { fixed, toCSV, toMarkdown, toNumpy } from '../worked/format.js';
-import { Matrix, toMatrix } from '../core/matrix.js';
 import { MODEL_STYLES, ModelSource } from './model-source.js';
 
 export { STEPS, DEFAULT_EXPLANATIONS };
@@ -56,24 +57,6 @@ function sharedAttention() {
 }
 
 // The properties a page can set, settings first (the mask's shape follows the tokens).
-// A keep-mask equal to the one in force: null and an all-true mask both allow every pair.
-function sameMask(next, current) {
-  if (current === null) return !next.includes(0);
-  return next.length === current.length && next.every((x, i) => x === current[i]);
-}
-
-// Two { X?, WQ?, WK?, WV? } of Matrix with the same keys, shapes and values.
-function sameInputs(a, b) {
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((key) => {
-    const x = a[key], y = b[key];
-    if (y === undefined) return false;
-    const yd = Matrix.from(y);
-    return x.rows === yd.rows && x.cols === yd.cols && x.data.every((v, i) => Object.is(v, yd.data[i]));
-  });
-}
-
 const UPGRADED = [...SETTINGS.map((s) => s.key), 'inputs', 'explanations', 'mask', 'masking', 'attentions'];
 
 // So the module can be imported where there is no DOM (server rendering, Node).
@@ -139,24 +122,12 @@ export class AttentionExplorer extends Base {
     return { ...this.#inputs };
   }
   set inputs(value) {
-    const next = {};
-    if (value !== null && value !== undefined) {
-      if (typeof value !== 'object') {
-        this.#showMessage('inputs must be an object { X?, WQ?, WK?, WV? }');
-        return;
-      }
-      for (const [key, m] of Object.entries(value)) {
-        if (!EDITABLE.has(key)) {
-          this.#showMessage(`inputs: unknown matrix "${key}" (use X, WQ, WK, WV)`);
-          return;
-        }
-        try {
-          if (m !== undefined && m !== null) next[key] = Matrix.from(m);
-        } catch (err) {
-          this.#showMessage(`inputs.${key}: ${err.message}`);
-          return;
-        }
-      }
+    let next;
+    try {
+      next = readInputs(value);
+    } catch (err) {
+      this.#showMessage(err.message);
+      return;
     }
     // Equal matrices and no typed-in edits: nothing changes, so nothing recomputes
     // (a framework that sets inputs={...} on every render would loop otherwise).
@@ -176,12 +147,13 @@ export class AttentionExplorer extends Base {
       if (this.#mask === null || !this.#mask.includes(0)) return;
       this.#mask = null;
     } else {
-      const n = this.#state?.tokens.length ?? value.length;
-      if (!Array.isArray(value) || value.length !== n || value.some((r) => !Array.isArray(r) || r.length !== n)) {
-        this.#showMessage(`mask must be boolean[][] of shape (${n}, ${n})`);
+      let next;
+      try {
+        next = readMask(value, this.#state?.tokens.length ?? value.length);
+      } catch (err) {
+        this.#showMessage(err.message);
         return;
       }
-      const next = Uint8Array.from(value.flat(), (x) => (x ? 1 : 0));
       if (sameMask(next, this.#mask)) return;
       this.#mask = next;
     }
@@ -334,29 +306,20 @@ export class AttentionExplorer extends Base {
       return;
     }
     const n = config.tokens.length;
-    const shapes = { X: [n, config.dModel], WQ: [config.dModel, config.heads * config.dk], WK: [config.dModel, config.kvHeads * config.dk], WV: [config.dModel, config.kvHeads * config.dv] };
     // Typed-in numbers belong to one draw; a new seed, shapes or embeddings start afresh.
-    const drawKey = JSON.stringify([source?.key ?? null, config.seed, shapes, config.embeddings, config.positions, config.embeddings === 'word' || config.positions ? config.tokens : null]);
-    if (drawKey !== this.#editKey) {
+    const key = drawKey(config, source?.key);
+    if (key !== this.#editKey) {
       this.#edits.clear();
-      this.#editKey = drawKey;
+      this.#editKey = key;
     }
     // The draws change only with seed, shapes and embeddings: a slider drag reuses them.
-    if (this.#drawn?.key !== drawKey) this.#drawn = { key: drawKey, inputs: drawInputs(config) };
-    const inputs = {};
+    if (this.#drawn?.key !== key) this.#drawn = { key, inputs: drawInputs(config) };
+    let inputs;
     try {
-      for (const key of EDITABLE) {
-        const base = this.#inputs[key] ? toMatrix(this.#inputs[key], `inputs.${key}`, ...shapes[key]) : source ? source.inputs[key] : this.#drawn.inputs[key];
-        // A copy: state hands these out, and the cached draws must stay as drawn.
-        inputs[key] = new Matrix(base.rows, base.cols, base.data.slice());
-      }
+      inputs = composeInputs(config, this.#inputs, source ? source.inputs : this.#drawn.inputs, this.#edits);
     } catch (err) {
       this.#showMessage(err.message);
       return;
-    }
-    for (const [key, value] of this.#edits) {
-      const [name, i, j] = key.split(':');
-      inputs[name].data[Number(i) * inputs[name].cols + Number(j)] = value;
     }
     if (this.#mask && this.#mask.length !== n * n) this.#mask = null;
     const mask = this.#mask && this.#mask.includes(0) ? this.#mask : undefined;
@@ -365,12 +328,7 @@ export class AttentionExplorer extends Base {
     this.#config = config;
     this.#view = view;
     this.#example = ex;
-    const pick = (key) => (config.heads === 1 ? ex.heads[0][key] : ex.heads.map((h) => h[key]));
-    this.#state = Object.freeze({
-      tokens: [...ex.tokens], X: ex.X, WQ: ex.WQ, WK: ex.WK, WV: ex.WV, Q: ex.Q, K: ex.K, V: ex.V, ...(ex.QR ? { QR: ex.QR, KR: ex.KR } : {}),
-      scores: pick('scores'), scaled: pick('scaled'), weights: pick('weights'), output: pick('output'),
-      ...(ex.heads[0].logits ? { logits: pick('logits') } : {}),
-    });
+    this.#state = stateOf(ex, config.heads);
     this.#showMessage(this.#settingsNote);
     this.#render();
     this.#syncTrain();
@@ -579,10 +537,8 @@ export class AttentionExplorer extends Base {
 
   #copy(id, format) {
     const m = matrixOf(this.#example, id);
-    const t = this.#config.tokens;
-    const rowLabels = ['WQ', 'WK', 'WV'].includes(id) ? Array.from({ length: m.rows }, (_, i) => `x${i}`) : t;
-    const colLabels = /^(scores|scaled|weights)-/.test(id) ? t : Array.from({ length: m.cols }, (_, j) => `c${j}`);
-    const text = format === 'numpy' ? toNumpy(m) : format === 'CSV' ? toCSV(m, rowLabels, colLabels) : toMarkdown(m, rowLabels, colLabels);
+    const { rows, cols } = copyLabels(id, m, this.#config.tokens);
+    const text = format === 'numpy' ? toNumpy(m) : format === 'CSV' ? toCSV(m, rows, cols) : toMarkdown(m, rows, cols);
     this.dispatchEvent(new CustomEvent('attention-copy', { bubbles: true, composed: true, detail: { matrix: id, format, text } }));
     const fallback = () => {
       const area = el('textarea', { readonly: true, rows: 6, 'aria-label': `${id} as ${format}` });
