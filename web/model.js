@@ -19,8 +19,11 @@ import { initParams } from './model/transformer.js';
 import { FORMAT, VERSION, paramsFromJSON } from './model/serialize.js';
 import { MIN_SEGMENT } from './model/task.js';
 import { UNKNOWN, WORDS } from './model/words.js';
+import { EncoderModel, ENCODER_KIND, encoderParamsFromJSON } from './model/encoder-model.js';
+import { initEncoderParams } from './model/encoder.js';
+import { englishVocab, tokenize } from './model/english/vocab.js';
 
-export { Model, WORDS, UNKNOWN };
+export { Model, EncoderModel, WORDS, UNKNOWN, tokenize };
 
 /** The architecture createModel builds unless told otherwise. */
 export const MODEL_DEFAULTS = Object.freeze({ layers: 2, heads: 4, dModel: 64, dHead: 16, context: 32 });
@@ -37,8 +40,22 @@ export const TRAIN_DEFAULTS = Object.freeze({
   epsilon: 1e-8,
 });
 
+/** The architecture createEncoder builds unless told otherwise: the shipped English encoder's. */
+export const ENCODER_DEFAULTS = Object.freeze({ layers: 3, heads: 4, dModel: 64, dHead: 16, mlp: 256, context: 32 });
+
+/** The training settings an encoder's trainStep uses unless told otherwise. */
+export const ENCODER_TRAIN_DEFAULTS = Object.freeze({
+  batch: 64,
+  learningRate: 0.002,
+  warmup: 200,
+  decaySteps: 0,
+  beta1: 0.9,
+  beta2: 0.99,
+  epsilon: 1e-8,
+});
+
 // The largest of each size createModel accepts: a model the page can train.
-const LIMITS = { layers: 8, heads: 16, dModel: 512, dHead: 128, context: 256, batch: 1024 };
+const LIMITS = { layers: 8, heads: 16, dModel: 512, dHead: 128, mlp: 2048, context: 256, batch: 1024 };
 
 let sharedAttention = null;
 
@@ -52,22 +69,22 @@ function defaultAttention() {
 
 // A model to train needs room for the task's shortest repeat (2 x MIN_SEGMENT);
 // a loaded model may have any context.
-function checkConfig(source, name, defaults, minContext) {
+function checkConfig(source, name, defaults, minContext, keys = Object.keys(MODEL_DEFAULTS)) {
   const config = {};
-  for (const key of Object.keys(MODEL_DEFAULTS)) {
+  for (const key of keys) {
     const min = key === 'context' ? minContext : 1;
     config[key] = checkInteger(source[key] ?? defaults[key], `${name}: ${key}`, min, LIMITS[key]);
   }
   return config;
 }
 
-function checkTraining(source, name) {
-  const t = { ...TRAIN_DEFAULTS };
+function checkTraining(source, name, defaults = TRAIN_DEFAULTS) {
+  const t = { ...defaults };
   t.batch = checkInteger(source.batch ?? t.batch, `${name}: batch`, 1, LIMITS.batch);
   t.learningRate = checkPositive(source.learningRate ?? t.learningRate, `${name}: learningRate`);
   t.warmup = checkInteger(source.warmup ?? t.warmup, `${name}: warmup`, 0, 2 ** 31 - 1);
   t.decaySteps = checkInteger(source.decaySteps ?? t.decaySteps, `${name}: decaySteps`, 0, 2 ** 31 - 1);
-  t.otherWeight = checkBetween(source.otherWeight ?? t.otherWeight, `${name}: otherWeight`, 0, 1);
+  if ('otherWeight' in t) t.otherWeight = checkBetween(source.otherWeight ?? t.otherWeight, `${name}: otherWeight`, 0, 1);
   for (const key of ['beta1', 'beta2']) t[key] = checkBetween(source[key] ?? t[key], `${name}: ${key}`, 0, 1, true);
   t.epsilon = checkPositive(source.epsilon ?? t.epsilon, `${name}: epsilon`);
   return t;
@@ -100,8 +117,10 @@ async function checkAttention(attention, name) {
 }
 
 const TRAIN_KEYS = [...Object.keys(TRAIN_DEFAULTS), 'seed', 'attention'];
+const ENCODER_TRAIN_KEYS = [...Object.keys(ENCODER_TRAIN_DEFAULTS), 'seed', 'attention'];
 const KNOWN = {
   createModel: [...Object.keys(MODEL_DEFAULTS), 'vocab', ...TRAIN_KEYS],
+  createEncoder: [...Object.keys(ENCODER_DEFAULTS), 'vocab', ...ENCODER_TRAIN_KEYS],
   loadModel: TRAIN_KEYS,
 };
 
@@ -135,8 +154,31 @@ export async function createModel(options = {}) {
   return new Model(attention, { config, vocab, params, training, rng });
 }
 
-// The shipped model, beside this file; a literal URL so bundlers copy it.
-const SHIPPED = { induction: () => new URL('./model/induction.json', import.meta.url) };
+/**
+ * A fresh, untrained English encoder (masked-LM), deterministic from options.seed.
+ * @param {object} [options] seed (default 0), the architecture (ENCODER_DEFAULTS),
+ *   vocab (default the English lexicon's), the training settings (ENCODER_TRAIN_DEFAULTS), attention
+ * @returns {Promise<EncoderModel>}
+ */
+export async function createEncoder(options = {}) {
+  const name = 'createEncoder';
+  checkOptions(options, name);
+  const seed = checkSeed(options.seed ?? 0, name);
+  const config = checkConfig(options, name, ENCODER_DEFAULTS, 1, Object.keys(ENCODER_DEFAULTS));
+  const training = checkTraining(options, name, ENCODER_TRAIN_DEFAULTS);
+  const vocab = checkVocab(options.vocab ?? [...englishVocab()], name);
+  const attention = await checkAttention(options.attention, name);
+  const rng = new NumpyRandom(seed);
+  const params = initEncoderParams({ ...config, vocabSize: vocab.length }, rng);
+  return new EncoderModel(attention, { config, vocab, params, training, rng });
+}
+
+// The shipped models, beside this file; literal URLs so bundlers copy them,
+// and functions so a page fetches only the one it asks for.
+const SHIPPED = {
+  induction: () => new URL('./model/induction.json', import.meta.url),
+  english: () => new URL('./model/english.json', import.meta.url),
+};
 
 // The JSON at a URL; a file that is missing or not JSON is an Error naming
 // the call and the URL, not the file system's or the parser's own.
@@ -149,7 +191,7 @@ async function fetchJSON(url, name) {
     try {
       text = await fs.readFile(url, 'utf8');
     } catch (error) {
-      throw new Error(`${name}: cannot read ${url.href} (${error.code ?? error.message}); the source is 'induction', a URL or path of a saved model, JSON text or an object`);
+      throw new Error(`${name}: cannot read ${url.href} (${error.code ?? error.message}); the source is 'induction', 'english', a URL or path of a saved model, JSON text or an object`);
     }
   } else {
     const response = await fetch(url);
@@ -188,22 +230,37 @@ export async function loadModel(source = 'induction', options = {}) {
     json = await fetchJSON(new URL(source, base), name);
   }
   if (json === null || typeof json !== 'object' || json.format !== FORMAT) {
-    throw new TypeError(`${name}: source must be 'induction', a URL, JSON text or an object with format '${FORMAT}', got ${describe(json)}`);
+    throw new TypeError(`${name}: source must be 'induction', 'english', a URL, JSON text or an object with format '${FORMAT}', got ${describe(json)}`);
   }
   if (json.version !== VERSION) throw new RangeError(`${name}: format version ${describe(json.version)} is not supported (expected ${VERSION})`);
   if (json.config === null || typeof json.config !== 'object') throw new TypeError(`${name}: config must be an object, got ${describe(json.config)}`);
+  const steps = Number.isInteger(json.steps) && json.steps >= 0 ? json.steps : 0;
+  if (json.kind === ENCODER_KIND) {
+    const config = checkConfig(json.config, `${name}: config`, {}, 1, Object.keys(ENCODER_DEFAULTS));
+    const vocab = checkVocab(json.vocab, name);
+    const params = encoderParamsFromJSON(json, { ...config, vocabSize: vocab.length }, name);
+    const training = checkTraining(options, name, ENCODER_TRAIN_DEFAULTS);
+    const seed = checkSeed(options.seed ?? 0, name);
+    const attention = await checkAttention(options.attention, name);
+    const card = json.card !== null && typeof json.card === 'object' ? json.card : null;
+    return new EncoderModel(attention, { config, vocab, params, training, rng: new NumpyRandom(seed), steps, card });
+  }
+  if (json.kind !== undefined && json.kind !== 'decoder') throw new RangeError(`${name}: kind must be 'decoder' or '${ENCODER_KIND}', got ${describe(json.kind)}`);
   const config = checkConfig(json.config, `${name}: config`, {}, 1);
   const vocab = checkVocab(json.vocab, name);
   const params = paramsFromJSON(json, { ...config, vocabSize: vocab.length }, name);
   const training = checkTraining(options, name);
   const seed = checkSeed(options.seed ?? 0, name);
   const attention = await checkAttention(options.attention, name);
-  const steps = Number.isInteger(json.steps) && json.steps >= 0 ? json.steps : 0;
   return new Model(attention, { config, vocab, params, training, rng: new NumpyRandom(seed), steps });
 }
 
-/** Head scores of a model on repeated random sequences: [layer][head] { previousToken, induction, firstToken }. */
+/**
+ * Head scores: of the induction model on repeated random sequences, [layer][head]
+ * { previousToken, induction, firstToken }; of an encoder on held-out grammar
+ * sentences, [layer][head] { relations, positional, label }.
+ */
 export function headScores(model, options) {
-  if (!(model instanceof Model)) throw new TypeError(`headScores: model must be a Model, got ${describe(model)}`);
+  if (!(model instanceof Model) && !(model instanceof EncoderModel)) throw new TypeError(`headScores: model must be a Model or an EncoderModel, got ${describe(model)}`);
   return model.headScores(options);
 }

@@ -46,6 +46,11 @@ export class Model {
     /** @readonly */ this.context = config.context;
   }
 
+  /** 'decoder': a causal model that predicts the next word (an EncoderModel's is 'encoder'). */
+  get kind() {
+    return 'decoder';
+  }
+
   /** The architecture: { layers, heads, dModel, dHead, context }. */
   get config() {
     const { layers, heads, dModel, dHead, context } = this.#shape;

@@ -87,7 +87,8 @@ function decodeInt8(bytes, rows, cols, name) {
 // engine wasm runs on), so float32 encodes without a pass over the values.
 const LITTLE_ENDIAN = new Uint8Array(Float32Array.of(1).buffer)[3] === 0x3f;
 
-function encode(data, dtype, rows, cols) {
+/** One parameter (rows, cols) as base64 of the dtype. */
+export function encode(data, dtype, rows, cols) {
   if (dtype === 'int8') return encodeInt8(data, rows, cols);
   if (dtype === 'float32' && LITTLE_ENDIAN) return toBase64(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
   const bytes = new Uint8Array(data.length * (dtype === 'float16' ? 2 : 4));
@@ -99,7 +100,8 @@ function encode(data, dtype, rows, cols) {
   return toBase64(bytes);
 }
 
-function decode(text, dtype, rows, cols, name) {
+/** One parameter back from base64 of the dtype; `name` names it in errors. */
+export function decode(text, dtype, rows, cols, name) {
   if (typeof text !== 'string') throw new TypeError(`${name} must be a base64 string, got ${describe(text)}`);
   const bytes = fromBase64(text, name);
   if (dtype === 'int8') return decodeInt8(bytes, rows, cols, name);
