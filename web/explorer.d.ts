@@ -163,10 +163,15 @@ export declare class AttentionExplorer extends HTMLElement {
   trainOptimizer: 'adam' | 'sgd' | null;
   /** Attribute `train-lr`: the learning rate; null: the part's default. */
   trainLr: number | null;
-  /** Attribute `model`: "induction" (the shipped tiny transformer) or the URL of a saved model; its heads fill the model view and its chosen head the rest. */
+  /**
+   * Attribute `model`: "english" (the shipped encoder trained on English, fetched only then), "induction" (the shipped
+   * tiny transformer) or the URL of a saved model; its heads fill the model view and its chosen head the rest.
+   */
   model: string | null;
-  /** Attribute `model-head`: "layer head" counted from 1, the model's head the lines and tables show; null: the strongest induction head. */
+  /** Attribute `model-head`: "layer head" counted from 1, the model's head the lines and tables show; null: the strongest induction head (for "english", the best det → noun head). */
   modelHead: string | null;
+  /** Attribute `model-mask`: with model="english", the index (from 0) of the word masked: the model view shows the model's top 5 guesses for it and where it looks; null: none. */
+  modelMask: number | null;
   /** Attribute `attentions-src`: the URL of a JSON file of ExplorerAttentions. */
   attentionsSrc: string | null;
   /** Attention computed elsewhere, shown in the model view, the lines and the weights (no derivations); null: the element's own numbers. */

@@ -20,7 +20,7 @@
 import { loadAttention } from '../attention.js';
 import { el } from './dom.js';
 import { groundScheme } from './ground.js';
-import { save, snapshotView, toSVG } from './export.js';
+import { copyOut, save, snapshotView, toSVG } from './export.js';
 import { parseCellValue, startEdit } from './grid.js';
 import { Popover } from './popover.js';
 import { derive } from '../worked/derivation.js';
@@ -101,6 +101,8 @@ export class AttentionExplorer extends Base {
   #models = null; // ModelSource: a model's or outside attention in place of the draws
   #source = null; // what #models.prepare gave for the numbers on screen
   #highlight = null; // the story's highlight spec (highlight())
+  #sourceTexts = 'null'; // the model's section texts the view was built with
+  #masked = null; // the word a model's view masks (model-mask), whose row the lines view selects
 
   constructor() {
     super();
@@ -329,7 +331,7 @@ export class AttentionExplorer extends Base {
     this.#view = view;
     this.#example = ex;
     this.#state = stateOf(ex, config.heads);
-    this.#showMessage(this.#settingsNote);
+    this.#showMessage([this.#settingsNote, source?.note].filter(Boolean).join('. '));
     this.#render();
     this.#syncTrain();
     const detail = { step: view.step, mask: this.#mask && this.#mask.includes(0) ? this.mask : null, edited: this.#edits.size > 0 || Object.keys(this.#inputs).length > 0 };
@@ -379,10 +381,14 @@ export class AttentionExplorer extends Base {
     this.#toolbar.watchHeight(ui.root);
   }
 
-  // What the view paints from: the state of the last good update.
+  // What the view paints from: the state of the last good update. A model's
+  // texts (the inputs are its own, not draws) stand in for the defaults.
   #context() {
+    const own = this.#source?.explanations ?? {};
+    const explanations = { ...this.#explanations };
+    for (const step of Object.keys(own)) if (explanations[step] === DEFAULT_EXPLANATIONS[step]) explanations[step] = own[step];
     return {
-      config: this.#config, view: this.#view, example: this.#example, explanations: this.#explanations,
+      config: this.#config, view: this.#view, example: this.#example, explanations,
       scaleIsDefault: this.#scaleIsDefault, blocked: this.#blocked, edits: this.#edits, mask: this.#mask,
     };
   }
@@ -402,6 +408,12 @@ export class AttentionExplorer extends Base {
     this.#syncMasking();
     this.#syncHeadPick();
     this.#models.render(this.#source);
+    // A model's texts in the sections follow its head and mask: the sections are built again when they change.
+    const texts = JSON.stringify(this.#source?.explanations ?? null);
+    if (texts !== this.#sourceTexts) {
+      this.#sourceTexts = texts;
+      this.#steps.invalidate();
+    }
     // A highlight whose rows or columns left with the tokens is dropped.
     try {
       this.#steps.setStory(resolveHighlight(this.#highlight, this.#config), { quiet: true });
@@ -410,6 +422,12 @@ export class AttentionExplorer extends Base {
       this.#steps.setStory(null, { quiet: true });
     }
     this.#steps.render();
+    // A masked word's row is where it looks: the lines view shows that row alone.
+    const masked = this.#source?.masked ?? null;
+    if (masked !== this.#masked) {
+      this.#masked = masked;
+      this.#steps.selectQuery(masked ?? -1);
+    }
   }
 
   // Weights computed elsewhere: the lines view and the weights table show
@@ -540,19 +558,7 @@ export class AttentionExplorer extends Base {
     const { rows, cols } = copyLabels(id, m, this.#config.tokens);
     const text = format === 'numpy' ? toNumpy(m) : format === 'CSV' ? toCSV(m, rows, cols) : toMarkdown(m, rows, cols);
     this.dispatchEvent(new CustomEvent('attention-copy', { bubbles: true, composed: true, detail: { matrix: id, format, text } }));
-    const fallback = () => {
-      const area = el('textarea', { readonly: true, rows: 6, 'aria-label': `${id} as ${format}` });
-      area.value = text;
-      this.#ui.copyArea.replaceChildren(el('p', { text: `Copy ${id} as ${format} from here:` }), area,
-        el('button', { type: 'button', text: 'Close', onclick: () => { this.#ui.copyArea.hidden = true; } }));
-      this.#ui.copyArea.hidden = false;
-      area.select();
-    };
-    if (navigator.clipboard?.writeText) {
-      navigator.clipboard.writeText(text).then(() => this.#popover.flash(`Copied ${id} as ${format}`), fallback);
-    } else {
-      fallback();
-    }
+    copyOut(text, `${id} as ${format}`, this.#ui.copyArea, (said) => this.#popover.flash(said));
   }
 
   #snapshot() {

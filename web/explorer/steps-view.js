@@ -448,7 +448,13 @@ export class StepsView {
   }
 
   #select(i) {
-    this.#selected = this.#selected === i ? -1 : i;
+    this.selectQuery(this.#selected === i ? -1 : i);
+  }
+
+  /** Selects query i (its lines alone, its row marked; -1: every query), as a press on its word does. */
+  selectQuery(i) {
+    if (i === this.#selected) return;
+    this.#selected = i;
     this.#lines?.select(this.#selected);
     this.repaint();
   }

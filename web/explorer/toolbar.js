@@ -1,5 +1,5 @@
 // toolbar.js - the controls of <attention-explorer>: the sticky toolbar
-// (tokens, scale slider, causal, heads and the head picker, "Mask pairs",
+// (tokens, random or trained weights, scale slider, causal, heads and the head picker, "Mask pairs",
 // the step buttons) and the settings panel (sizes, seed, embeddings, window,
 // softcap, query offset, reset buttons, saving). A control that mirrors a
 // setting writes the host's attribute, and sync() writes the config in use
@@ -88,12 +88,19 @@ export class Toolbar {
     ui.next = el('button', { type: 'button', text: 'Next ▶', onclick: () => actions.move(1) });
     ui.play = el('button', { type: 'button', text: 'Play', onclick: actions.togglePlay });
     ui.stepNav = el('div', { class: 'step-nav full-only', role: 'group', 'aria-label': 'steps' }, ui.prev, ui.next, ui.play);
+    // Random or trained weights on the same sentence: the handbook's draws, or the English encoder (fetched on the first press).
+    ui.random = el('button', { type: 'button', 'aria-pressed': 'true', text: 'random', title: 'The handbook’s random X, W_Q, W_K, W_V: the mechanics, no meaning',
+      onclick: () => host.removeAttribute('model') });
+    ui.trained = el('button', { type: 'button', 'aria-pressed': 'false', text: 'trained', title: 'An encoder trained on English to fill in masked words: its heads and weights on the same sentence',
+      onclick: () => host.setAttribute('model', 'english') });
+    ui.weights = el('div', { class: 'field weights-switch full-only', role: 'group', 'aria-label': 'weights' }, el('span', { text: 'weights' }), ui.random, ui.trained);
     ui.savePNG = el('button', { type: 'button', text: 'Save PNG', onclick: () => actions.save('png') });
     ui.saveSVG = el('button', { type: 'button', text: 'Save SVG', onclick: () => actions.save('svg') });
 
     ui.toolbar = el('div', { class: 'toolbar', part: 'toolbar', role: 'group', 'aria-label': 'attention controls' },
       field('Tokens', ui.tokens, 'tokens full-only'),
       // The readout and its reset wrap together: a reset alone on a row would be a blank row at the default scale.
+      ui.weights,
       el('span', { class: 'field scale' }, el('label', { class: 'field' }, el('span', { text: 'scale' }), ui.scale),
         el('span', { class: 'scale-readout' }, ui.scaleText, ui.scaleReset)),
       el('label', { class: 'field check' }, ui.causal, el('span', { text: 'causal' })),
@@ -161,6 +168,11 @@ export class Toolbar {
     ui.scaleReset.disabled = scaleIsDefault;
     ui.resetMask.disabled = !masked;
     ui.resetEdits.disabled = !edited;
+    // The switch is for the handbook's draws and the English encoder; another model or outside attention hides it.
+    const trained = view.model === 'english';
+    ui.weights.hidden = Boolean(view.model && !trained) || Boolean(view.attentionsSrc);
+    ui.random.setAttribute('aria-pressed', String(!trained));
+    ui.trained.setAttribute('aria-pressed', String(trained));
     this.#shown = view.show;
     const stepMode = view.step !== 'all';
     ui.mode.textContent = stepMode ? 'Show all steps' : 'Step by step';

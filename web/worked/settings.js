@@ -68,8 +68,9 @@ export const SETTINGS = Object.freeze([
   shows('train-target', 'text', 'the Train part\'s target: previous-token, first-token, same-word, attend-to:<word> or paint:<row>-<col>,...', { url: true }),
   shows('train-optimizer', 'enum', 'the Train part\'s optimizer: adam (default) or sgd (with momentum 0.9)', { values: ['adam', 'sgd'], url: true }),
   shows('train-lr', 'number', 'the Train part\'s learning rate (default 0.02)', { url: true }),
-  shows('model', 'text', 'show a tiny transformer\'s heads: "induction" (the shipped model) or the URL of a saved one; its chosen head\'s numbers fill the view', { url: true }),
-  shows('model-head', 'text', 'the model\'s head shown in the lines and tables: "layer head", counted from 1 (default: the strongest induction head)', { url: true }),
+  shows('model', 'text', 'show a trained model\'s heads: "english" (an encoder trained on English), "induction" (a tiny transformer) or the URL of a saved one; its chosen head\'s numbers fill the view', { url: true }),
+  shows('model-head', 'text', 'the model\'s head shown in the lines and tables: "layer head", counted from 1 (default: the strongest induction head; for "english", the best determiner-to-noun head)', { url: true }),
+  shows('model-mask', 'int', 'with model="english": the word masked, counted from 0; the model guesses it and the view shows where it looks', { url: true, min: 0, max: LIMITS.tokens - 1 }),
   shows('attentions-src', 'text', 'the URL of a JSON file { tokens, attention } of attention computed elsewhere, attention[layer][head] (n, n)'),
 ]);
 
