@@ -1,5 +1,6 @@
 // Types for attention-wasm/model (web/model.js): a tiny decoder-only,
-// attention-only transformer that learns induction.
+// attention-only transformer that learns induction, and a small English
+// encoder trained to fill in masked words.
 
 import type { Attention, Matrix } from './attention.js';
 
@@ -142,6 +143,8 @@ export interface ModelJSON {
 
 export declare class Model {
   private constructor();
+  /** 'decoder': a causal model predicting the next word. */
+  readonly kind: 'decoder';
   /** Words by id; id 0 ('<unk>') stands for any word not in it. */
   readonly vocab: readonly string[];
   readonly layers: number;
@@ -182,6 +185,186 @@ export declare const TRAIN_DEFAULTS: Readonly<TrainingSettings>;
 /** An untrained model, deterministic from options.seed. */
 export declare function createModel(options?: CreateModelOptions): Promise<Model>;
 /** 'induction' (default: the shipped trained model), a URL, JSON text or a ModelJSON object. */
-export declare function loadModel(source?: 'induction' | string | URL | ModelJSON, options?: LoadModelOptions): Promise<Model>;
+export declare function loadModel(source?: 'induction' | ModelJSON, options?: LoadModelOptions): Promise<Model>;
+/** 'english': the shipped trained English encoder (fetched only when asked for), or a saved encoder's JSON. */
+export declare function loadModel(source: 'english' | EncoderJSON, options?: EncoderLoadOptions): Promise<EncoderModel>;
+/** A URL or JSON text of a saved model: a Model or an EncoderModel by the file's kind. */
+export declare function loadModel(source: string | URL, options?: LoadModelOptions | EncoderLoadOptions): Promise<Model | EncoderModel>;
 /** model.headScores(options). */
 export declare function headScores(model: Model, options?: ScoreOptions): HeadScore[][];
+/** An encoder's heads scored on held-out grammar sentences. */
+export declare function headScores(model: EncoderModel, options?: EncoderScoreOptions): EncoderHeadScore[][];
+
+/** The English encoder's architecture. */
+export interface EncoderConfig {
+  /** Default 3. */
+  layers: number;
+  /** Default 4. */
+  heads: number;
+  /** Default 64. */
+  dModel: number;
+  /** Default 16. */
+  dHead: number;
+  /** Width of each block's MLP (default 256). */
+  mlp: number;
+  /** Most words forward() takes (default 32). */
+  context: number;
+}
+
+/** What an encoder's trainStep() uses. */
+export interface EncoderTrainingSettings {
+  /** Sentences per step (default 64). */
+  batch: number;
+  /** Adam's step size after warm-up (default 0.002). */
+  learningRate: number;
+  /** Default 200. */
+  warmup: number;
+  /** The step at which the step size has fallen linearly to 0; 0 keeps it constant (default 0). */
+  decaySteps: number;
+  beta1: number;
+  beta2: number;
+  epsilon: number;
+}
+
+export interface CreateEncoderOptions extends Partial<EncoderConfig>, Partial<EncoderTrainingSettings> {
+  /** Decides the parameters and the batches trainStep draws. Default 0. */
+  seed?: number;
+  /** Words by id: '<unk>' first and a '<mask>' somewhere. Default the English lexicon's (englishVocab). */
+  vocab?: readonly string[];
+  attention?: Attention;
+}
+
+export interface EncoderLoadOptions extends Partial<EncoderTrainingSettings> {
+  seed?: number;
+  attention?: Attention;
+}
+
+/** One layer of an encoder's forward pass, every matrix a copy. */
+export interface EncoderLayerSteps {
+  /** (n, dModel) the residual stream entering the layer */
+  x: Matrix;
+  /** (n, dModel) LayerNorm(x): the X that each head's wq, wk, wv multiply (q = xNorm wq) */
+  xNorm: Matrix;
+  /** per head: q, k, v, scores, scaled, logits (= scaled: no mask within a sentence), weights, output */
+  heads: HeadSteps[];
+  /** (n, dModel) the attention's contribution to the residual stream: heads side by side times W_O */
+  output: Matrix;
+  /** (n, dModel) the MLP's contribution */
+  mlp: Matrix;
+}
+
+export interface EncoderForwardResult {
+  tokens: Int32Array;
+  /** The vocabulary's word for each id ('<unk>' for an unknown word). */
+  words: string[];
+  /** Positions of the words the vocabulary lacks. */
+  unknown: number[];
+  layers: EncoderLayerSteps[];
+  /** attentions[layer][head]: (n, n) weights over exactly these words */
+  attentions: Matrix[][];
+  /** (n, dModel) after the last layer */
+  residual: Matrix;
+  /** (n, vocab) row i scores the word at i (meaningful where a word is masked) */
+  logits: Matrix;
+}
+
+export interface FillGuess {
+  word: string;
+  id: number;
+  /** Softmax probability. */
+  p: number;
+}
+
+export interface EncoderScoreOptions {
+  /** Held-out grammar sentences (default 400). */
+  sentences?: number;
+  /** Their seed (default the held-out seed, never used in training). */
+  seed?: number;
+}
+
+/** A relation's score: the fraction of its cases where the head's most attended other word is the partner, beside the best fixed offset's. */
+export interface RelationScore {
+  score: number;
+  /** The fraction of the same cases whose partner stands at `offset`. */
+  baseline: number;
+  offset: number;
+  cases: number;
+}
+
+export interface EncoderHeadScore {
+  layer: number;
+  head: number;
+  relations: {
+    detNoun: RelationScore;
+    detNounPastAdjectives: RelationScore;
+    adjNoun: RelationScore;
+    verbSubject: RelationScore;
+    verbSubjectPastPhrase: RelationScore;
+    verbObject: RelationScore;
+    prepObject: RelationScore;
+  };
+  /** Mean attention weight on the previous word, the next word, the word itself, the first word. */
+  positional: { previous: number; next: number; self: number; first: number };
+  /** 'det → noun 0.97' when a relation beats its baseline by the margin, else 'next word 0.93'. */
+  label: string;
+}
+
+export interface AgreementTally {
+  right: number;
+  cases: number;
+  accuracy: number;
+}
+
+export interface EncoderJSON {
+  format: 'attention-wasm-model';
+  version: 1;
+  kind: 'encoder';
+  config: EncoderConfig;
+  vocab: string[];
+  dtype: 'float32' | 'float16' | 'int8';
+  params: Record<string, string>;
+  steps: number;
+  /** The model card: data, size, steps, loss, agreement, every head's scores. */
+  card?: Record<string, unknown>;
+}
+
+export declare class EncoderModel {
+  private constructor();
+  readonly kind: 'encoder';
+  readonly vocab: readonly string[];
+  readonly layers: number;
+  readonly heads: number;
+  readonly dModel: number;
+  readonly dHead: number;
+  readonly mlp: number;
+  readonly context: number;
+  readonly config: EncoderConfig;
+  readonly training: Readonly<EncoderTrainingSettings>;
+  readonly steps: number;
+  /** The model card the JSON carried, or null. */
+  readonly card: Record<string, unknown> | null;
+  /** Ids of words, lower-cased and trimmed; unknown words are 0 ('<unk>'). */
+  encode(words: readonly string[]): Int32Array;
+  /** The words the vocabulary lacks and their positions; [] when it knows them all. */
+  unknownWords(words: readonly string[]): { index: number; word: string }[];
+  decode(ids: ArrayLike<number>): string[];
+  /** One sentence of 1 .. context words or ids, every step kept. */
+  forward(tokens: readonly string[] | Int32Array | readonly number[]): EncoderForwardResult;
+  /** The k (default 5) likeliest words for position i were it masked. */
+  fill(tokens: readonly string[] | Int32Array | readonly number[], i: number, k?: number): FillGuess[];
+  /** Copies of one head's weights: q = forward().layers[layer].xNorm times wq. */
+  head(layer: number, head: number): HeadWeights;
+  /** One Adam step on a masked-LM batch of grammar sentences; returns its loss. */
+  trainStep(): number;
+  headScores(options?: EncoderScoreOptions): EncoderHeadScore[][];
+  /** Held-out masked-LM loss and accuracy, and agreement (right form over wrong form). */
+  evaluate(options?: EncoderScoreOptions): { loss: number; accuracy: number; agreement: { all: AgreementTally; attractor: AgreementTally; verbs: AgreementTally; determiners: AgreementTally } };
+  toJSON(options?: { dtype?: 'float32' | 'float16' | 'int8'; card?: Record<string, unknown> | null } | string): EncoderJSON;
+}
+
+export declare const ENCODER_DEFAULTS: Readonly<EncoderConfig>;
+export declare const ENCODER_TRAIN_DEFAULTS: Readonly<EncoderTrainingSettings>;
+/** An untrained English encoder, deterministic from options.seed. */
+export declare function createEncoder(options?: CreateEncoderOptions): Promise<EncoderModel>;
+/** Words and punctuation of a text, lower-cased: 'The cat sat.' -> ['the', 'cat', 'sat', '.']. */
+export declare function tokenize(text: string): string[];
