@@ -128,7 +128,7 @@ test('the handbook page fetches no English model until the switch asks; then the
   const { page, problems, requests } = await open(env, '/');
   await settled(page);
   assert.equal(await shadow(page, (el) => [...el.shadowRoot.querySelectorAll('.weights-switch button')].map((b) => `${b.textContent}:${b.getAttribute('aria-pressed')}`)),
-    ['random:true', 'trained:false']);
+    ['random:true', 'trained on English:false']);
   assert.equal(fetchedEnglish(requests), [], 'the default page never asks for english.json');
   const before = await stateOf(page);
   await page.click(`${E} .weights-switch button:text("trained")`);

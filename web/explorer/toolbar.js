@@ -1,7 +1,8 @@
 // toolbar.js - the controls of <attention-explorer>: the sticky toolbar
-// (tokens, random or trained weights, scale slider, causal, heads and the head picker, "Mask pairs",
+// (tokens, scale slider, causal, heads and the head picker, "Mask pairs",
 // the step buttons) and the settings panel (sizes, seed, embeddings, window,
-// softcap, query offset, reset buttons, saving). A control that mirrors a
+// softcap, query offset, reset buttons, saving) with the weights switch
+// beside it (random, or the English encoder). A control that mirrors a
 // setting writes the host's attribute, and sync() writes the config in use
 // back into the controls; what only the element can do (clear the mask,
 // undo edits, step, play, save, a slider drag) goes through `actions`.
@@ -89,18 +90,17 @@ export class Toolbar {
     ui.play = el('button', { type: 'button', text: 'Play', onclick: actions.togglePlay });
     ui.stepNav = el('div', { class: 'step-nav full-only', role: 'group', 'aria-label': 'steps' }, ui.prev, ui.next, ui.play);
     // Random or trained weights on the same sentence: the handbook's draws, or the English encoder (fetched on the first press).
-    ui.random = el('button', { type: 'button', 'aria-pressed': 'true', text: 'random', title: 'The handbook’s random X, W_Q, W_K, W_V: the mechanics, no meaning',
+    ui.random = el('button', { type: 'button', 'aria-pressed': 'true', text: 'random', title: 'The handbook’s random X, W_Q, W_K, W_V',
       onclick: () => host.removeAttribute('model') });
-    ui.trained = el('button', { type: 'button', 'aria-pressed': 'false', text: 'trained', title: 'An encoder trained on English to fill in masked words: its heads and weights on the same sentence',
+    ui.trained = el('button', { type: 'button', 'aria-pressed': 'false', text: 'trained on English', title: 'An encoder trained on English to fill in masked words',
       onclick: () => host.setAttribute('model', 'english') });
-    ui.weights = el('div', { class: 'field weights-switch full-only', role: 'group', 'aria-label': 'weights' }, el('span', { text: 'weights' }), ui.random, ui.trained);
+    ui.weights = el('div', { class: 'field weights-switch', role: 'group', 'aria-label': 'weights' }, el('span', { text: 'weights' }), ui.random, ui.trained);
     ui.savePNG = el('button', { type: 'button', text: 'Save PNG', onclick: () => actions.save('png') });
     ui.saveSVG = el('button', { type: 'button', text: 'Save SVG', onclick: () => actions.save('svg') });
 
     ui.toolbar = el('div', { class: 'toolbar', part: 'toolbar', role: 'group', 'aria-label': 'attention controls' },
       field('Tokens', ui.tokens, 'tokens full-only'),
       // The readout and its reset wrap together: a reset alone on a row would be a blank row at the default scale.
-      ui.weights,
       el('span', { class: 'field scale' }, el('label', { class: 'field' }, el('span', { text: 'scale' }), ui.scale),
         el('span', { class: 'scale-readout' }, ui.scaleText, ui.scaleReset)),
       el('label', { class: 'field check' }, ui.causal, el('span', { text: 'causal' })),
@@ -113,6 +113,8 @@ export class Toolbar {
         field('embeddings', ui.embeddings), el('label', { class: 'field check' }, ui.positions, el('span', { text: 'positions' }))),
       el('div', { class: 'row' }, field('window', ui.window), field('softcap', ui.softcap), field('query offset', ui.queryOffset)),
       el('div', { class: 'row' }, ui.resetMask, ui.resetEdits, ui.mode, el('span', { class: 'spacer' }), ui.savePNG, ui.saveSVG));
+    // Beside the settings' summary, not in the toolbar: the toolbar keeps to one row at a laptop's width.
+    ui.settingsRow = el('div', { class: 'settings-row full-only' }, ui.settings, ui.weights);
   }
 
   /** The sticky toolbar. */
@@ -120,9 +122,9 @@ export class Toolbar {
     return this.#ui.toolbar;
   }
 
-  /** The settings panel (a details element under the toolbar). */
+  /** The settings panel (a details element under the toolbar) with the weights switch beside it. */
   get settings() {
-    return this.#ui.settings;
+    return this.#ui.settingsRow;
   }
 
   /**
