@@ -54,6 +54,15 @@ exports=(
   attn_kv_read
   attn_matmul
   attn_softmax
+  attn_matmul_scratch_floats
+  attn_matmul_ex
+  attn_matmul_backward
+  attn_layer_norm
+  attn_layer_norm_backward
+  attn_rms_norm
+  attn_rms_norm_backward
+  attn_gelu
+  attn_gelu_backward
   attn_status_string
   attn_default_scale
   attn_simd_enabled

@@ -494,6 +494,32 @@ attn_status attn_matmul(const float* a, const float* b, float* c, int32_t m, int
  * becomes all 0. */
 attn_status attn_softmax(const float* x, float* y, int32_t rows, int32_t cols);
 
+/* THE TRANSFORMER BLOCK (attention-block.c; error: docs/numerics.md). Row-major, contiguous;
+ * no output overlaps an input unless said.
+ * attn_matmul_ex: c (m, n) = a (m, k) b (k, n) (b (n, k) transposed with ATTN_MATMUL_TRANSPOSE_B)
+ *   + bias (n, or NULL) on every row; a transposed b needs k n floats of scratch, the backward
+ *   attn_matmul_scratch_floats() = max(m k, k n, m n) (0 for invalid sizes). The backward
+ *   writes da (m, k), db (b's shape), dbias (n) from dout (m, n); NULL: not wanted.
+ * attn_layer_norm, attn_rms_norm: rows over cols as PyTorch's layer_norm (biased variance)
+ *   and rms_norm; gamma NULL is 1, beta NULL 0; eps finite, >= 0 (else ATTN_ERR_SCALE); y may
+ *   equal x. Backward: dx (may equal dout), dgamma, dbeta (cols, overwritten, or NULL).
+ * attn_gelu: approximate 0 is x Phi(x), 1 the tanh form (else ATTN_ERR_FLAGS); y may equal x.
+ *   Backward: dx = dout gelu'(x). */
+#define ATTN_MATMUL_TRANSPOSE_B 1u
+size_t attn_matmul_scratch_floats(int32_t m, int32_t k, int32_t n);
+attn_status attn_matmul_ex(const float* a, const float* b, const float* bias, float* c, int32_t m, int32_t k, int32_t n,
+                           uint32_t flags, float* scratch, size_t scratch_floats);
+attn_status attn_matmul_backward(const float* a, const float* b, const float* dout, float* da, float* db, float* dbias,
+                                 int32_t m, int32_t k, int32_t n, uint32_t flags, float* scratch, size_t scratch_floats);
+attn_status attn_layer_norm(const float* x, const float* gamma, const float* beta, float eps, float* y, int32_t rows, int32_t cols);
+attn_status attn_layer_norm_backward(const float* x, const float* dout, const float* gamma, float eps, float* dx, float* dgamma,
+                                     float* dbeta, int32_t rows, int32_t cols);
+attn_status attn_rms_norm(const float* x, const float* gamma, float eps, float* y, int32_t rows, int32_t cols);
+attn_status attn_rms_norm_backward(const float* x, const float* dout, const float* gamma, float eps, float* dx,
+                                   float* dgamma, int32_t rows, int32_t cols);
+attn_status attn_gelu(const float* x, float* y, int32_t n, int32_t approximate);
+attn_status attn_gelu_backward(const float* x, const float* dout, float* dx, int32_t n, int32_t approximate);
+
 /* BACKWARD PASS
  *
  * attn_sdpa_backward gives the gradients of a loss L with respect to Q, K,

@@ -24,9 +24,9 @@ import { NOUNS, VERBS, ADJECTIVES } from '../web/model/english/lexicon.js';
 import { HELD_OUT_SEED, LABEL_FLOOR, LABEL_MARGIN, RELATIONS, SCORE_SENTENCES } from '../web/model/english/scores.js';
 
 export const SEED = 1;
-export const STEPS = 4000;
+export const STEPS = 3000;
 export const BATCH = 64;
-export const LEARNING_RATE = 0.002;
+export const LEARNING_RATE = 0.003;
 const LOG_EVERY = 100;
 const SCORE_EVERY = 500;
 

@@ -179,3 +179,33 @@ export function generated(items, expected, what) {
   }
   return items;
 }
+
+/**
+ * |actual - expected| <= tol * scale[i] for every element, scale[i] the
+ * scale of element i's row (or of the array): the block ops' bound, stated
+ * relative to the row where an element near 0 has no relative precision
+ * (docs/numerics.md). Returns the largest error / scale seen.
+ */
+export function assertScaled(actual, expected, scale, tol, what = 'values') {
+  if (actual.length !== expected.length) throw new Error(`${what}: length ${actual.length} != expected ${expected.length}`);
+  let worst = 0;
+  for (let i = 0; i < expected.length; i++) {
+    const a = actual[i], e = expected[i], s = typeof scale === 'number' ? scale : scale[i];
+    if (a === e) continue;
+    const err = Math.abs(a - e) / s;
+    if (!(err <= tol)) throw new Error(`${what}[${i}]: got ${a}, expected ${e} (|diff| ${Math.abs(a - e).toExponential(2)} > ${tol} x scale ${s.toExponential(2)})`);
+    worst = Math.max(worst, err);
+  }
+  return worst;
+}
+
+/** Each element's row scale: max |x| over its row of a (rows, cols) array (1e-30 for a row of zeros). */
+export function rowScales(x, rows, cols) {
+  const s = new Float64Array(rows * cols);
+  for (let i = 0; i < rows; i++) {
+    let m = 1e-30;
+    for (let j = 0; j < cols; j++) m = Math.max(m, Math.abs(x[i * cols + j]));
+    s.fill(m, i * cols, (i + 1) * cols);
+  }
+  return s;
+}

@@ -402,11 +402,19 @@ export interface MultiHeadResult {
   logits?: Matrix[];
 }
 
-/** Options of Attention#matmul and Attention#softmax. */
+/** Options of Attention#matmul (softmax takes `out` only). */
 export interface MatmulOptions {
   /** Where the result (m, n) goes: a Matrix of that shape or a Float32Array of exactly m * n values. */
   out?: Matrix | Float32Array | null;
+  /** b is (n, k) and a times its transpose is computed; `bias`: n values added to every row. */
+  transposeB?: boolean; bias?: Float32Array | number[] | null;
 }
+/** layerNorm's options (rmsNorm: no beta, eps 1e-6): gamma, beta (cols values; 1 and 0), eps (1e-5), out as matmul's. */
+export interface NormOptions { gamma?: Float32Array | number[] | null; beta?: Float32Array | number[] | null; eps?: number; out?: Matrix | Float32Array | null }
+/** gelu's form as PyTorch names it: 'none' (default) x Phi(x), 'tanh' the tanh form; out as matmul's. */
+export interface GeluOptions { approximate?: 'none' | 'tanh'; out?: Matrix | Float32Array | null }
+/** Gradients of matmul (db has b's shape; dbias null unless bias: true), of layerNorm and rmsNorm (no dbeta). */
+export interface MatmulGradients { da: Matrix; db: Matrix; dbias: Float32Array | null } export interface NormGradients { dx: Matrix; dgamma: Float32Array; dbeta?: Float32Array }
 
 /** attentionBackward's options: attention()'s without steps. */
 export type AttentionBackwardOptions = Omit<AttentionOptions, 'steps' | 'dtype'>;
@@ -533,17 +541,24 @@ export declare class Attention {
   sdpaBackward(q: Float32Array, k: Float32Array, v: Float32Array, output: Float32Array | null, dOutput: Float32Array, options: SdpaBackwardOptions): SdpaGradients;
   /** Gradients of multiHeadAttention() given dOutput (like its output). */
   multiHeadAttentionBackward(x: MatrixLike, dOutput: MatrixLike, options: MultiHeadBackwardOptions): MultiHeadGradients;
-  /**
-   * a (m, k) times b (k, n), float32. With `out` (a Matrix (m, n), or a Float32Array of
-   * exactly m * n values; it may hold a's or b's data) the product is written there and the
-   * result is that Matrix, or a Matrix over that array: no new array per call.
-   */
+  /** a (m, k) times b (k, n) (b (n, k) with transposeB) + bias, float32; with `out` (a Matrix (m, n) or m * n floats; it may hold a's or b's data) the result is written there. */
   matmul(a: MatrixLike, b: MatrixLike, options?: MatmulOptions): Matrix;
+  /** Gradients of matmul(a, b, { transposeB, bias }) from dOut (m, n). */
+  matmulBackward(a: MatrixLike, b: MatrixLike, dOut: MatrixLike, options?: { transposeB?: boolean; bias?: boolean }): MatmulGradients;
+  /** Rows over cols as PyTorch's layer_norm (biased variance): (x - mean) / sqrt(var + eps) gamma + beta. */
+  layerNorm(x: MatrixLike, options?: NormOptions): Matrix;
+  layerNormBackward(x: MatrixLike, dOut: MatrixLike, options?: Omit<NormOptions, 'out'>): NormGradients & { dbeta: Float32Array };
+  /** Rows over cols as PyTorch's rms_norm: x / sqrt(mean(x^2) + eps) gamma. */
+  rmsNorm(x: MatrixLike, options?: Omit<NormOptions, 'beta'>): Matrix;
+  rmsNormBackward(x: MatrixLike, dOut: MatrixLike, options?: Omit<NormOptions, 'beta' | 'out'>): NormGradients;
+  /** GELU elementwise; geluBackward: dOut times gelu'(x). */
+  gelu(x: MatrixLike, options?: GeluOptions): Matrix;
+  geluBackward(x: MatrixLike, dOut: MatrixLike, options?: Omit<GeluOptions, 'out'>): Matrix;
   /**
    * Row-wise softmax; -Infinity weighs 0; an all -Infinity row gives 0. With `out` (x's shape;
    * it may hold x's data) the result is written there, as matmul's.
    */
-  softmax(x: MatrixLike, options?: MatmulOptions): Matrix;
+  softmax(x: MatrixLike, options?: Pick<MatmulOptions, 'out'>): Matrix;
   /**
    * A copy of x (n, d) with row i turned by RoPE at position `position + i` (default 0): the same
    * bits the `rope` option attends with (q at i + queryOffset, keys at j). With `heads`, x is

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "block.h"
 #include "f32-backward.h"
 #include "f32-exp.h"
 #include "f32-sink.h"

@@ -190,7 +190,7 @@ api('matmul out of the wrong kind or size is an error naming out and the shape',
     [{ out: new Matrix(4, 2) }, RangeError, /^matmul: out must have shape \(2, 4\), got \(4, 2\)$/],
     [{ out: new Float64Array(8) }, TypeError, /^matmul: out must be a Matrix \(2, 4\) or a Float32Array of 2 x 4 = 8 values, got a Float64Array of length 8$/],
     [{ out: [[0, 0, 0, 0], [0, 0, 0, 0]] }, TypeError, /^matmul: out must be a Matrix/],
-    [{ output: new Float32Array(8) }, TypeError, /^matmul: unknown option "output" \(known: out\)$/],
+    [{ output: new Float32Array(8) }, TypeError, /^matmul: unknown option "output" \(known: out, transposeB, bias\)$/],
     [7, TypeError, /^matmul: options must be an object/],
   ];
   for (const [options, E, message] of bad) {

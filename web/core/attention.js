@@ -3,6 +3,7 @@
 // (errors name the argument and the expected shape), hands one checked call to the wasm instance
 // (core/instance.js) and wraps what comes back.
 
+import * as block from './block.js';
 import { float16ToFloat32, float32ToFloat16, isFloat16 } from './float16.js';
 import { KVCache } from './kvcache.js';
 import { Instance } from './instance.js';
@@ -229,19 +230,70 @@ export class Attention {
   }
 
   /**
-   * a (m, k) times b (k, n), float32. options.out: a Matrix (m, n) or a
-   * Float32Array of m * n values to write the product into (it may hold a's
-   * or b's data); then the result is that Matrix, or a Matrix over that array.
+   * a (m, k) times b (k, n), float32; with transposeB, b is (n, k) and a
+   * times its transpose is computed. bias (n values) is added to every
+   * row. options.out: a Matrix (m, n) or a Float32Array of m * n values to
+   * write the product into (it may hold a's or b's data); then the result
+   * is that Matrix, or a Matrix over that array.
    */
   matmul(a, b, options) {
     this.#wasm.live();
-    const A = toMatrix(a, 'matmul: a');
-    const B = toMatrix(b, 'matmul: b', A.cols);
-    const out = options == null ? null : checkMatrixOut(options, 'matmul', A.rows, B.cols);
-    if (out === null) return new Matrix(A.rows, B.cols, this.#wasm.matmul(A, B));
-    this.#wasm.refuseOwnMemory(out.data, 'matmul: out');
-    this.#wasm.matmul(A, B, out.data);
-    return out;
+    return block.matmul(this.#wasm, a, b, options);
+  }
+
+  /**
+   * Gradients of matmul(a, b, { transposeB, bias }) from dOut (m, n): da
+   * (a's shape), db (b's shape) and, with bias: true, dbias (n values),
+   * else null.
+   */
+  matmulBackward(a, b, dOut, options) {
+    this.#wasm.live();
+    return block.matmulBackward(this.#wasm, a, b, dOut, options);
+  }
+
+  /**
+   * Each row of x normalized over its cols, as PyTorch's layer_norm (biased
+   * variance): (x - mean) / sqrt(var + eps) * gamma + beta; gamma and beta
+   * (cols values each) default to 1 and 0, eps to 1e-5. options.out as
+   * matmul's (it may be x's data).
+   */
+  layerNorm(x, options) {
+    this.#wasm.live();
+    return block.layerNorm(this.#wasm, x, options);
+  }
+
+  /** Gradients of layerNorm from dOut (x's shape): { dx, dgamma, dbeta } (the last two Float32Arrays of cols values). */
+  layerNormBackward(x, dOut, options) {
+    this.#wasm.live();
+    return block.layerNormBackward(this.#wasm, x, dOut, options);
+  }
+
+  /** Each row of x over its cols as PyTorch's rms_norm: x / sqrt(mean(x^2) + eps) * gamma; eps defaults to 1e-6. */
+  rmsNorm(x, options) {
+    this.#wasm.live();
+    return block.rmsNorm(this.#wasm, x, options);
+  }
+
+  /** Gradients of rmsNorm from dOut (x's shape): { dx, dgamma }. */
+  rmsNormBackward(x, dOut, options) {
+    this.#wasm.live();
+    return block.rmsNormBackward(this.#wasm, x, dOut, options);
+  }
+
+  /**
+   * GELU elementwise, as PyTorch names its forms: approximate 'none' (the
+   * default) is x Phi(x) with the exact normal CDF, 'tanh' the tanh form.
+   * options.out as matmul's (it may be x's data).
+   */
+  gelu(x, options) {
+    this.#wasm.live();
+    return block.gelu(this.#wasm, x, options);
+  }
+
+  /** dOut times GELU's derivative at x (x's shape). */
+  geluBackward(x, dOut, options) {
+    this.#wasm.live();
+    return block.geluBackward(this.#wasm, x, dOut, options);
   }
 
   /**

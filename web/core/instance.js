@@ -14,6 +14,8 @@ const EXPORTS = [
   'memory', 'malloc', 'free', 'attn_isa', 'attn_simd_enabled', 'attn_status_string', 'attn_sdpa', 'attn_sdpa_kv',
   'attn_sdpa_call_scratch_size', 'attn_sdpa_call_scratch_size_with', 'attn_sdpa_backward', 'attn_sdpa_backward_scratch_size',
   'attn_sdpa_backward_scratch_size_with', 'attn_matmul', 'attn_softmax', 'attn_rope', 'attn_kv_write', 'attn_kv_read',
+  'attn_matmul_ex', 'attn_matmul_backward', 'attn_layer_norm', 'attn_layer_norm_backward', 'attn_rms_norm', 'attn_rms_norm_backward',
+  'attn_gelu', 'attn_gelu_backward',
 ];
 
 
@@ -375,6 +377,23 @@ export class Instance {
       this.#f32.set(B.data, bP >>> 2);
       this.#check(ex.attn_matmul(aP, bP, cP, m, k, n), 'matmul');
       return copyOut(this.#f32, cP >>> 2, out ?? new Float32Array(m * n), m * n); // attn_matmul does not allocate: the view is current
+    } finally {
+      this.#release();
+    }
+  }
+
+  /**
+   * One call of a block op (core/block.js): `sizes` (bytes) laid out in the
+   * arena, then body(addresses, f32, exports, check) copies in, calls and
+   * copies out through the float32 view (the block's C calls do not
+   * allocate, so the view stays current); check(status) throws as the
+   * other calls do. The arena is the one every call reuses.
+   */
+  block(sizes, what, body) {
+    const ex = this.live();
+    const at = this.#reserve(sizes, what);
+    try {
+      return body(at, this.#f32, ex, (status) => this.#check(status, what));
     } finally {
       this.#release();
     }
