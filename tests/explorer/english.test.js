@@ -11,7 +11,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { RELATION_NAMES, bestHead, encoderLabel, maskIndex, unknownText } from '../../web/explorer/encoder-source.js';
+import { RELATION_NAMES, bestHead, cardScores, encoderLabel, maskIndex, relationNames, unknownText } from '../../web/explorer/encoder-source.js';
 import { maskTexts } from '../../web/explorer/mask-view.js';
 import { EXPLORER as E, settled, start } from '../browser.js';
 import { rejects } from '../helpers.js';
@@ -44,6 +44,17 @@ unit('a positional head has no baseline beside it; its spoken label names its be
   const l = encoderLabel(s);
   assert.is(l.baseline, '');
   assert.match(l.detail, /^next word 0\.93; its best relation, verb → subject, 0\.60 against 0\.40 for the best fixed offset \(-1\)$/);
+});
+
+unit('the model card\'s head scores read as headScores gives them, its relation names first', () => {
+  const card = { relations: { detNoun: 'determiner → noun' }, heads: [[{ label: 'determiner → noun 0.91', relations: { detNoun: [0.91, 0.77, 1] }, positional: { next: 0.2 } }]] };
+  const [[s]] = cardScores(card);
+  assert.equal(s.relations.detNoun, { score: 0.91, baseline: 0.77, offset: 1 });
+  assert.is(encoderLabel(s, relationNames(card)).baseline, 'vs offset +1: 0.77');
+  assert.match(encoderLabel(s, relationNames(card)).detail, /on held-out sentences$/);
+  assert.is(cardScores({ description: 'no scores' }), null);
+  assert.is(cardScores(null), null);
+  assert.is(relationNames({ relations: { detNoun: 3 } }), RELATION_NAMES);
 });
 
 unit('bestHead takes the highest score of the relation', () => {

@@ -30,6 +30,29 @@ export const RELATION_NAMES = Object.freeze({
   prepObject: 'prep → object',
 });
 
+/**
+ * Every head's scores as headScores gives them, from the model card the
+ * shipped JSON carries (measured on those weights when the file was made:
+ * `heads[layer][head]` { label, relations: { key: [score, baseline, offset] },
+ * positional }), or null when the card has none. Scoring in the page takes
+ * seconds on the held-out sentences; the card's numbers are the same ones.
+ */
+export function cardScores(card) {
+  const heads = card?.heads;
+  if (!Array.isArray(heads) || !heads.every((row) => Array.isArray(row) && row.every((h) => typeof h?.label === 'string' && h.relations))) return null;
+  return heads.map((row) => row.map((h) => ({
+    label: h.label,
+    positional: { ...h.positional },
+    relations: Object.fromEntries(Object.entries(h.relations).map(([k, r]) => [k, Array.isArray(r) ? { score: r[0], baseline: r[1], offset: r[2] } : r])),
+  })));
+}
+
+/** The relations' names: the card's (the model's own), else the view's. */
+export function relationNames(card) {
+  const names = card?.relations;
+  return names && typeof names === 'object' && Object.values(names).every((n) => typeof n === 'string') ? names : RELATION_NAMES;
+}
+
 /** The head with the highest score for a relation, [layer, head]. */
 export function bestHead(scores, relation = DEFAULT_RELATION) {
   let best = [0, 0], top = -Infinity;
@@ -50,23 +73,24 @@ const signed = (offset) => (offset > 0 ? `+${offset}` : String(offset));
  * position), `detail` for its spoken label and tooltip (a positional head's
  * names its best relation against that relation's baseline too).
  */
-export function encoderLabel(s) {
+export function encoderLabel(s, names = RELATION_NAMES) {
   const relations = s.relations ?? {};
-  const named = Object.keys(RELATION_NAMES).filter((k) => relations[k] && s.label.startsWith(`${RELATION_NAMES[k]} `))
-    .sort((a, b) => RELATION_NAMES[b].length - RELATION_NAMES[a].length)[0];
+  const keys = Object.keys(names).filter((k) => relations[k] && (relations[k].cases ?? 1) > 0);
+  const named = keys.filter((k) => s.label.startsWith(`${names[k]} `)).sort((a, b) => names[b].length - names[a].length)[0];
   const margin = (k) => relations[k].score - relations[k].baseline;
-  const best = named ?? Object.keys(RELATION_NAMES).filter((k) => relations[k]?.cases > 0).sort((a, b) => margin(b) - margin(a))[0];
+  const best = named ?? keys.sort((a, b) => margin(b) - margin(a))[0];
   if (!best) return { text: s.label, baseline: '', detail: s.label };
   const r = relations[best];
   if (named) {
+    const cases = r.cases ? `, on ${r.cases} held-out cases` : ', on held-out sentences';
     return {
       text: s.label, baseline: `vs offset ${signed(r.offset)}: ${fixed(r.baseline, 2)}`,
-      detail: `${s.label}, against ${fixed(r.baseline, 2)} for always looking ${signed(r.offset)} words over (the best fixed offset), on ${r.cases} held-out cases`,
+      detail: `${s.label}, against ${fixed(r.baseline, 2)} for always looking ${signed(r.offset)} words over (the best fixed offset)${cases}`,
     };
   }
   return {
     text: s.label, baseline: '',
-    detail: `${s.label}; its best relation, ${RELATION_NAMES[best]}, ${fixed(r.score, 2)} against ${fixed(r.baseline, 2)} for the best fixed offset (${signed(r.offset)})`,
+    detail: `${s.label}; its best relation, ${names[best]}, ${fixed(r.score, 2)} against ${fixed(r.baseline, 2)} for the best fixed offset (${signed(r.offset)})`,
   };
 }
 

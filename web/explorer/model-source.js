@@ -8,12 +8,11 @@
 // weights alone; it draws the model view (model-view.js) through `render`.
 
 import { Matrix } from '../core/matrix.js';
-import { loadModel } from '../model.js';
 import { normalizeConfig } from '../worked/computation.js';
 import { checkAttentionHead, checkAttentionLayers, externalWeightText, headLabel, headName, normalizeAttentions, patternScores } from './attentions.js';
 import { ModelView } from './model-view.js';
 import { thumbnailOf } from './heatmap-layout.js';
-import { bestHead, encoderLabel, prepareEncoder } from './encoder-source.js';
+import { bestHead, cardScores, encoderLabel, prepareEncoder, relationNames } from './encoder-source.js';
 
 export { MODEL_STYLES } from './model-view.js';
 
@@ -46,6 +45,10 @@ async function checkWeights(data, name) {
     }
   }
 }
+
+// The model module (its transformer, encoder and English lexicon) is loaded
+// when a page first shows a model, so an embed without one never downloads it.
+const loadModel = async (source) => (await import('../model.js')).loadModel(source);
 
 // Steps the Step button takes.
 const STEP_COUNT = 10;
@@ -265,8 +268,8 @@ export class ModelSource {
     try {
       const model = await loadModel(wanted);
       if (this.#wanted !== wanted) return;
-      // An encoder scores its heads on its held-out sentences; the induction model on repeated random words.
-      this.#loaded = { model, scores: model.kind === 'encoder' ? model.headScores() : model.headScores({ sequences: SCORE_SEQUENCES }) };
+      // An encoder's heads are scored on its held-out sentences (the shipped card holds those scores); the induction model's on repeated random words.
+      this.#loaded = { model, scores: model.kind === 'encoder' ? cardScores(model.card) ?? model.headScores() : model.headScores({ sequences: SCORE_SEQUENCES }) };
     } catch (err) {
       if (this.#wanted === wanted) this.#error = `model="${wanted}": ${err.message}`;
     }
@@ -409,7 +412,7 @@ export class ModelSource {
       const words = source.config.tokens;
       return {
         kind: 'encoder', tokens: words, attention: forward.attentions, pick, steps: model.steps, scale: { value: source.config.scale, dk: model.dHead },
-        labels: source.scores.map((row) => row.map((s) => encoderLabel(s))),
+        labels: source.scores.map((row) => row.map((s) => encoderLabel(s, relationNames(model.card)))),
         mask: { words, masked: source.masked ?? -1, guesses: source.guesses, pick, row: source.masked === null ? null : forward.attentions[pick.layer][pick.head].data.subarray(source.masked * words.length, (source.masked + 1) * words.length) },
       };
     }
