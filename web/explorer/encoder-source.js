@@ -150,7 +150,10 @@ export function prepareEncoder({ model, scores, name }, config, view, pick) {
     view,
     inputs: { X: layer.xNorm, WQ: w.wq, WK: w.wk, WV: w.wv },
     origin: encoderOrigin(pick, masked, words),
-    explanations: { inputs: encoderInputsText(pick, masked, words) },
+    explanations: {
+      inputs: encoderInputsText(pick, masked, words),
+      scaled: `Scores times the model's scale, 1/√${model.dHead}: the one it was trained at, so there is no slider. The encoder reads the sentence both ways, so no pair is masked: every word may look at every word.`,
+    },
     truncated: config.tokens.length - words.length,
     key: `encoder:${name}:${model.steps}:${pick.layer}:${pick.head}:${masked ?? '-'}`,
   };
@@ -175,6 +178,6 @@ function encoderInputsText({ layer, head }, masked, words) {
 /** The model view's sentence for an encoder: what changed from the handbook's random weights, and why. */
 export function encoderViewText({ layers, heads, steps }) {
   return `An encoder trained${steps ? ` for ${steps} steps` : ''} to fill in masked English words (${layers} layers × ${heads} heads), on the same sentence. ` +
-    'With the handbook’s random weights the patterns only show the mechanics; here W_Q and W_K were learned, and filling in a word needs its grammar, so heads follow it: a determiner looks at its noun, a verb at its subject. ' +
-    'Each label is measured on held-out sentences, beside the best fixed offset on the same cases. Choose a head to see its numbers below; press a word to mask it.';
+    'With the handbook’s random weights the patterns only show the mechanics; here W_Q and W_K were learned, and filling in a word needs its grammar, so heads follow it. ' +
+    'Each label is scored on held-out sentences beside the best fixed offset. Choose a head to see its numbers below; press a word to mask it.';
 }

@@ -16,6 +16,9 @@ export const MASK_STYLES = `
 .mask-panel h3 { margin-top: 0; }
 .mask-words { display: flex; flex-wrap: wrap; gap: 4px; margin: 4px 0 8px; }
 .mask-words button { min-width: 2.75em; min-height: 2.75em; font-family: var(--attn-mono); }
+/* A figure has no heading over the words: a word of its own says what pressing one does. */
+.mask-label { align-self: center; margin-right: 4px; color: var(--attn-muted); font-size: 0.85em; }
+.root:not([data-appearance="figure"]) .mask-label { display: none; }
 .mask-words button[aria-pressed="true"] { outline: 2px solid var(--attn-select); outline-offset: 1px; font-weight: 700; }
 .mask-guesses { table-layout: auto; border-spacing: 0; font-size: 0.9em; }
 .mask-guesses th, .mask-guesses td { width: auto; padding: 2px 8px 2px 0; text-align: left; }
@@ -73,7 +76,7 @@ export class MaskPanel {
     if (this.#buttons.length !== s.words.length || this.#buttons.some((b, i) => b.dataset.word !== s.words[i])) {
       this.#buttons = s.words.map((w, i) => el('button', { type: 'button', 'data-word': w, 'data-index': i, text: w,
         onclick: () => this.#mask(i === this.#masked() ? null : i) }));
-      this.#words.replaceChildren(...this.#buttons);
+      this.#words.replaceChildren(el('span', { class: 'mask-label', text: 'mask', 'aria-hidden': 'true' }), ...this.#buttons);
     }
     this.#buttons.forEach((b, i) => {
       b.setAttribute('aria-pressed', String(i === s.masked));

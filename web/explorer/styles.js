@@ -137,7 +137,7 @@ button[aria-pressed="true"] { border-color: var(--attn-accent); background: var(
 .settings-row { display: flex; flex-wrap: wrap; gap: 0 14px; align-items: flex-start; }
 .settings-row > .settings { flex: 1 1 20em; min-width: 0; }
 .weights-switch { margin-top: 8px; gap: 0; }
-.weights-switch[hidden] { display: none; }
+.weights-switch[hidden], .root[data-model="external"] .weights-switch { display: none; }
 .weights-switch > span { margin-right: 6px; }
 .weights-switch button { border-radius: 0; min-height: 2.25em; }
 .weights-switch button:first-of-type { border-radius: 6px 0 0 6px; }
