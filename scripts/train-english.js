@@ -23,10 +23,10 @@ import { GRAMMAR_DEFAULTS } from '../web/model/english/grammar.js';
 import { NOUNS, VERBS, ADJECTIVES } from '../web/model/english/lexicon.js';
 import { HELD_OUT_SEED, LABEL_FLOOR, LABEL_MARGIN, RELATIONS, SCORE_SENTENCES } from '../web/model/english/scores.js';
 
-export const SEED = 1;
-export const STEPS = 3000;
-export const BATCH = 64;
-export const LEARNING_RATE = 0.003;
+const SEED = 1;
+const STEPS = 3600;
+const BATCH = 64;
+const LEARNING_RATE = 0.002;
 const LOG_EVERY = 100;
 const SCORE_EVERY = 500;
 

@@ -51,7 +51,7 @@ export const GRAMMAR_DEFAULTS = Object.freeze({
   // A noun phrase's determiner: one marked for number (this, these, a, many ...), else neutral (the, my ...).
   markedDeterminer: 0.55,
   // Adjectives before the noun: probability of 0, 1, 2, 3.
-  adjectives: [0.3, 0.25, 0.25, 0.2],
+  adjectives: [0.4, 0.3, 0.18, 0.12],
   // A subject's modifier: a prepositional phrase, a subject relative, an object relative.
   subjectPhrase: 0.2,
   subjectRelative: 0.1,
