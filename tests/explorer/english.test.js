@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 
 import { RELATION_NAMES, bestHead, cardScores, encoderLabel, maskIndex, relationNames, unknownText } from '../../web/explorer/encoder-source.js';
 import { maskTexts } from '../../web/explorer/mask-view.js';
-import { EXPLORER as E, settled, start } from '../browser.js';
+import { EXPLORER as E, axeViolations, settled, start } from '../browser.js';
 import { rejects } from '../helpers.js';
 
 // The tables and the model both compute in float32 with the library's
@@ -288,6 +288,21 @@ test('in a compact figure and a story: no prose of its own, a story step masks a
   assert.ok(await shadow(page, (el) => el.shadowRoot.querySelector('.model-part').hidden));
   assert.is(fetchedEnglish(requests).length, 1);
   assert.equal(problems, []);
+});
+
+test('axe finds nothing serious on the English view: each head is named by what it shows and described in full', async ({ env }) => {
+  for (const path of ['/?model=english&model-mask=2', '/tests/pages/english.html']) {
+    const { page } = await open(env, path, { bypassCSP: true });
+    await modelShown(page);
+    await frame(page);
+    assert.equal(await axeViolations(page), [], path);
+    const [name, about] = await shadow(page, (el) => {
+      const b = el.shadowRoot.querySelector('button.thumb');
+      return [b.textContent, el.shadowRoot.getElementById(b.getAttribute('aria-describedby')).textContent];
+    });
+    assert.match(name, /^H1/);
+    assert.match(about, /^layer 1, head 1: /);
+  }
 });
 
 test.run();

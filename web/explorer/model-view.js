@@ -83,6 +83,7 @@ export class ModelView {
   #text = el('p', { class: 'explanation' });
   #grid = el('div', { class: 'model-grid', role: 'grid', 'aria-label': 'heads by layer; arrow keys choose a head' });
   #live = el('p', { class: 'sr-only', 'aria-live': 'polite' });
+  #about = el('div', { hidden: true }); // each head's full label, its button's description
   #cells = []; // [layer][head] { button, canvas, label }
   #shape = '';
   #announced = '';
@@ -104,7 +105,7 @@ export class ModelView {
   constructor(intents) {
     this.#intents = intents;
     this.element.append(el('h2', { text: 'Every head' }), this.#text,
-      el('div', { class: 'model-body' }, el('div', { class: 'model-heads' }, this.#grid, this.#live), this.#predictions), this.#train);
+      el('div', { class: 'model-body' }, el('div', { class: 'model-heads' }, this.#grid, this.#live, this.#about), this.#predictions), this.#train);
     this.#grid.addEventListener('keydown', (e) => this.#onKey(e));
     // The ink is the text colour, which the reader's scheme changes: draw again in the new one.
     globalThis.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', () => {
@@ -142,7 +143,8 @@ export class ModelView {
         cell.button.setAttribute('aria-selected', String(chosen));
         // A roving tab stop: Tab into the grid lands on the chosen head, arrows move from there.
         cell.button.tabIndex = chosen ? 0 : -1;
-        cell.button.setAttribute('aria-label', `${headName(l, h)}: ${s.labels[l][h].detail}`);
+        // Named by what it shows ("H2 previous token 0.82", as a speech user says it), described in full.
+        put(cell.about, 'textContent', `${headName(l, h)}: ${s.labels[l][h].detail}`);
         // The full label on hover too, where the thumbnail's is cut short.
         put(cell.button, 'title', s.labels[l][h].detail);
         cell.button.classList.toggle('chosen', chosen);
@@ -161,6 +163,7 @@ export class ModelView {
     this.#shape = `${layers}x${heads}`;
     this.#grid.style.setProperty('--heads', String(heads));
     this.#cells = [];
+    this.#about.replaceChildren();
     const rows = [];
     for (let l = 0; l < layers; l++) {
       const row = el('div', { class: 'model-row', role: 'row' }, el('span', { class: 'layer', role: 'rowheader', text: `L${l + 1}`, title: `layer ${l + 1}` }));
@@ -172,7 +175,10 @@ export class ModelView {
         const button = el('button', { type: 'button', class: 'thumb', role: 'gridcell', tabindex: -1, 'data-layer': l, 'data-head': h,
           onclick: () => this.#intents.select(l, h) },
         el('span', { class: 'which', text: `H${h + 1}` }), canvas, label, base);
-        cells.push({ button, canvas, label, base });
+        const about = el('span', { id: `head-about-${l}-${h}` });
+        button.setAttribute('aria-describedby', about.id);
+        this.#about.append(about);
+        cells.push({ button, canvas, label, base, about });
         row.append(button);
       }
       this.#cells.push(cells);
