@@ -175,6 +175,13 @@ test('the model view: every head with headScores\' label; a head\'s numbers fill
   const shown = await shadow(page, (el) => [...el.shadowRoot.querySelectorAll('button.thumb')].map((b) => b.querySelector('.kind').textContent));
   assert.is(shown.length, ref0.layers * ref0.heads);
   assert.equal(shown, ref0.labels);
+  // The head it opens on is the best det → noun head, and on the handbook's sentence it takes "the" to "cat" (index.html says so).
+  const opened = await shadow(page, (el) => {
+    const w = el.state.weights, n = w.rows;
+    const row = Array.from(w.data.slice(0, n));
+    return row.indexOf(Math.max(...row.slice(1)));
+  });
+  assert.is(words[opened], 'cat', 'the shipped model\'s det → noun head takes “the” to “cat”');
   // Choose the last layer's second head by a click: model-head follows, and every table is that head's.
   const layer = ref0.layers - 1, head = 1;
   await page.click(`${E} button.thumb[data-layer="${layer}"][data-head="${head}"]`);

@@ -178,6 +178,6 @@ function encoderInputsText({ layer, head }, masked, words) {
 /** The model view's sentence for an encoder: what changed from the handbook's random weights, and why. */
 export function encoderViewText({ layers, heads, steps }) {
   return `An encoder trained${steps ? ` for ${steps} steps` : ''} to fill in masked English words (${layers} layers × ${heads} heads), on the same sentence. ` +
-    'With the handbook’s random weights the patterns only show the mechanics; here W_Q and W_K were learned, and filling in a word needs its grammar, so heads follow it. ' +
+    'With the handbook’s random weights the patterns only show the mechanics; here W_Q and W_K were learned, and filling in a word needs its grammar, so some heads learned to follow it. ' +
     'Each label is scored on held-out sentences beside the best fixed offset. Choose a head to see its numbers below; press a word to mask it.';
 }
