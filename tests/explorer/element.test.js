@@ -169,6 +169,25 @@ test('properties set before the module loads take effect, and later sets still r
   await page.context().close();
 });
 
+test('a highlight asked for before the first view waits for it, and then lights its cells', async ({ env }) => {
+  const { page, problems } = await env.page();
+  await page.goto(`${env.base}/tests/pages/embed-late.html`);
+  await page.evaluate(async (sel) => {
+    await import('/web/explorer.js');
+    const el = document.createElement(sel);
+    el.setAttribute('show', 'weights');
+    document.querySelector('main').append(el);
+    // Connected, not computed yet: the story may ask this early (a block already in view).
+    el.highlight({ part: 'weights', row: 'cat' });
+    el.highlight({ part: 'weights', row: 'cat' });
+  }, E);
+  await settled(page);
+  const lit = await page.$eval(E, (el) => [...el.shadowRoot.querySelectorAll('table[data-id="weights-0"] td.story')].map((td) => td.dataset.i));
+  assert.equal(lit, ['1', '1', '1', '1']);
+  assert.equal(problems, []);
+  await page.context().close();
+});
+
 test('attributes and properties recompute: seed, dims, heads, kv-heads, causal, scale', async ({ env, attn }) => {
   const { page, problems } = await env.page({ colorScheme: 'dark' });
   await page.goto(`${env.base}/`);

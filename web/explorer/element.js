@@ -206,7 +206,8 @@ export class AttentionExplorer extends Base {
    */
   highlight(spec) {
     this.#highlight = spec ?? null;
-    this.#steps.setStory(this.#config && resolveHighlight(this.#highlight, this.#config));
+    // Before the first view there is nothing to light: the first render applies the spec.
+    if (this.#config) this.#steps.setStory(resolveHighlight(this.#highlight, this.#config));
   }
 
   // ---- lifecycle -------------------------------------------------------------
