@@ -3,7 +3,8 @@
 // is: docs/train.png, the Train part after 128 steps toward a painted
 // "previous token" target, with the lines view and weights it moved; and
 // docs/model-view.png, the shipped model's heads on the README's sentence
-// after Repeat. Needs Chromium (as the browser tests do):
+// after Repeat; and docs/explorer-english.png, the trained English encoder on
+// the handbook's sentence with "sat" masked. Needs Chromium (as the browser tests do):
 // node scripts/docs-images.js
 import { fileURLToPath } from 'node:url';
 
@@ -20,6 +21,7 @@ try {
   if (wanted('explorer')) await explorerView(env);
   if (wanted('train')) await trainView(env);
   if (wanted('model-view')) await modelView(env);
+  if (wanted('explorer-english')) await englishView(env);
 } finally {
   await env.close();
 }
@@ -93,4 +95,23 @@ async function modelView(env) {
   if (problems.length) throw new Error(problems.join('\n'));
   await context.close();
   console.log(`wrote ${DOCS}model-view.png`);
+}
+
+// The handbook's page switched to trained weights, "sat" masked: the weights
+// switch, every head with its label and baseline, the guesses, at a laptop's width.
+async function englishView(env) {
+  const { page, problems, context } = await env.page({ viewport: { width: 1100, height: 900 }, colorScheme: 'light', reducedMotion: 'reduce' });
+  await page.goto(`${env.base}/?model=english&model-mask=2`);
+  await page.waitForFunction((sel) => document.querySelector(sel)?.shadowRoot.querySelector('.mask-panel[data-masked="true"]'), E, { timeout: 120_000 });
+  await settled(page);
+  await page.mouse.move(0, 0);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const clip = await page.$eval(E, (el) => {
+    const host = el.getBoundingClientRect(), part = el.shadowRoot.querySelector('.model-part').getBoundingClientRect();
+    return { x: host.left + window.scrollX, y: host.top + window.scrollY, width: host.width, height: part.bottom - host.top + 8 };
+  });
+  await page.screenshot({ path: `${DOCS}explorer-english.png`, clip, fullPage: true });
+  if (problems.length) throw new Error(problems.join('\n'));
+  await context.close();
+  console.log(`wrote ${DOCS}explorer-english.png`);
 }

@@ -58,23 +58,16 @@ export interface ExplorerState {
   readonly logits: Matrix | Matrix[];
 }
 
-export interface ExplorerChangeDetail {
+/**
+ * The settings behind the numbers, with step, mask and edited. Those the
+ * element's properties read back as they are (sizes, seed, causal, scale,
+ * ...) are typed and documented there; tokens, window and rope read back
+ * in the form the config holds them.
+ */
+export interface ExplorerChangeDetail extends Pick<AttentionExplorer, 'seed' | 'dModel' | 'dk' | 'dv' | 'heads' | 'kvHeads' | 'causal' | 'scale' | 'embeddings' | 'positions' | 'softcap' | 'queryOffset'> {
   tokens: string[];
-  seed: number;
-  dModel: number;
-  dk: number;
-  dv: number;
-  heads: number;
-  kvHeads: number;
-  causal: boolean;
-  scale: number;
-  embeddings: ExplorerEmbeddings;
-  positions: boolean;
   /** [left, right] keys around each query's position (-1: unbounded), or null. */
   window: [number, number] | null;
-  /** 0: no softcap. */
-  softcap: number;
-  queryOffset: number;
   /** RoPE in use: theta and the dimensions turned (d_k, or d_k - 1 when d_k is odd); null when off. */
   rope: { theta: number; dims: number; interleaved: false } | null;
   step: ExplorerStep;
@@ -170,10 +163,15 @@ export declare class AttentionExplorer extends HTMLElement {
   trainOptimizer: 'adam' | 'sgd' | null;
   /** Attribute `train-lr`: the learning rate; null: the part's default. */
   trainLr: number | null;
-  /** Attribute `model`: "induction" (the shipped tiny transformer) or the URL of a saved model; its heads fill the model view and its chosen head the rest. */
+  /**
+   * Attribute `model`: "english" (the shipped encoder trained on English, fetched only then), "induction" (the shipped
+   * tiny transformer) or the URL of a saved model; its heads fill the model view and its chosen head the rest.
+   */
   model: string | null;
-  /** Attribute `model-head`: "layer head" counted from 1, the model's head the lines and tables show; null: the strongest induction head. */
+  /** Attribute `model-head`: "layer head" counted from 1, the model's head the lines and tables show; null: the strongest induction head (for "english", the best det → noun head). */
   modelHead: string | null;
+  /** Attribute `model-mask`: with model="english", the index (from 0) of the word masked: the model view shows the model's top 5 guesses for it and where it looks; null: none. */
+  modelMask: number | null;
   /** Attribute `attentions-src`: the URL of a JSON file of ExplorerAttentions. */
   attentionsSrc: string | null;
   /** Attention computed elsewhere, shown in the model view, the lines and the weights (no derivations); null: the element's own numbers. */

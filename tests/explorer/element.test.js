@@ -95,9 +95,19 @@ types('LIMITS, the steps, parts, controls and embeddings are typed as they are',
   assert.equal(union('ExplorerEmbeddings'), [...EMBEDDINGS]);
 });
 
+// The names an interface takes from another by `extends Pick<Other, 'a' | 'b'>`.
+function picked(name, from) {
+  const m = new RegExp(`interface ${name} extends Pick<${from}, ([^>]+)>`).exec(DTS);
+  return m ? [...m[1].matchAll(/'([^']*)'/g)].map((x) => x[1]) : [];
+}
+
 types('the attention-change detail holds every setting that changes the numbers, and step, mask, edited', () => {
   const want = [...SETTINGS.filter((s) => s.compute).map((s) => s.key), 'step', 'mask', 'edited'];
-  assert.equal(sorted(members('ExplorerChangeDetail').map((m) => m.name)), sorted(want));
+  const fromElement = picked('ExplorerChangeDetail', 'AttentionExplorer');
+  assert.ok(fromElement.length > 0, 'the detail takes the properties that read back the same from the element');
+  const own = members('ExplorerChangeDetail').map((m) => m.name);
+  assert.equal(own.filter((k) => fromElement.includes(k)), [], 'declared once');
+  assert.equal(sorted([...own, ...fromElement]), sorted(want));
 });
 
 types('every event the explorer fires is in HTMLElementEventMap', () => {
@@ -155,6 +165,25 @@ test('properties set before the module loads take effect, and later sets still r
   }, E);
   await page.waitForFunction((sel) => document.querySelector(sel).state.tokens.join(' ') === 'four five', E);
   assert.equal(await page.evaluate((sel) => [document.querySelector(sel).getAttribute('tokens'), document.querySelector(sel).config.causal], E), ['four five', false]);
+  assert.equal(problems, []);
+  await page.context().close();
+});
+
+test('a highlight asked for before the first view waits for it, and then lights its cells', async ({ env }) => {
+  const { page, problems } = await env.page();
+  await page.goto(`${env.base}/tests/pages/embed-late.html`);
+  await page.evaluate(async (sel) => {
+    await import('/web/explorer.js');
+    const el = document.createElement(sel);
+    el.setAttribute('show', 'weights');
+    document.querySelector('main').append(el);
+    // Connected, not computed yet: the story may ask this early (a block already in view).
+    el.highlight({ part: 'weights', row: 'cat' });
+    el.highlight({ part: 'weights', row: 'cat' });
+  }, E);
+  await settled(page);
+  const lit = await page.$eval(E, (el) => [...el.shadowRoot.querySelectorAll('table[data-id="weights-0"] td.story')].map((td) => td.dataset.i));
+  assert.equal(lit, ['1', '1', '1', '1']);
   assert.equal(problems, []);
   await page.context().close();
 });

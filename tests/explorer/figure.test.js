@@ -209,7 +209,8 @@ test('a figure takes the palette of the ground it lies on, not the reader\'s sch
         };
         return {
           ground: el.dataset.attnGround, page: getComputedStyle(el.parentElement).backgroundColor,
-          button: look('button'), input: look('input[type="text"]'), cell: look('td[data-i]'),
+          // A pressed button (the weights switch's choice) is filled with the accent on purpose.
+          button: look('button:not([aria-pressed="true"])'), input: look('input[type="text"]'), cell: look('td[data-i]'),
         };
       });
       const what = `${id} under a ${colorScheme} scheme`;

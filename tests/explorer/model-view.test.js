@@ -75,7 +75,8 @@ async function open(env, attrs, viewport = { width: 1280, height: 900 }) {
   return { page, problems };
 }
 const frame = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 30))));
-const labels = (page) => page.$$eval(`${E} button.thumb`, (bs) => bs.map((b) => b.getAttribute('aria-label')));
+// What a screen reader says of each head beyond its visible name: its description.
+const labels = (page) => page.$$eval(`${E} button.thumb`, (bs) => bs.map((b) => b.getRootNode().getElementById(b.getAttribute('aria-describedby'))?.textContent ?? null));
 const guesses = (page) => page.$$eval(`${E} .guess-table tbody tr`, (rows) => rows.map((r) => r.className));
 
 const test = suite('model view in Chromium');

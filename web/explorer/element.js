@@ -20,7 +20,7 @@
 import { loadAttention } from '../attention.js';
 import { el } from './dom.js';
 import { groundScheme } from './ground.js';
-import { save, snapshotView, toSVG } from './export.js';
+import { copyOut, save, snapshotView, toSVG } from './export.js';
 import { parseCellValue, startEdit } from './grid.js';
 import { Popover } from './popover.js';
 import { derive } from '../worked/derivation.js';
@@ -28,14 +28,15 @@ import { render as renderDerivation } from './derivation-view.js';
 import { installSet, resolveHighlight } from './highlight.js';
 import { defineSettingProperties } from './properties.js';
 import { PARTS, SETTINGS, STEPS, isFigure, readSettings, salvageSettings } from '../worked/settings.js';
-import { EDITABLE, StepsView, matrixOf } from './steps-view.js';
+import { StepsView } from './steps-view.js';
+import { copyLabels, matrixOf } from './step-tables.js';
+import { composeInputs, drawKey, readInputs, readMask, sameInputs, sameMask, stateOf } from './property-values.js';
 import { STYLES } from './styles.js';
 import { Toolbar } from './toolbar.js';
 import { TRAIN_STYLES, TrainPanel } from './train-view.js';
 import { DEFAULT_EXPLANATIONS, blockedReason, explain } from '../worked/text.js';
 import { LIMITS, computeExample, drawInputs } from '../worked/computation.js';
 import { fixed, toCSV, toMarkdown, toNumpy } from '../worked/format.js';
-import { Matrix, toMatrix } from '../core/matrix.js';
 import { MODEL_STYLES, ModelSource } from './model-source.js';
 
 export { STEPS, DEFAULT_EXPLANATIONS };
@@ -56,24 +57,6 @@ function sharedAttention() {
 }
 
 // The properties a page can set, settings first (the mask's shape follows the tokens).
-// A keep-mask equal to the one in force: null and an all-true mask both allow every pair.
-function sameMask(next, current) {
-  if (current === null) return !next.includes(0);
-  return next.length === current.length && next.every((x, i) => x === current[i]);
-}
-
-// Two { X?, WQ?, WK?, WV? } of Matrix with the same keys, shapes and values.
-function sameInputs(a, b) {
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((key) => {
-    const x = a[key], y = b[key];
-    if (y === undefined) return false;
-    const yd = Matrix.from(y);
-    return x.rows === yd.rows && x.cols === yd.cols && x.data.every((v, i) => Object.is(v, yd.data[i]));
-  });
-}
-
 const UPGRADED = [...SETTINGS.map((s) => s.key), 'inputs', 'explanations', 'mask', 'masking', 'attentions'];
 
 // So the module can be imported where there is no DOM (server rendering, Node).
@@ -118,6 +101,8 @@ export class AttentionExplorer extends Base {
   #models = null; // ModelSource: a model's or outside attention in place of the draws
   #source = null; // what #models.prepare gave for the numbers on screen
   #highlight = null; // the story's highlight spec (highlight())
+  #sourceTexts = 'null'; // the model's section texts the view was built with
+  #masked = null; // the word a model's view masks (model-mask), whose row the lines view selects
 
   constructor() {
     super();
@@ -139,24 +124,12 @@ export class AttentionExplorer extends Base {
     return { ...this.#inputs };
   }
   set inputs(value) {
-    const next = {};
-    if (value !== null && value !== undefined) {
-      if (typeof value !== 'object') {
-        this.#showMessage('inputs must be an object { X?, WQ?, WK?, WV? }');
-        return;
-      }
-      for (const [key, m] of Object.entries(value)) {
-        if (!EDITABLE.has(key)) {
-          this.#showMessage(`inputs: unknown matrix "${key}" (use X, WQ, WK, WV)`);
-          return;
-        }
-        try {
-          if (m !== undefined && m !== null) next[key] = Matrix.from(m);
-        } catch (err) {
-          this.#showMessage(`inputs.${key}: ${err.message}`);
-          return;
-        }
-      }
+    let next;
+    try {
+      next = readInputs(value);
+    } catch (err) {
+      this.#showMessage(err.message);
+      return;
     }
     // Equal matrices and no typed-in edits: nothing changes, so nothing recomputes
     // (a framework that sets inputs={...} on every render would loop otherwise).
@@ -176,12 +149,13 @@ export class AttentionExplorer extends Base {
       if (this.#mask === null || !this.#mask.includes(0)) return;
       this.#mask = null;
     } else {
-      const n = this.#state?.tokens.length ?? value.length;
-      if (!Array.isArray(value) || value.length !== n || value.some((r) => !Array.isArray(r) || r.length !== n)) {
-        this.#showMessage(`mask must be boolean[][] of shape (${n}, ${n})`);
+      let next;
+      try {
+        next = readMask(value, this.#state?.tokens.length ?? value.length);
+      } catch (err) {
+        this.#showMessage(err.message);
         return;
       }
-      const next = Uint8Array.from(value.flat(), (x) => (x ? 1 : 0));
       if (sameMask(next, this.#mask)) return;
       this.#mask = next;
     }
@@ -232,7 +206,8 @@ export class AttentionExplorer extends Base {
    */
   highlight(spec) {
     this.#highlight = spec ?? null;
-    this.#steps.setStory(this.#config && resolveHighlight(this.#highlight, this.#config));
+    // Before the first view there is nothing to light: the first render applies the spec.
+    if (this.#config) this.#steps.setStory(resolveHighlight(this.#highlight, this.#config));
   }
 
   // ---- lifecycle -------------------------------------------------------------
@@ -334,29 +309,20 @@ export class AttentionExplorer extends Base {
       return;
     }
     const n = config.tokens.length;
-    const shapes = { X: [n, config.dModel], WQ: [config.dModel, config.heads * config.dk], WK: [config.dModel, config.kvHeads * config.dk], WV: [config.dModel, config.kvHeads * config.dv] };
     // Typed-in numbers belong to one draw; a new seed, shapes or embeddings start afresh.
-    const drawKey = JSON.stringify([source?.key ?? null, config.seed, shapes, config.embeddings, config.positions, config.embeddings === 'word' || config.positions ? config.tokens : null]);
-    if (drawKey !== this.#editKey) {
+    const key = drawKey(config, source?.key);
+    if (key !== this.#editKey) {
       this.#edits.clear();
-      this.#editKey = drawKey;
+      this.#editKey = key;
     }
     // The draws change only with seed, shapes and embeddings: a slider drag reuses them.
-    if (this.#drawn?.key !== drawKey) this.#drawn = { key: drawKey, inputs: drawInputs(config) };
-    const inputs = {};
+    if (this.#drawn?.key !== key) this.#drawn = { key, inputs: drawInputs(config) };
+    let inputs;
     try {
-      for (const key of EDITABLE) {
-        const base = this.#inputs[key] ? toMatrix(this.#inputs[key], `inputs.${key}`, ...shapes[key]) : source ? source.inputs[key] : this.#drawn.inputs[key];
-        // A copy: state hands these out, and the cached draws must stay as drawn.
-        inputs[key] = new Matrix(base.rows, base.cols, base.data.slice());
-      }
+      inputs = composeInputs(config, this.#inputs, source ? source.inputs : this.#drawn.inputs, this.#edits);
     } catch (err) {
       this.#showMessage(err.message);
       return;
-    }
-    for (const [key, value] of this.#edits) {
-      const [name, i, j] = key.split(':');
-      inputs[name].data[Number(i) * inputs[name].cols + Number(j)] = value;
     }
     if (this.#mask && this.#mask.length !== n * n) this.#mask = null;
     const mask = this.#mask && this.#mask.includes(0) ? this.#mask : undefined;
@@ -365,13 +331,8 @@ export class AttentionExplorer extends Base {
     this.#config = config;
     this.#view = view;
     this.#example = ex;
-    const pick = (key) => (config.heads === 1 ? ex.heads[0][key] : ex.heads.map((h) => h[key]));
-    this.#state = Object.freeze({
-      tokens: [...ex.tokens], X: ex.X, WQ: ex.WQ, WK: ex.WK, WV: ex.WV, Q: ex.Q, K: ex.K, V: ex.V, ...(ex.QR ? { QR: ex.QR, KR: ex.KR } : {}),
-      scores: pick('scores'), scaled: pick('scaled'), weights: pick('weights'), output: pick('output'),
-      ...(ex.heads[0].logits ? { logits: pick('logits') } : {}),
-    });
-    this.#showMessage(this.#settingsNote);
+    this.#state = stateOf(ex, config.heads);
+    this.#showMessage([this.#settingsNote, source?.note].filter(Boolean).join('. '));
     this.#render();
     this.#syncTrain();
     const detail = { step: view.step, mask: this.#mask && this.#mask.includes(0) ? this.mask : null, edited: this.#edits.size > 0 || Object.keys(this.#inputs).length > 0 };
@@ -421,10 +382,14 @@ export class AttentionExplorer extends Base {
     this.#toolbar.watchHeight(ui.root);
   }
 
-  // What the view paints from: the state of the last good update.
+  // What the view paints from: the state of the last good update. A model's
+  // texts (the inputs are its own, not draws) stand in for the defaults.
   #context() {
+    const own = this.#source?.explanations ?? {};
+    const explanations = { ...this.#explanations };
+    for (const step of Object.keys(own)) if (explanations[step] === DEFAULT_EXPLANATIONS[step]) explanations[step] = own[step];
     return {
-      config: this.#config, view: this.#view, example: this.#example, explanations: this.#explanations,
+      config: this.#config, view: this.#view, example: this.#example, explanations,
       scaleIsDefault: this.#scaleIsDefault, blocked: this.#blocked, edits: this.#edits, mask: this.#mask,
     };
   }
@@ -444,6 +409,12 @@ export class AttentionExplorer extends Base {
     this.#syncMasking();
     this.#syncHeadPick();
     this.#models.render(this.#source);
+    // A model's texts in the sections follow its head and mask: the sections are built again when they change.
+    const texts = JSON.stringify(this.#source?.explanations ?? null);
+    if (texts !== this.#sourceTexts) {
+      this.#sourceTexts = texts;
+      this.#steps.invalidate();
+    }
     // A highlight whose rows or columns left with the tokens is dropped.
     try {
       this.#steps.setStory(resolveHighlight(this.#highlight, this.#config), { quiet: true });
@@ -452,6 +423,12 @@ export class AttentionExplorer extends Base {
       this.#steps.setStory(null, { quiet: true });
     }
     this.#steps.render();
+    // A masked word's row is where it looks: the lines view shows that row alone.
+    const masked = this.#source?.masked ?? null;
+    if (masked !== this.#masked) {
+      this.#masked = masked;
+      this.#steps.selectQuery(masked ?? -1);
+    }
   }
 
   // Weights computed elsewhere: the lines view and the weights table show
@@ -579,24 +556,10 @@ export class AttentionExplorer extends Base {
 
   #copy(id, format) {
     const m = matrixOf(this.#example, id);
-    const t = this.#config.tokens;
-    const rowLabels = ['WQ', 'WK', 'WV'].includes(id) ? Array.from({ length: m.rows }, (_, i) => `x${i}`) : t;
-    const colLabels = /^(scores|scaled|weights)-/.test(id) ? t : Array.from({ length: m.cols }, (_, j) => `c${j}`);
-    const text = format === 'numpy' ? toNumpy(m) : format === 'CSV' ? toCSV(m, rowLabels, colLabels) : toMarkdown(m, rowLabels, colLabels);
+    const { rows, cols } = copyLabels(id, m, this.#config.tokens);
+    const text = format === 'numpy' ? toNumpy(m) : format === 'CSV' ? toCSV(m, rows, cols) : toMarkdown(m, rows, cols);
     this.dispatchEvent(new CustomEvent('attention-copy', { bubbles: true, composed: true, detail: { matrix: id, format, text } }));
-    const fallback = () => {
-      const area = el('textarea', { readonly: true, rows: 6, 'aria-label': `${id} as ${format}` });
-      area.value = text;
-      this.#ui.copyArea.replaceChildren(el('p', { text: `Copy ${id} as ${format} from here:` }), area,
-        el('button', { type: 'button', text: 'Close', onclick: () => { this.#ui.copyArea.hidden = true; } }));
-      this.#ui.copyArea.hidden = false;
-      area.select();
-    };
-    if (navigator.clipboard?.writeText) {
-      navigator.clipboard.writeText(text).then(() => this.#popover.flash(`Copied ${id} as ${format}`), fallback);
-    } else {
-      fallback();
-    }
+    copyOut(text, `${id} as ${format}`, this.#ui.copyArea, (said) => this.#popover.flash(said));
   }
 
   #snapshot() {

@@ -1,6 +1,7 @@
 // export.js - what "Save PNG", "Save SVG" and toSVG() write: the
 // parts on screen (lines view, step tables) with hatched disallowed pairs,
-// −∞ logits, and a title that states causal, mask, window and scale.
+// −∞ logits, and a title that states causal, mask, window and scale; and
+// where a copied table's text goes.
 
 import { HEAD_COLORS } from './colors.js';
 import { el } from './dom.js';
@@ -74,4 +75,22 @@ export async function save(format, view, root) {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10000);
   return blob;
+}
+
+/**
+ * Puts a copied table's text on the clipboard and says so (`flash`); where
+ * the clipboard is refused or missing, into a text box in `area` to copy
+ * from, with a Close button. `what` names it ("WQ as CSV").
+ */
+export function copyOut(text, what, area, flash) {
+  const fallback = () => {
+    const box = el('textarea', { readonly: true, rows: 6, 'aria-label': what });
+    box.value = text;
+    area.replaceChildren(el('p', { text: `Copy ${what} from here:` }), box,
+      el('button', { type: 'button', text: 'Close', onclick: () => { area.hidden = true; } }));
+    area.hidden = false;
+    box.select();
+  };
+  if (navigator.clipboard?.writeText) navigator.clipboard.writeText(text).then(() => flash(`Copied ${what}`), fallback);
+  else fallback();
 }

@@ -8,11 +8,11 @@
 // weights alone; it draws the model view (model-view.js) through `render`.
 
 import { Matrix } from '../core/matrix.js';
-import { loadModel } from '../model.js';
 import { normalizeConfig } from '../worked/computation.js';
 import { checkAttentionHead, checkAttentionLayers, externalWeightText, headLabel, headName, normalizeAttentions, patternScores } from './attentions.js';
 import { ModelView } from './model-view.js';
 import { thumbnailOf } from './heatmap-layout.js';
+import { bestHead, cardScores, encoderLabel, prepareEncoder, relationNames } from './encoder-source.js';
 
 export { MODEL_STYLES } from './model-view.js';
 
@@ -45,6 +45,10 @@ async function checkWeights(data, name) {
     }
   }
 }
+
+// The model module (its transformer, encoder and English lexicon) is loaded
+// when a page first shows a model, so an embed without one never downloads it.
+const loadModel = async (source) => (await import('../model.js')).loadModel(source);
 
 // Steps the Step button takes.
 const STEP_COUNT = 10;
@@ -85,6 +89,7 @@ export class ModelSource {
     this.#changed = changed;
     this.#view = new ModelView({
       select: (layer, head) => host.setAttribute('model-head', `${layer + 1} ${head + 1}`),
+      mask: (i) => (i === null ? host.removeAttribute('model-mask') : host.setAttribute('model-mask', String(i))),
       repeat: () => this.#repeat(),
       train: (seed) => this.#startTraining(seed),
       play: () => this.#play(),
@@ -170,6 +175,7 @@ export class ModelSource {
       };
     }
     const { model, scores } = trained;
+    if (model.kind === 'encoder') return this.#prepareEncoder(trained, config, view);
     const tokens = config.tokens.slice(0, model.context);
     const t = this.#training;
     if (t?.model && tokens.join(' ') !== t.sent) {
@@ -191,6 +197,22 @@ export class ModelSource {
       truncated: config.tokens.length - tokens.length,
       key: `model:${model.steps}:${this.#training ? 'training' : this.#wanted}:${pick.layer}:${pick.head}`,
     };
+  }
+
+  // An encoder's source (encoder-source.js). A model-head outside the model
+  // is said and the default head shown: the view stays.
+  #prepareEncoder(trained, config, view) {
+    let pick, note = '';
+    try {
+      pick = this.#pick(view, trained.model.layers, trained.model.heads, bestHead(trained.scores));
+    } catch (err) {
+      const [layer, head] = bestHead(trained.scores);
+      pick = { layer, head };
+      note = `${err.message}; shown with the best det → noun head instead`;
+    }
+    const source = prepareEncoder({ ...trained, name: this.#wanted }, config, view, pick);
+    if (note) source.note = [note, source.note].filter(Boolean).join('. ');
+    return source;
   }
 
   /** Draws the model view for a prepared source (hidden when there is none or `model` is not shown). */
@@ -246,7 +268,8 @@ export class ModelSource {
     try {
       const model = await loadModel(wanted);
       if (this.#wanted !== wanted) return;
-      this.#loaded = { model, scores: model.headScores({ sequences: SCORE_SEQUENCES }) };
+      // An encoder's heads are scored on its held-out sentences (the shipped card holds those scores); the induction model's on repeated random words.
+      this.#loaded = { model, scores: model.kind === 'encoder' ? cardScores(model.card) ?? model.headScores() : model.headScores({ sequences: SCORE_SEQUENCES }) };
     } catch (err) {
       if (this.#wanted === wanted) this.#error = `model="${wanted}": ${err.message}`;
     }
@@ -385,6 +408,14 @@ export class ModelSource {
   // patterns and guesses while training, else the source's own forward pass.
   #modelState(source, t) {
     const { model, forward, pick } = source;
+    if (source.encoder) {
+      const words = source.config.tokens;
+      return {
+        kind: 'encoder', tokens: words, attention: forward.attentions, pick, steps: model.steps, scale: { value: source.config.scale, dk: model.dHead },
+        labels: source.scores.map((row) => row.map((s) => encoderLabel(s, relationNames(model.card)))),
+        mask: { words, masked: source.masked ?? -1, guesses: source.guesses, pick, row: source.masked === null ? null : forward.attentions[pick.layer][pick.head].data.subarray(source.masked * words.length, (source.masked + 1) * words.length) },
+      };
+    }
     const live = t?.live && t.live.words.join(' ') === forward.words.join(' ') ? t.live : null;
     const scores = t?.scores ?? source.scores;
     return {

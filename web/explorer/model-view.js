@@ -10,6 +10,8 @@ import { el, svg } from './dom.js';
 import { fixed } from '../worked/format.js';
 import { headName, modelViewText } from './attentions.js';
 import { thumbnailOf } from './heatmap-layout.js';
+import { encoderViewText } from './encoder-source.js';
+import { MASK_STYLES, MaskPanel } from './mask-view.js';
 
 const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
 // The loss curve's box in SVG units; it scales to its column.
@@ -40,6 +42,8 @@ button.thumb { background: transparent; color: var(--attn-fg); display: flex; fl
 button.thumb canvas { width: 100%; aspect-ratio: 1; image-rendering: pixelated; border: 1px solid var(--attn-border); }
 button.thumb .which { font-size: 0.8em; color: var(--attn-muted); }
 button.thumb .kind { font-size: 0.78em; line-height: 1.2; overflow-wrap: anywhere; }
+button.thumb .base { font-size: 0.72em; line-height: 1.2; color: var(--attn-muted); overflow-wrap: anywhere; }
+button.thumb .base:empty { display: none; }
 button.thumb.chosen { border: 2px solid var(--attn-select); padding: 3px; }
 button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 .predictions .row { justify-content: space-between; flex-wrap: nowrap; }
@@ -71,7 +75,7 @@ button.thumb.chosen .which { color: var(--attn-select); font-weight: 700; }
 @media (prefers-color-scheme: dark) {
   .guess-table tr.right .next { color: #3fb950; }
 }
-`;
+${MASK_STYLES}`;
 
 export class ModelView {
   element = el('div', { class: 'model-part', role: 'region', part: 'model', 'aria-label': 'Every head of the model', hidden: true });
@@ -79,6 +83,7 @@ export class ModelView {
   #text = el('p', { class: 'explanation' });
   #grid = el('div', { class: 'model-grid', role: 'grid', 'aria-label': 'heads by layer; arrow keys choose a head' });
   #live = el('p', { class: 'sr-only', 'aria-live': 'polite' });
+  #about = el('div', { hidden: true }); // each head's full label, its button's description
   #cells = []; // [layer][head] { button, canvas, label }
   #shape = '';
   #announced = '';
@@ -91,15 +96,16 @@ export class ModelView {
   #train = el('div', { class: 'model-train full-only' });
   #trainParts = null;
   #last = null; // what render drew last
+  #mask = null; // MaskPanel of an encoder (kind 'encoder')
 
   /**
-   * @param {{ select: (layer: number, head: number) => void, repeat: () => void, train: (seed: number) => void,
-   *   play: () => void, step: () => void, stop: () => void }} intents
+   * @param {{ select: (layer: number, head: number) => void, mask: (index: number | null) => void, repeat: () => void,
+   *   train: (seed: number) => void, play: () => void, step: () => void, stop: () => void }} intents
    */
   constructor(intents) {
     this.#intents = intents;
     this.element.append(el('h2', { text: 'Every head' }), this.#text,
-      el('div', { class: 'model-body' }, el('div', { class: 'model-heads' }, this.#grid, this.#live), this.#predictions), this.#train);
+      el('div', { class: 'model-body' }, el('div', { class: 'model-heads' }, this.#grid, this.#live, this.#about), this.#predictions), this.#train);
     this.#grid.addEventListener('keydown', (e) => this.#onKey(e));
     // The ink is the text colour, which the reader's scheme changes: draw again in the new one.
     globalThis.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', () => {
@@ -122,8 +128,8 @@ export class ModelView {
     this.#last = s;
     this.element.hidden = false;
     const layers = s.attention.length, heads = s.attention[0].length;
-    put(this.#text, 'textContent', modelViewText({ kind: s.kind, layers, heads, source: s.source, steps: s.training ? 0 : s.steps }) +
-      (s.scale ? ` ${fixedScaleText(s.scale)}` : ''));
+    const text = s.kind === 'encoder' ? encoderViewText({ layers, heads, steps: s.steps }) : modelViewText({ kind: s.kind, layers, heads, source: s.source, steps: s.training ? 0 : s.steps });
+    put(this.#text, 'textContent', text + (s.scale ? ` ${fixedScaleText(s.scale)}` : ''));
     const shape = `${layers}x${heads}`;
     if (shape !== this.#shape) this.#buildGrid(layers, heads);
     const ink = inkOf(this.#grid);
@@ -133,10 +139,14 @@ export class ModelView {
         const chosen = l === s.pick.layer && h === s.pick.head;
         drawPattern(cell.canvas, s.attention[l][h], ink);
         put(cell.label, 'textContent', s.labels[l][h].text);
+        put(cell.base, 'textContent', s.labels[l][h].baseline ?? '');
         cell.button.setAttribute('aria-selected', String(chosen));
         // A roving tab stop: Tab into the grid lands on the chosen head, arrows move from there.
         cell.button.tabIndex = chosen ? 0 : -1;
-        cell.button.setAttribute('aria-label', `${headName(l, h)}: ${s.labels[l][h].detail}`);
+        // Named by what it shows ("H2 previous token 0.82", as a speech user says it), described in full.
+        put(cell.about, 'textContent', `${headName(l, h)}: ${s.labels[l][h].detail}`);
+        // The full label on hover too, where the thumbnail's is cut short.
+        put(cell.button, 'title', s.labels[l][h].detail);
         cell.button.classList.toggle('chosen', chosen);
       }
     }
@@ -153,6 +163,7 @@ export class ModelView {
     this.#shape = `${layers}x${heads}`;
     this.#grid.style.setProperty('--heads', String(heads));
     this.#cells = [];
+    this.#about.replaceChildren();
     const rows = [];
     for (let l = 0; l < layers; l++) {
       const row = el('div', { class: 'model-row', role: 'row' }, el('span', { class: 'layer', role: 'rowheader', text: `L${l + 1}`, title: `layer ${l + 1}` }));
@@ -160,10 +171,14 @@ export class ModelView {
       for (let h = 0; h < heads; h++) {
         const canvas = el('canvas', { width: 1, height: 1, 'aria-hidden': 'true' });
         const label = el('span', { class: 'kind' });
+        const base = el('span', { class: 'base' });
         const button = el('button', { type: 'button', class: 'thumb', role: 'gridcell', tabindex: -1, 'data-layer': l, 'data-head': h,
           onclick: () => this.#intents.select(l, h) },
-        el('span', { class: 'which', text: `H${h + 1}` }), canvas, label);
-        cells.push({ button, canvas, label });
+        el('span', { class: 'which', text: `H${h + 1}` }), canvas, label, base);
+        const about = el('span', { id: `head-about-${l}-${h}` });
+        button.setAttribute('aria-describedby', about.id);
+        this.#about.append(about);
+        cells.push({ button, canvas, label, base, about });
         row.append(button);
       }
       this.#cells.push(cells);
@@ -192,6 +207,15 @@ export class ModelView {
   }
 
   #renderPredictions(s) {
+    if (s.kind === 'encoder') {
+      // An encoder fills in a masked word: the mask panel in place of next-word guesses.
+      this.#guesses = null;
+      this.#mask ??= new MaskPanel((i) => this.#intents.mask(i));
+      if (this.#predictions.firstChild !== this.#mask.element) this.#predictions.replaceChildren(this.#mask.element);
+      this.#mask.render(s.mask);
+      return;
+    }
+    if (this.#predictions.firstChild === this.#mask?.element) this.#predictions.replaceChildren();
     if (s.kind !== 'model') {
       this.#predictions.replaceChildren();
       this.#guesses = null;
@@ -281,6 +305,7 @@ export class ModelView {
   }
 
   #renderTraining(s) {
+    // Training from scratch is offered for the induction model only.
     if (s.kind !== 'model') {
       this.#train.replaceChildren();
       this.#trainParts = null;

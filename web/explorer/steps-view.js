@@ -13,18 +13,14 @@ import { cellAt, moveTabStop, nextCell } from './grid.js';
 import { LinesView } from './lines.js';
 import { TEXT_VIEW_MIN_TOKENS, TokensView } from './tokens-view.js';
 import { SoftmaxPlay, playSources } from './softmax-play.js';
-import { buildTable, cellLabel, highlight, paintTable, visibleRegion } from './tables.js';
+import { buildTable, cellLabel, highlight, paintTable, scrollIntoBox, visibleRegion } from './tables.js';
 import { Heatmap } from './heatmap.js';
 import { usesCanvas } from './heatmap-layout.js';
-import { DEFAULT_EXPLANATIONS, STEP_TITLES, defaultExplanation, leadTitle, ropeExplanation, sectionTitle } from '../worked/text.js';
+import { EDITABLE, headTableSpecs, inputTableSpecs, matrixOf, projectionTableSpecs } from './step-tables.js';
+import { DEFAULT_EXPLANATIONS, defaultExplanation, leadTitle, ropeExplanation, sectionTitle } from '../worked/text.js';
 import { DIGITS } from '../worked/format.js';
 import { isFigure } from '../worked/settings.js';
 
-// What one head's table of each step holds, for its accessible name.
-const HEAD_TABLE_NAMES = Object.freeze({ scores: 'raw scores', scaled: 'scaled scores', weights: 'weights', output: 'output' });
-
-/** The matrices a reader can type into. */
-export const EDITABLE = new Set(['X', 'WQ', 'WK', 'WV']);
 // A pause this long in slider input ends a drag.
 const DRAG_PAUSE_MS = 200;
 // Up to this many tokens the sections flow side by side on a wide screen (styles.js).
@@ -35,14 +31,6 @@ const LONG_MIN_TOKENS = 64;
 const HEAT_KEYS = { '+': 2, '=': 2, '-': 0.5, '0': 0 };
 // Tables with more cells than this write only the cells in view during a drag.
 const REGION_MIN_CELLS = 256;
-
-/** The matrix a table shows: an input or projection by name, else "<step>-<head>". */
-export function matrixOf(example, id) {
-  if (EDITABLE.has(id) || ['Q', 'K', 'V', 'QR', 'KR'].includes(id)) return example[id];
-  const [key, h] = id.split('-');
-  const head = example.heads[Number(h)];
-  return key === 'scaled' && head.logits ? head.logits : head[key];
-}
 
 export class StepsView {
   #node = el('div', { class: 'view', part: 'view' });
@@ -152,13 +140,9 @@ export class StepsView {
     this.#tables = new Map();
     const sections = [];
     const show = (s) => view.show.has(s) && (step === 'all' || step === s);
-    const dims = (prefix, count) => Array.from({ length: count }, (_, j) => `${prefix}${j}`);
-    const headCols = (letter, d, heads) => (heads === 1 ? dims(letter, d) : Array.from({ length: heads * d }, (_, j) => `${letter}${Math.floor(j / d) + 1}.${j % d}`));
     const table = (spec) => {
       const { figure, entry } = buildTable({ ...spec, focus: this.#focus?.id === spec.id ? this.#focus : null });
       this.#tables.set(spec.id, entry);
-      // A head's caption is "Head 1" under its step's heading; read alone, its
-      // table says which step too ("Head 1 weights, 6 by 6").
       if (spec.name) figure.querySelector('table')?.setAttribute('aria-label', `${spec.name}, ${spec.rows.length} by ${spec.cols.length}`);
       return figure;
     };
@@ -166,14 +150,8 @@ export class StepsView {
     const canvas = usesCanvas(t.length);
     this.#hasCanvas = canvas;
     const heatmap = (spec) => this.#tables.set(spec.id, new Heatmap({ ...spec, focus: this.#focus?.id === spec.id ? this.#focus : null })).get(spec.id).figure;
-    const headTables = (key) => ex.heads.map((head, h) => (canvas && key !== 'output' ? heatmap : table)({
-      id: `${key}-${h}`,
-      title: c.heads === 1 ? STEP_TITLES[key].replace(/^Step \d: /, '') : `Head ${h + 1}${c.kvHeads < c.heads ? ` (K, V of kv head ${head.kvHead + 1})` : ''}`,
-      ...(c.heads === 1 ? {} : { name: `Head ${h + 1} ${HEAD_TABLE_NAMES[key]}` }),
-      rows: t, cols: key === 'output' ? dims('v', c.dv) : t, kind: key === 'weights' ? 'seq' : 'div', step: key,
-      selectable: true, withSums: key === 'weights', head: h,
-    }));
-    const heads = (key) => el('div', { class: `matrices heads${canvas && key !== 'output' ? ' heat' : ''}` }, ...headTables(key));
+    const heads = (key) => el('div', { class: `matrices heads${canvas && key !== 'output' ? ' heat' : ''}` },
+      ...headTableSpecs(c, ex, key, canvas).map((spec) => (spec.heatmap ? heatmap : table)(spec)));
     // Steps 1 to 4 in order, the lines view beside the weights, so at 1366 px
     // the first screen reaches the weights; then where Q, K and V come from.
     const lines = view.show.has('lines') && (step === 'all' || step === 'weights');
@@ -198,24 +176,8 @@ export class StepsView {
       sections.push(this.#section('weights', [...(this.#text ? [this.#text.element] : []), el('div', { class: 'attention-row' }, ...parts), ...(this.#softmax ? [this.#softmax.element] : [])], { lead: true }));
     }
     if (show('output')) sections.push(this.#section('output', [heads('output')]));
-    if (show('inputs')) {
-      sections.push(this.#section('inputs', [el('div', { class: 'matrices' },
-        table({ id: 'X', title: 'X', rows: t, cols: dims('x', c.dModel), kind: 'div', editable: true }),
-        table({ id: 'WQ', title: 'W_Q', rows: dims('x', c.dModel), cols: headCols('q', c.dk, c.heads), kind: 'div', editable: true }),
-        table({ id: 'WK', title: 'W_K', rows: dims('x', c.dModel), cols: headCols('k', c.dk, c.kvHeads), kind: 'div', editable: true }),
-        table({ id: 'WV', title: 'W_V', rows: dims('x', c.dModel), cols: headCols('v', c.dv, c.kvHeads), kind: 'div', editable: true }),
-      )]));
-    }
-    if (show('projections')) {
-      sections.push(this.#section('projections', [el('div', { class: 'matrices' },
-        // With RoPE each turned table follows the one it turns.
-        table({ id: 'Q', title: 'Q = X W_Q', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' }),
-        ...(c.rope ? [table({ id: 'QR', title: 'q after RoPE', rows: t, cols: headCols('q', c.dk, c.heads), kind: 'div' })] : []),
-        table({ id: 'K', title: 'K = X W_K', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' }),
-        ...(c.rope ? [table({ id: 'KR', title: 'k after RoPE', rows: t, cols: headCols('k', c.dk, c.kvHeads), kind: 'div' })] : []),
-        table({ id: 'V', title: 'V = X W_V', rows: t, cols: headCols('v', c.dv, c.kvHeads), kind: 'div' }),
-      )]));
-    }
+    if (show('inputs')) sections.push(this.#section('inputs', [el('div', { class: 'matrices' }, ...inputTableSpecs(c, t).map(table))]));
+    if (show('projections')) sections.push(this.#section('projections', [el('div', { class: 'matrices' }, ...projectionTableSpecs(c, t).map(table))]));
     this.#node.classList.toggle('flow', t.length <= FLOW_MAX_TOKENS);
     this.#node.classList.toggle('long', t.length > LONG_MIN_TOKENS);
     if (animate) for (const s of sections) s.classList.add('enter');
@@ -486,7 +448,13 @@ export class StepsView {
   }
 
   #select(i) {
-    this.#selected = this.#selected === i ? -1 : i;
+    this.selectQuery(this.#selected === i ? -1 : i);
+  }
+
+  /** Selects query i (its lines alone, its row marked; -1: every query), as a press on its word does. */
+  selectQuery(i) {
+    if (i === this.#selected) return;
+    this.#selected = i;
     this.#lines?.select(this.#selected);
     this.repaint();
   }
@@ -609,20 +577,4 @@ export class StepsView {
     this.#hovered = key;
     this.#intents.inspect({ id: target.id, i: target.i, j: target.j });
   }
-}
-
-// Scrolls the table's own scroll box (not the page) sideways so the lit
-// cells show: centred when they fit, else from their first column. A phone's
-// narrow table hides most columns, and "look at the column of mat" must not
-// point at nothing.
-function scrollIntoBox(cells) {
-  const box = cells[0].closest('.scroll');
-  if (!box || box.scrollWidth <= box.clientWidth + 1) return;
-  const b = box.getBoundingClientRect();
-  const left = Math.min(...cells.map((td) => td.getBoundingClientRect().left)) - b.left + box.scrollLeft;
-  const right = Math.max(...cells.map((td) => td.getBoundingClientRect().right)) - b.left + box.scrollLeft;
-  const room = box.clientWidth;
-  if (left >= box.scrollLeft && right <= box.scrollLeft + room) return;
-  const target = right - left <= room ? left - (room - (right - left)) / 2 : left;
-  box.scrollLeft = Math.max(0, Math.min(box.scrollWidth - box.clientWidth, target));
 }

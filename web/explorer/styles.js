@@ -133,6 +133,15 @@ button:disabled { opacity: 0.55; cursor: default; }
 .scale-reset:disabled { visibility: hidden; }
 button[aria-pressed="true"] { border-color: var(--attn-accent); background: var(--attn-accent); color: var(--attn-bg); }
 :focus-visible { outline: 3px solid var(--attn-accent); outline-offset: 1px; }
+/* The settings' summary and, beside it, random or trained weights: two halves of one control, the one in use filled. */
+.settings-row { display: flex; flex-wrap: wrap; gap: 0 14px; align-items: flex-start; }
+.settings-row > .settings { flex: 1 1 20em; min-width: 0; }
+.weights-switch { margin-top: 8px; gap: 0; }
+.weights-switch[hidden], .root[data-model="external"] .weights-switch { display: none; }
+.weights-switch > span { margin-right: 6px; }
+.weights-switch button { border-radius: 0; min-height: 2.25em; }
+.weights-switch button:first-of-type { border-radius: 6px 0 0 6px; }
+.weights-switch button:last-of-type { border-radius: 0 6px 6px 0; border-left: none; }
 .step-nav { display: inline-flex; gap: 6px; }
 .step-nav[hidden], .root .step-nav[hidden] { display: none; }
 .message { margin: 10px 0 0; padding: 8px 12px; border-left: 4px solid #cf222e; background: var(--attn-panel); white-space: pre-wrap; overflow-wrap: anywhere; }

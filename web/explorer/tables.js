@@ -212,3 +212,21 @@ export function visibleRegion(entry) {
     clamp(Math.floor((left - first.left) / pitchX) - 1, nc), clamp(Math.ceil((right - first.left) / pitchX) + 1, nc),
   ];
 }
+
+/**
+ * Scrolls the table's own scroll box (not the page) sideways so the lit
+ * cells show: centred when they fit, else from their first column. A phone's
+ * narrow table hides most columns, and "look at the column of mat" must not
+ * point at nothing.
+ */
+export function scrollIntoBox(cells) {
+  const box = cells[0].closest('.scroll');
+  if (!box || box.scrollWidth <= box.clientWidth + 1) return;
+  const b = box.getBoundingClientRect();
+  const left = Math.min(...cells.map((td) => td.getBoundingClientRect().left)) - b.left + box.scrollLeft;
+  const right = Math.max(...cells.map((td) => td.getBoundingClientRect().right)) - b.left + box.scrollLeft;
+  const room = box.clientWidth;
+  if (left >= box.scrollLeft && right <= box.scrollLeft + room) return;
+  const target = right - left <= room ? left - (room - (right - left)) / 2 : left;
+  box.scrollLeft = Math.max(0, Math.min(box.scrollWidth - box.clientWidth, target));
+}

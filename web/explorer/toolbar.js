@@ -1,7 +1,8 @@
 // toolbar.js - the controls of <attention-explorer>: the sticky toolbar
 // (tokens, scale slider, causal, heads and the head picker, "Mask pairs",
 // the step buttons) and the settings panel (sizes, seed, embeddings, window,
-// softcap, query offset, reset buttons, saving). A control that mirrors a
+// softcap, query offset, reset buttons, saving) with the weights switch
+// beside it (random, or the English encoder). A control that mirrors a
 // setting writes the host's attribute, and sync() writes the config in use
 // back into the controls; what only the element can do (clear the mask,
 // undo edits, step, play, save, a slider drag) goes through `actions`.
@@ -88,6 +89,12 @@ export class Toolbar {
     ui.next = el('button', { type: 'button', text: 'Next ▶', onclick: () => actions.move(1) });
     ui.play = el('button', { type: 'button', text: 'Play', onclick: actions.togglePlay });
     ui.stepNav = el('div', { class: 'step-nav full-only', role: 'group', 'aria-label': 'steps' }, ui.prev, ui.next, ui.play);
+    // Random or trained weights on the same sentence: the handbook's draws, or the English encoder (fetched on the first press).
+    ui.random = el('button', { type: 'button', 'aria-pressed': 'true', text: 'random', title: 'The handbook’s random X, W_Q, W_K, W_V',
+      onclick: () => host.removeAttribute('model') });
+    ui.trained = el('button', { type: 'button', 'aria-pressed': 'false', text: 'trained on English', title: 'An encoder trained on English to fill in masked words',
+      onclick: () => host.setAttribute('model', 'english') });
+    ui.weights = el('div', { class: 'field weights-switch', role: 'group', 'aria-label': 'weights' }, el('span', { text: 'weights' }), ui.random, ui.trained);
     ui.savePNG = el('button', { type: 'button', text: 'Save PNG', onclick: () => actions.save('png') });
     ui.saveSVG = el('button', { type: 'button', text: 'Save SVG', onclick: () => actions.save('svg') });
 
@@ -106,6 +113,8 @@ export class Toolbar {
         field('embeddings', ui.embeddings), el('label', { class: 'field check' }, ui.positions, el('span', { text: 'positions' }))),
       el('div', { class: 'row' }, field('window', ui.window), field('softcap', ui.softcap), field('query offset', ui.queryOffset)),
       el('div', { class: 'row' }, ui.resetMask, ui.resetEdits, ui.mode, el('span', { class: 'spacer' }), ui.savePNG, ui.saveSVG));
+    // Beside the settings' summary, not in the toolbar: the toolbar keeps to one row at a laptop's width.
+    ui.settingsRow = el('div', { class: 'settings-row full-only' }, ui.settings, ui.weights);
   }
 
   /** The sticky toolbar. */
@@ -113,9 +122,9 @@ export class Toolbar {
     return this.#ui.toolbar;
   }
 
-  /** The settings panel (a details element under the toolbar). */
+  /** The settings panel (a details element under the toolbar) with the weights switch beside it. */
   get settings() {
-    return this.#ui.settings;
+    return this.#ui.settingsRow;
   }
 
   /**
@@ -161,6 +170,11 @@ export class Toolbar {
     ui.scaleReset.disabled = scaleIsDefault;
     ui.resetMask.disabled = !masked;
     ui.resetEdits.disabled = !edited;
+    // The switch is for the handbook's draws and the English encoder; another model or outside attention hides it.
+    const trained = view.model === 'english';
+    ui.weights.hidden = Boolean(view.model && !trained) || Boolean(view.attentionsSrc);
+    ui.random.setAttribute('aria-pressed', String(!trained));
+    ui.trained.setAttribute('aria-pressed', String(trained));
     this.#shown = view.show;
     const stepMode = view.step !== 'all';
     ui.mode.textContent = stepMode ? 'Show all steps' : 'Step by step';

@@ -26,6 +26,17 @@ export function isFigure(view) {
   return view.appearance === 'figure' || (view.appearance !== 'app' && view.controls !== 'full');
 }
 
+// A setting's property and config field are its attribute in camelCase
+// ("d-model" is dModel), as the element's properties mirror its attributes.
+const camel = (attr) => attr.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+
+// A setting that changes the numbers: the command line takes it and the
+// page's address keeps it, so a shared link or a command gives the same numbers.
+const numbers = (attr, kind, help, more = {}) => ({ attr, key: camel(attr), kind, compute: true, cli: true, url: true, ...more, help });
+
+// A setting of what the element shows (`url` where the page's address keeps it).
+const shows = (attr, kind, help, more = {}) => ({ attr, key: camel(attr), kind, ...more, help });
+
 /**
  * One row per setting. `attr` names the attribute, URL parameter and
  * command-line flag; `key` the property and config field; `kind` how its
@@ -34,58 +45,33 @@ export function isFigure(view) {
  * line takes; `url` the ones index.html keeps in its address.
  */
 export const SETTINGS = Object.freeze([
-  { attr: 'tokens', key: 'tokens', kind: 'tokens', compute: true, cli: true, url: true, arg: '"<words>"',
-    help: `the tokens, separated by spaces (default "${HANDBOOK.tokens.join(' ')}"; 1 to ${LIMITS.tokens})` },
-  { attr: 'seed', key: 'seed', kind: 'int', compute: true, cli: true, url: true, min: 0, max: 0xffffffff,
-    help: `numpy seed for X, W_Q, W_K, W_V (default ${HANDBOOK.seed}; 0 to 4294967295)` },
-  { attr: 'd-model', key: 'dModel', kind: 'int', compute: true, cli: true, url: true, min: 1, max: LIMITS.dModel,
-    help: `embedding size, columns of X (default ${HANDBOOK.dModel})` },
-  { attr: 'dk', key: 'dk', kind: 'int', compute: true, cli: true, url: true, min: 1, max: LIMITS.d,
-    help: `query/key size per head (default ${HANDBOOK.dk})` },
-  { attr: 'dv', key: 'dv', kind: 'int', compute: true, cli: true, url: true, min: 1, max: LIMITS.d,
-    help: 'value size per head (default: dk)' },
-  { attr: 'heads', key: 'heads', kind: 'int', compute: true, cli: true, url: true, min: 1, max: LIMITS.heads,
-    help: `attention heads (default 1; up to ${LIMITS.heads})` },
-  { attr: 'kv-heads', key: 'kvHeads', kind: 'int', compute: true, cli: true, url: true, min: 1, max: LIMITS.heads,
-    help: 'key/value heads for grouped-query attention (default: heads)' },
-  { attr: 'causal', key: 'causal', kind: 'bool', compute: true, cli: true, url: true,
-    help: 'each token attends only to itself and earlier tokens' },
-  { attr: 'scale', key: 'scale', kind: 'number', compute: true, cli: true, url: true, arg: '<x>',
-    help: 'multiply scores by x instead of 1/sqrt(dk)' },
-  { attr: 'embeddings', key: 'embeddings', kind: 'enum', values: EMBEDDINGS, compute: true, cli: true, url: true, arg: '<kind>',
-    help: 'rows of X: "position" (row i = draw i, the handbook) or "word" (one draw per distinct word)' },
-  { attr: 'positions', key: 'positions', kind: 'bool', compute: true, cli: true, url: true,
-    help: 'add sinusoidal position encodings to X' },
-  { attr: 'window', key: 'window', kind: 'window', compute: true, cli: true, url: true, arg: '"<left> [<right>]"',
-    help: 'sliding window: a query sees at most left keys before it and right after it ("2" is 2 each side; -1 unbounded)' },
-  { attr: 'softcap', key: 'softcap', kind: 'number', compute: true, cli: true, url: true, arg: '<c>',
-    help: 'soft-cap the logits to c * tanh(x / c), as Gemma 2 does (0 or absent: none)' },
-  { attr: 'query-offset', key: 'queryOffset', kind: 'signed', compute: true, cli: true, url: true, arg: '<n>',
-    help: 'position of the first query among the keys: shifts the causal frontier and the window (default 0)' },
-  { attr: 'rope', key: 'rope', kind: 'rope', compute: true, cli: true, url: true, arg: '[<theta>]',
-    help: 'turn q and k by RoPE at their positions before the scores (theta 10000, or the number given); with an odd dk the last dimension is not turned' },
-  { attr: 'step', key: 'step', kind: 'enum', values: ['all', ...STEPS], url: true,
-    help: 'step mode: show one step at a time' },
-  { attr: 'show', key: 'show', kind: 'list', values: PARTS,
-    help: 'the parts to show, separated by spaces (default all)' },
-  { attr: 'controls', key: 'controls', kind: 'enum', values: CONTROLS,
-    help: 'full, minimal (scale, causal, heads) or none' },
-  { attr: 'appearance', key: 'appearance', kind: 'enum', values: APPEARANCES,
-    help: 'figure (the page\'s font and colours, no heading or text of its own: a caption slot instead), app (the explorer\'s own look) or auto (default: figure when controls is minimal or none)' },
-  { attr: 'train', key: 'train', kind: 'bool', url: true,
-    help: 'show the Train part: gradient descent on W_Q and W_K of head 1 toward a target pattern' },
-  { attr: 'train-target', key: 'trainTarget', kind: 'text', url: true,
-    help: 'the Train part\'s target: previous-token, first-token, same-word, attend-to:<word> or paint:<row>-<col>,...' },
-  { attr: 'train-optimizer', key: 'trainOptimizer', kind: 'enum', values: ['adam', 'sgd'], url: true,
-    help: 'the Train part\'s optimizer: adam (default) or sgd (with momentum 0.9)' },
-  { attr: 'train-lr', key: 'trainLr', kind: 'number', url: true,
-    help: 'the Train part\'s learning rate (default 0.02)' },
-  { attr: 'model', key: 'model', kind: 'text', url: true,
-    help: 'show a tiny transformer\'s heads: "induction" (the shipped model) or the URL of a saved one; its chosen head\'s numbers fill the view' },
-  { attr: 'model-head', key: 'modelHead', kind: 'text', url: true,
-    help: 'the model\'s head shown in the lines and tables: "layer head", counted from 1 (default: the strongest induction head)' },
-  { attr: 'attentions-src', key: 'attentionsSrc', kind: 'text',
-    help: 'the URL of a JSON file { tokens, attention } of attention computed elsewhere, attention[layer][head] (n, n)' },
+  numbers('tokens', 'tokens', `the tokens, separated by spaces (default "${HANDBOOK.tokens.join(' ')}"; 1 to ${LIMITS.tokens})`, { arg: '"<words>"' }),
+  numbers('seed', 'int', `numpy seed for X, W_Q, W_K, W_V (default ${HANDBOOK.seed}; 0 to 4294967295)`, { min: 0, max: 0xffffffff }),
+  numbers('d-model', 'int', `embedding size, columns of X (default ${HANDBOOK.dModel})`, { min: 1, max: LIMITS.dModel }),
+  numbers('dk', 'int', `query/key size per head (default ${HANDBOOK.dk})`, { min: 1, max: LIMITS.d }),
+  numbers('dv', 'int', 'value size per head (default: dk)', { min: 1, max: LIMITS.d }),
+  numbers('heads', 'int', `attention heads (default 1; up to ${LIMITS.heads})`, { min: 1, max: LIMITS.heads }),
+  numbers('kv-heads', 'int', 'key/value heads for grouped-query attention (default: heads)', { min: 1, max: LIMITS.heads }),
+  numbers('causal', 'bool', 'each token attends only to itself and earlier tokens'),
+  numbers('scale', 'number', 'multiply scores by x instead of 1/sqrt(dk)', { arg: '<x>' }),
+  numbers('embeddings', 'enum', 'rows of X: "position" (row i = draw i, the handbook) or "word" (one draw per distinct word)', { values: EMBEDDINGS, arg: '<kind>' }),
+  numbers('positions', 'bool', 'add sinusoidal position encodings to X'),
+  numbers('window', 'window', 'sliding window: a query sees at most left keys before it and right after it ("2" is 2 each side; -1 unbounded)', { arg: '"<left> [<right>]"' }),
+  numbers('softcap', 'number', 'soft-cap the logits to c * tanh(x / c), as Gemma 2 does (0 or absent: none)', { arg: '<c>' }),
+  numbers('query-offset', 'signed', 'position of the first query among the keys: shifts the causal frontier and the window (default 0)', { arg: '<n>' }),
+  numbers('rope', 'rope', 'turn q and k by RoPE at their positions before the scores (theta 10000, or the number given); with an odd dk the last dimension is not turned', { arg: '[<theta>]' }),
+  shows('step', 'enum', 'step mode: show one step at a time', { values: ['all', ...STEPS], url: true }),
+  shows('show', 'list', 'the parts to show, separated by spaces (default all)', { values: PARTS }),
+  shows('controls', 'enum', 'full, minimal (scale, causal, heads) or none', { values: CONTROLS }),
+  shows('appearance', 'enum', 'figure (the page\'s font and colours, no heading or text of its own: a caption slot instead), app (the explorer\'s own look) or auto (default: figure when controls is minimal or none)', { values: APPEARANCES }),
+  shows('train', 'bool', 'show the Train part: gradient descent on W_Q and W_K of head 1 toward a target pattern', { url: true }),
+  shows('train-target', 'text', 'the Train part\'s target: previous-token, first-token, same-word, attend-to:<word> or paint:<row>-<col>,...', { url: true }),
+  shows('train-optimizer', 'enum', 'the Train part\'s optimizer: adam (default) or sgd (with momentum 0.9)', { values: ['adam', 'sgd'], url: true }),
+  shows('train-lr', 'number', 'the Train part\'s learning rate (default 0.02)', { url: true }),
+  shows('model', 'text', 'show a trained model\'s heads: "english" (an encoder trained on English), "induction" (a tiny transformer) or the URL of a saved one; its chosen head\'s numbers fill the view', { url: true }),
+  shows('model-head', 'text', 'the model\'s head shown in the lines and tables: "layer head", counted from 1 (default: the strongest induction head; for "english", the best determiner-to-noun head)', { url: true }),
+  shows('model-mask', 'int', 'with model="english": the word masked, counted from 0; the model guesses it and the view shows where it looks', { url: true, min: 0, max: LIMITS.tokens - 1 }),
+  shows('attentions-src', 'text', 'the URL of a JSON file { tokens, attention } of attention computed elsewhere, attention[layer][head] (n, n)'),
 ]);
 
 export const SETTING = Object.freeze(Object.fromEntries(SETTINGS.map((s) => [s.attr, s])));
