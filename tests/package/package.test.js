@@ -16,12 +16,12 @@ const work = `${root}tests/output/package`;
 const consumer = `${work}/consumer`;
 const bin = (name) => `${root}node_modules/.bin/${name}`;
 const expected = handbookTables();
-// Three wasm modules, the C sources (so users can rebuild; about 290 KB), the explorer (with the
-// model view, the canvas heatmaps and the story API) and the two models with their trained
-// parameters (the induction model about 100 KB, the English encoder about 330 KB) fit in this
-// (1.87 MB today); the budget catches stray files (fixtures, outputs, examples, docs images), not
-// growth of the code itself.
-const MAX_UNPACKED = 2 * 1024 * 1024;
+// Three wasm modules and the pool's two threads builds, the C sources (so users can rebuild; about
+// 340 KB), the explorer (with the model view, the canvas heatmaps and the story API) and the two
+// models with their trained parameters (the induction model about 100 KB, the English encoder about
+// 330 KB) fit in this (2.2 MB today); the budget catches stray files (fixtures, outputs, examples,
+// docs images), not growth of the code itself.
+const MAX_UNPACKED = 2.5 * 1024 * 1024;
 
 function sh(cmd, args, options = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...options });
@@ -42,7 +42,7 @@ test.before(async (ctx) => {
   assert.is(install.status, 0, install.stderr);
 });
 
-test('the tarball holds what users need and nothing else, under 2 MiB unpacked', ({ pack }) => {
+test('the tarball holds what users need and nothing else, under 2.5 MiB unpacked', ({ pack }) => {
   const files = pack.files.map((f) => f.path);
   assert.ok(pack.unpackedSize <= MAX_UNPACKED, `${pack.unpackedSize} bytes unpacked`);
   for (const need of ['web/attention.js', 'web/attention.d.ts', 'web/explorer.js', 'web/explorer.d.ts', 'web/model.js', 'web/model.d.ts', 'web/model/induction.json', 'web/model/english.json', 'web/cli.js', 'dist/attention-relaxed.wasm', 'dist/attention-simd.wasm', 'dist/attention-scalar.wasm', 'README.md', 'LICENSE']) {
