@@ -13,6 +13,7 @@ import { HELD_OUT_SEED, SCORE_SENTENCES, agreement, heldOut, maskedLoss, scoreEn
 import { MASK, UNKNOWN } from './english/vocab.js';
 import { FORMAT, VERSION, checkDtype, decode, encode } from './serialize.js';
 import { checkFinite } from '../core/options.js';
+import { checkTokens } from './tokens.js';
 
 export const ENCODER_KIND = 'encoder';
 
@@ -95,19 +96,7 @@ export class EncoderModel {
   }
 
   #tokens(tokens, name) {
-    if (Array.isArray(tokens) && tokens.every((t) => typeof t === 'string')) tokens = this.encode(tokens);
-    if (!Array.isArray(tokens) && !ArrayBuffer.isView(tokens)) {
-      throw new TypeError(`${name}: tokens must be an array of words or an Int32Array of ids, got ${describe(tokens)}`);
-    }
-    if (tokens.length < 1 || tokens.length > this.context) {
-      throw new RangeError(`${name}: tokens must hold 1 to ${this.context} (the model's context) tokens, got ${tokens.length}`);
-    }
-    return Int32Array.from(tokens, (id, i) => {
-      if (!Number.isInteger(id) || id < 0 || id >= this.vocab.length) {
-        throw new RangeError(`${name}: tokens[${i}] must be a word or an id in [0, ${this.vocab.length}), got ${describe(id)}`);
-      }
-      return id;
-    });
+    return checkTokens(this, tokens, name);
   }
 
   /**

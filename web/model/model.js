@@ -12,6 +12,7 @@ import { checkDtype, toJSONObject } from './serialize.js';
 import { MIN_SEGMENT, drawBatch } from './task.js';
 import { forwardPass, logitsAt, lossAndGradients } from './transformer.js';
 import { Workspace } from './workspace.js';
+import { checkTokens } from './tokens.js';
 
 export class Model {
   #attn;
@@ -83,24 +84,8 @@ export class Model {
     return Array.from(this.#tokens(ids, 'decode'), (id) => this.vocab[id]);
   }
 
-  // Checks tokens (string[] or ids) against the vocabulary and context.
   #tokens(tokens, name) {
-    if (Array.isArray(tokens) && tokens.every((t) => typeof t === 'string')) tokens = this.encode(tokens);
-    if (!Array.isArray(tokens) && !ArrayBuffer.isView(tokens)) {
-      throw new TypeError(`${name}: tokens must be an array of words or an Int32Array of ids, got ${describe(tokens)}`);
-    }
-    if (tokens.length < 1 || tokens.length > this.context) {
-      throw new RangeError(`${name}: tokens must hold 1 to ${this.context} (the model's context) tokens, got ${tokens.length}`);
-    }
-    const ids = new Int32Array(tokens.length);
-    for (let i = 0; i < tokens.length; i++) {
-      const id = tokens[i];
-      if (!Number.isInteger(id) || id < 0 || id >= this.vocab.length) {
-        throw new RangeError(`${name}: tokens[${i}] must be a word or an id in [0, ${this.vocab.length}), got ${describe(id)}`);
-      }
-      ids[i] = id;
-    }
-    return ids;
+    return checkTokens(this, tokens, name);
   }
 
   /**
