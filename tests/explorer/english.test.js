@@ -78,7 +78,7 @@ unit('the mask panel says the guess\'s rank and the two words the masked positio
   const t = maskTexts({ words: ['the', 'cat', 'sat', 'there'], masked: 2, guesses: [{ word: 'ran', p: 0.5 }, { word: 'sat', p: 0.3 }],
     row: [0.1, 0.6, 0.05, 0.25], pick: { layer: 1, head: 2 } });
   assert.is(t.caption, 'The model\'s top 2 for word 3 with “sat” hidden; “sat” is its guess number 2.');
-  assert.is(t.looks, 'In layer 2, head 3 the masked position looks most at “cat” (0.60), then “there” (0.25); its row is the one selected in the lines view.');
+  assert.is(t.looks, 'In layer 2, head 3 the masked position (itself 0.05) looks most, of the other words, at “cat” (0.60), then “there” (0.25); its row is the one selected in the lines view.');
 });
 
 unit.run();
@@ -237,7 +237,7 @@ test('pressing a word masks it: the model\'s top 5 equal m.fill\'s, and its row 
     const looks = await shadow(page, (el) => el.shadowRoot.querySelector('.mask-panel .looks').textContent);
     const row = ref.weights.slice(2 * 4, 3 * 4);
     const top = [0, 1, 3].sort((a, b) => row[b] - row[a])[0];
-    assert.ok(looks.includes(`looks most at “${words[top]}”`), `${how}: ${looks}`);
+    assert.ok(looks.includes(`(itself ${row[2].toFixed(2)}) looks most, of the other words, at “${words[top]}”`), `${how}: ${looks}`);
     assert.equal(problems, []);
   }
 });
@@ -251,6 +251,19 @@ test('a second press unmasks; an unknown word is named as text, never markup', a
   assert.is(await shadow(page, (el) => el.shadowRoot.querySelectorAll('img').length), 0);
   await page.click(`${E} .mask-words button[data-index="1"]`);
   await page.waitForFunction((sel) => !document.querySelector(sel).hasAttribute('model-mask'), E);
+  assert.equal(problems, []);
+});
+
+test('a sentence typed in opens unmasked (the index belonged to the words before)', async ({ env }) => {
+  const { page, problems } = await open(env, '/?model=english&model-mask=2');
+  await modelShown(page);
+  await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('.mask-panel[data-masked="true"]'), E);
+  const field = `${E} input[type="text"][title^="Tokens"]`;
+  await page.fill(field, 'the dog that the cat saw ran');
+  await page.press(field, 'Enter');
+  await page.waitForFunction((sel) => document.querySelector(sel).getAttribute('tokens') === 'the dog that the cat saw ran', E);
+  assert.is(await page.$eval(E, (el) => el.hasAttribute('model-mask')), false);
+  await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('.mask-panel[data-masked="false"]'), E);
   assert.equal(problems, []);
 });
 

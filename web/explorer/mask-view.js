@@ -42,11 +42,14 @@ export function maskTexts({ words, masked, guesses, row, pick }) {
   const hidden = words[masked];
   const order = Array.from(row, (w, j) => [w, j]).filter(([, j]) => j !== masked).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
   const looks = order.slice(0, 2).map(([w, j]) => `“${words[j]}” (${fixed(w, 2)})`);
+  // The heads are scored on the most attended other word, so the sentence
+  // names those, and says what the position keeps for itself beside them.
+  const self = masked < row.length ? ` (itself ${fixed(row[masked], 2)})` : '';
   const right = guesses.findIndex((g) => g.word === hidden);
   const rank = right < 0 ? `“${hidden}” is not among its top ${guesses.length}` : right === 0 ? `its first guess is the word itself, “${hidden}”` : `“${hidden}” is its guess number ${right + 1}`;
   return {
     caption: `The model's top ${guesses.length} for word ${masked + 1} with “${hidden}” hidden; ${rank}.`,
-    looks: looks.length === 0 ? '' : `In ${headName(pick.layer, pick.head)} the masked position looks most at ${looks.join(', then ')}; its row is the one selected in the lines view.`,
+    looks: looks.length === 0 ? '' : `In ${headName(pick.layer, pick.head)} the masked position${self} looks most, of the other words, at ${looks.join(', then ')}; its row is the one selected in the lines view.`,
   };
 }
 

@@ -42,9 +42,16 @@ export class Toolbar {
       return input;
     };
     ui.tokens = el('input', { type: 'text', spellcheck: 'false', autocomplete: 'off', title: 'Tokens separated by spaces; Enter to apply' });
-    ui.tokens.addEventListener('change', () => host.setAttribute('tokens', ui.tokens.value));
+    // A sentence typed in opens unmasked: the masked index belonged to the
+    // words before, and would hide another word of the new ones unasked.
+    const setTokens = () => {
+      if (ui.tokens.value === host.getAttribute('tokens')) return;
+      host.removeAttribute('model-mask');
+      host.setAttribute('tokens', ui.tokens.value);
+    };
+    ui.tokens.addEventListener('change', setTokens);
     ui.tokens.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter') host.setAttribute('tokens', ui.tokens.value);
+      if (e.key === 'Enter') setTokens();
     });
     ui.seed = number('seed');
     ui.dModel = number('d-model');
