@@ -75,11 +75,14 @@ function writeURL(detail) {
 // The introduction for the mode shown: a model's own (data-mode="model:<name>"),
 // else the one for any model, else the one for the random draws.
 const ledes = [...document.querySelectorAll('.lede[data-mode]')];
+const modal = [...document.querySelectorAll('[data-shown-in]')];
 function showLede() {
   const model = explorer.getAttribute('model');
   const modes = model ? [`model:${model}`, 'model'] : ['draws'];
   const shown = modes.map((m) => ledes.find((p) => p.dataset.mode === m)).find(Boolean);
   for (const p of ledes) p.hidden = p !== shown;
+  // Sentences true of some modes only (data-shown-in="draws", "model", "model:<name>").
+  for (const n of modal) n.hidden = !n.dataset.shownIn.split(' ').some((m) => modes.includes(m));
 }
 showLede();
 

@@ -267,6 +267,22 @@ test('a sentence typed in opens unmasked (the index belonged to the words before
   assert.equal(problems, []);
 });
 
+test('the page\'s sentences about random draws give way to the trained model\'s, and back', async ({ env }) => {
+  const { page, problems } = await open(env, '/');
+  const shown = () => page.$$eval('[data-shown-in]', (ns) => ns.map((n) => `${n.dataset.shownIn}:${n.hidden ? 'hidden' : 'shown'}`));
+  await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('section.step-weights'), E);
+  assert.ok((await shown()).every((s) => s === 'draws:shown' || s === 'model:hidden'), String(await shown()));
+  assert.ok((await shown()).includes('draws:shown') && (await shown()).includes('model:hidden'));
+  await page.$eval(E, (el) => el.setAttribute('model', 'english'));
+  await modelShown(page);
+  await page.waitForFunction(() => !document.querySelector('#trained').offsetParent);
+  assert.ok((await shown()).every((s) => s === 'draws:hidden' || s === 'model:shown'), String(await shown()));
+  await page.$eval(E, (el) => el.removeAttribute('model'));
+  await page.waitForFunction(() => document.querySelector('#trained').offsetParent !== null);
+  assert.ok((await shown()).every((s) => s === 'draws:shown' || s === 'model:hidden'), String(await shown()));
+  assert.equal(problems, []);
+});
+
 test('bad model-mask and model-head keep the view and say what was wrong', async ({ env }) => {
   // Cold, with a mask past the sentence and a head outside the model: the view opens unmasked on the default head.
   const { page, problems } = await open(env, '/?model=english&model-mask=9&model-head=9+9');
