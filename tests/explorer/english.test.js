@@ -283,6 +283,23 @@ test('the page\'s sentences about random draws give way to the trained model\'s,
   assert.equal(problems, []);
 });
 
+test('no pair masking with the trained encoder: Mask pairs is hidden and turned off, and back with the random weights', async ({ env }) => {
+  const { page, problems } = await open(env, '/');
+  await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('section.step-weights'), E);
+  const shownMaskPairs = () => shadow(page, (el) => el.shadowRoot.querySelector('button[title^="When on, clicking a weight"]').offsetParent !== null);
+  await page.$eval(E, (el) => { el.masking = true; });
+  await page.$eval(E, (el) => el.setAttribute('model', 'english'));
+  await modelShown(page);
+  await frame(page);
+  assert.is(await page.$eval(E, (el) => el.masking), false);
+  assert.is(await shownMaskPairs(), false);
+  await page.$eval(E, (el) => el.removeAttribute('model'));
+  await page.waitForFunction((sel) => !document.querySelector(sel).shadowRoot.querySelector('.model-part:not([hidden]) button.thumb'), E);
+  await frame(page);
+  assert.is(await shownMaskPairs(), true);
+  assert.equal(problems, []);
+});
+
 test('bad model-mask and model-head keep the view and say what was wrong', async ({ env }) => {
   // Cold, with a mask past the sentence and a head outside the model: the view opens unmasked on the default head.
   const { page, problems } = await open(env, '/?model=english&model-mask=9&model-head=9+9');

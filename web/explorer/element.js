@@ -395,6 +395,7 @@ export class AttentionExplorer extends Base {
   }
 
   #render() {
+    if (this.#view.model === 'english' && this.#masking) this.masking = false; // see the toolbar's Mask pairs
     this.#toolbar.sync({
       config: this.#config, view: this.#view, scaleIsDefault: this.#scaleIsDefault, masking: this.#masking,
       masked: Boolean(this.#mask && this.#mask.includes(0)), edited: this.#edits.size > 0 || Object.keys(this.#inputs).length > 0,

@@ -182,6 +182,9 @@ export class Toolbar {
     ui.weights.hidden = Boolean(view.model && !trained) || Boolean(view.attentionsSrc);
     ui.random.setAttribute('aria-pressed', String(!trained));
     ui.trained.setAttribute('aria-pressed', String(trained));
+    // The trained encoder's guesses come from its own forward pass, which a
+    // pair masked in one head's table would not reach: no pair masking there.
+    ui.masking.hidden = trained;
     this.#shown = view.show;
     const stepMode = view.step !== 'all';
     ui.mode.textContent = stepMode ? 'Show all steps' : 'Step by step';
