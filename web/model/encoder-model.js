@@ -13,7 +13,7 @@ import { HELD_OUT_SEED, SCORE_SENTENCES, agreement, heldOut, maskedLoss, scoreEn
 import { MASK, UNKNOWN } from './english/vocab.js';
 import { FORMAT, VERSION, checkDtype, decode, encode } from './serialize.js';
 import { checkFinite } from '../core/options.js';
-import { checkTokens } from './tokens.js';
+import { checkTokens, encodeWords } from './tokens.js';
 
 export const ENCODER_KIND = 'encoder';
 
@@ -78,11 +78,7 @@ export class EncoderModel {
 
   /** Ids of words (lower-cased, trimmed); a word not in the vocabulary is 0 ('<unk>'). */
   encode(words) {
-    if (!Array.isArray(words)) throw new TypeError(`encode: words must be an array of strings, got ${describe(words)}`);
-    return Int32Array.from(words, (w, i) => {
-      if (typeof w !== 'string') throw new TypeError(`encode: words[${i}] must be a string, got ${describe(w)}`);
-      return this.#index.get(w.trim().toLowerCase()) ?? 0;
-    });
+    return encodeWords(this.#index, words);
   }
 
   /** The words the vocabulary lacks, with their positions: [{ index, word }] (empty when it knows them all). */

@@ -12,7 +12,7 @@ import { checkDtype, toJSONObject } from './serialize.js';
 import { MIN_SEGMENT, drawBatch } from './task.js';
 import { forwardPass, logitsAt, lossAndGradients } from './transformer.js';
 import { Workspace } from './workspace.js';
-import { checkTokens } from './tokens.js';
+import { checkTokens, encodeWords } from './tokens.js';
 
 export class Model {
   #attn;
@@ -70,13 +70,7 @@ export class Model {
 
   /** Ids of words (lower-cased, trimmed); a word not in the vocabulary is 0. */
   encode(words) {
-    if (!Array.isArray(words)) throw new TypeError(`encode: words must be an array of strings, got ${describe(words)}`);
-    const ids = new Int32Array(words.length);
-    for (let i = 0; i < words.length; i++) {
-      if (typeof words[i] !== 'string') throw new TypeError(`encode: words[${i}] must be a string, got ${describe(words[i])}`);
-      ids[i] = this.#index.get(words[i].trim().toLowerCase()) ?? 0;
-    }
-    return ids;
+    return encodeWords(this.#index, words);
   }
 
   /** The words of ids. */

@@ -1,6 +1,7 @@
-// tokens.js - the one check of a model's input tokens, shared by the
-// induction model and the English encoder: words (encoded by the model) or
-// ids, 1 to the model's context of them, each an id of its vocabulary.
+// tokens.js - a model's words to ids and the one check of its input tokens,
+// shared by the induction model and the English encoder: words (encoded by
+// the model) or ids, 1 to the model's context of them, each an id of its
+// vocabulary.
 import { describe } from '../core/matrix.js';
 
 /**
@@ -23,5 +24,19 @@ export function checkTokens(model, tokens, name) {
       throw new RangeError(`${name}: tokens[${i}] must be a word or an id in [0, ${model.vocab.length}), got ${describe(id)}`);
     }
     return id;
+  });
+}
+
+/**
+ * Ids of words (lower-cased, trimmed); a word not in the vocabulary is 0.
+ * @param {Map<string, number>} index word -> id
+ * @param {unknown} words
+ * @returns {Int32Array}
+ */
+export function encodeWords(index, words) {
+  if (!Array.isArray(words)) throw new TypeError(`encode: words must be an array of strings, got ${describe(words)}`);
+  return Int32Array.from(words, (w, i) => {
+    if (typeof w !== 'string') throw new TypeError(`encode: words[${i}] must be a string, got ${describe(w)}`);
+    return index.get(w.trim().toLowerCase()) ?? 0;
   });
 }
