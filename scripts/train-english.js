@@ -91,6 +91,8 @@ const card = {
   relations: Object.fromEntries(Object.entries(RELATIONS).map(([k, r]) => [k, r.name])),
   heads: scores.map((layer) => layer.map((h) => ({
     label: h.label,
+    relation: h.relation,
+    position: h.position,
     relations: Object.fromEntries(Object.entries(h.relations).map(([k, r]) => [k, [round(r.score), round(r.baseline), r.offset]])),
     positional: Object.fromEntries(Object.entries(h.positional).map(([k, v]) => [k, round(v)])),
   }))),

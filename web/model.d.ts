@@ -307,6 +307,10 @@ export interface EncoderHeadScore {
   positional: { previous: number; next: number; self: number; first: number };
   /** 'det → noun 0.97' when a relation beats its baseline by the margin, else 'next word 0.93'. */
   label: string;
+  /** The relation the label names ('detNoun', ...), or null when the head is labelled by position. */
+  relation: keyof EncoderHeadScore['relations'] | null;
+  /** The positional weight the label names ('previous', 'next', 'self', 'first'), or null when labelled by a relation. */
+  position: keyof EncoderHeadScore['positional'] | null;
 }
 
 export interface AgreementTally {

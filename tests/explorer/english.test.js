@@ -27,28 +27,32 @@ const relation = (score, baseline, offset = 1, cases = 100) => ({ score, baselin
 const relations = (over = {}) => ({ ...Object.fromEntries(Object.keys(RELATION_NAMES).map((k) => [k, relation(0.1, 0.5)])), ...over });
 
 unit('a head labelled with a relation shows that relation\'s offset baseline beside it', () => {
-  const s = { relations: relations({ detNoun: relation(0.93, 0.77, 1, 812) }), label: 'det → noun 0.93' };
+  const s = { relations: relations({ detNoun: relation(0.93, 0.77, 1, 812) }), label: 'det → noun 0.93', relation: 'detNoun', position: null };
   const l = encoderLabel(s);
   assert.is(l.text, 'det → noun 0.93');
   assert.is(l.baseline, 'vs offset +1: 0.77');
   assert.match(l.detail, /against 0\.77 for always looking \+1 words over \(the best fixed offset\), on 812 held-out cases/);
 });
 
-unit('the longest relation name wins (det → noun past adjectives is not det → noun)', () => {
-  const s = { relations: relations({ detNounPastAdjectives: relation(0.88, 0.7, 2) }), label: 'det → noun past adjectives 0.88' };
+unit('the head\'s relation key names its relation, not its label\'s text', () => {
+  const s = { relations: relations({ detNounPastAdjectives: relation(0.88, 0.7, 2) }), label: 'det → noun past adjectives 0.88', relation: 'detNounPastAdjectives', position: null };
   assert.is(encoderLabel(s).baseline, 'vs offset +2: 0.70');
+  // A label that reads like a relation but carries no relation key gets no relation baseline.
+  assert.is(encoderLabel({ ...s, relation: null, position: 'next' }).baseline, '');
 });
 
 unit('a positional head has no baseline beside it; its spoken label names its best relation', () => {
-  const s = { relations: relations({ verbSubject: relation(0.6, 0.4, -1) }), label: 'next word 0.93' };
+  const s = { relations: relations({ verbSubject: relation(0.6, 0.4, -1) }), label: 'next word 0.93', relation: null, position: 'next' };
   const l = encoderLabel(s);
   assert.is(l.baseline, '');
   assert.match(l.detail, /^next word 0\.93; its best relation, verb → subject, 0\.60 against 0\.40 for the best fixed offset \(-1\)$/);
 });
 
 unit('the model card\'s head scores read as headScores gives them, its relation names first', () => {
-  const card = { relations: { detNoun: 'determiner → noun' }, heads: [[{ label: 'determiner → noun 0.91', relations: { detNoun: [0.91, 0.77, 1] }, positional: { next: 0.2 } }]] };
+  const card = { relations: { detNoun: 'determiner → noun' }, heads: [[{ label: 'determiner → noun 0.91', relation: 'detNoun', position: null, relations: { detNoun: [0.91, 0.77, 1] }, positional: { next: 0.2 } }]] };
   const [[s]] = cardScores(card);
+  assert.is(s.relation, 'detNoun');
+  assert.is(s.position, null);
   assert.equal(s.relations.detNoun, { score: 0.91, baseline: 0.77, offset: 1 });
   assert.is(encoderLabel(s, relationNames(card)).baseline, 'vs offset +1: 0.77');
   assert.match(encoderLabel(s, relationNames(card)).detail, /on held-out sentences$/);

@@ -94,6 +94,9 @@ test('every head is labelled, and the card carries these scores', () => {
   assert.is(card.length, m.layers * m.heads);
   scores.forEach((h, i) => {
     assert.is(card[i].label, h.label);
+    assert.is(card[i].relation, h.relation);
+    assert.is(card[i].position, h.position);
+    assert.ok((h.relation === null) !== (h.position === null), `head ${i} is labelled by exactly one of a relation and a position`);
     for (const [key, r] of Object.entries(h.relations)) {
       assert.ok(Math.abs(card[i].relations[key][0] - r.score) < 1e-3 && Math.abs(card[i].relations[key][1] - r.baseline) < 1e-3, `${key} of head ${i}`);
     }

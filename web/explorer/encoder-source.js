@@ -17,8 +17,8 @@ export const DEFAULT_RELATION = 'detNoun';
 
 /**
  * The relations' names as the model view writes them, by headScores' keys.
- * A head labelled with one (headScores' `label` starts with its name) shows
- * that relation's offset baseline beside its score.
+ * A head labelled with one (headScores' `relation`) shows that relation's
+ * offset baseline beside its score.
  */
 export const RELATION_NAMES = Object.freeze({
   detNoun: 'det → noun',
@@ -33,8 +33,8 @@ export const RELATION_NAMES = Object.freeze({
 /**
  * Every head's scores as headScores gives them, from the model card the
  * shipped JSON carries (measured on those weights when the file was made:
- * `heads[layer][head]` { label, relations: { key: [score, baseline, offset] },
- * positional }), or null when the card has none. Scoring in the page takes
+ * `heads[layer][head]` { label, relation, position, relations: { key:
+ * [score, baseline, offset] }, positional }), or null when the card has none. Scoring in the page takes
  * seconds on the held-out sentences; the card's numbers are the same ones.
  */
 export function cardScores(card) {
@@ -42,6 +42,8 @@ export function cardScores(card) {
   if (!Array.isArray(heads) || !heads.every((row) => Array.isArray(row) && row.every((h) => typeof h?.label === 'string' && h.relations))) return null;
   return heads.map((row) => row.map((h) => ({
     label: h.label,
+    relation: typeof h.relation === 'string' ? h.relation : null,
+    position: typeof h.position === 'string' ? h.position : null,
     positional: { ...h.positional },
     relations: Object.fromEntries(Object.entries(h.relations).map(([k, r]) => [k, Array.isArray(r) ? { score: r[0], baseline: r[1], offset: r[2] } : r])),
   })));
@@ -76,7 +78,7 @@ const signed = (offset) => (offset > 0 ? `+${offset}` : String(offset));
 export function encoderLabel(s, names = RELATION_NAMES) {
   const relations = s.relations ?? {};
   const keys = Object.keys(names).filter((k) => relations[k] && (relations[k].cases ?? 1) > 0);
-  const named = keys.filter((k) => s.label.startsWith(`${names[k]} `)).sort((a, b) => names[b].length - names[a].length)[0];
+  const named = keys.includes(s.relation) ? s.relation : undefined;
   const margin = (k) => relations[k].score - relations[k].baseline;
   const best = named ?? keys.sort((a, b) => margin(b) - margin(a))[0];
   if (!best) return { text: s.label, baseline: '', detail: s.label };

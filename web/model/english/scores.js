@@ -96,7 +96,7 @@ function mostAttendedOther(w, h, m, i) {
 
 /**
  * Every head's scores on held-out sentences.
- * @returns {{ layer: number, head: number, relations: Record<string, { score: number, baseline: number, offset: number, cases: number }>, positional: Record<string, number>, label: string }[][]}
+ * @returns {{ layer: number, head: number, relations: Record<string, { score: number, baseline: number, offset: number, cases: number }>, positional: Record<string, number>, label: string, relation: string | null, position: string | null }[][]}
  */
 export function scoreEncoderHeads(attn, shape, params, index, list) {
   const attentions = attentionsOf(attn, shape, params, index, list);
@@ -126,23 +126,29 @@ export function scoreEncoderHeads(attn, shape, params, index, list) {
         }
       });
       const positional = Object.fromEntries(Object.entries(sums).map(([key, [sum, count]]) => [key, count ? sum / count : 0]));
-      layer.push({ layer: l, head: h, relations, positional, label: labelOf(relations, positional) });
+      layer.push({ layer: l, head: h, relations, positional, ...labelOf(relations, positional) });
     }
     result.push(layer);
   }
   return result;
 }
 
-/** A head's label: its relation furthest above baseline (by LABEL_MARGIN, at least LABEL_FLOOR), else its largest positional weight. */
+/**
+ * A head's label: its relation furthest above baseline (by LABEL_MARGIN, at
+ * least LABEL_FLOOR), else its largest positional weight. `relation` is the
+ * relation's key (null when the head is labelled by position) and `position`
+ * the positional key (null when labelled by a relation), so a reader never
+ * has to parse the label's text.
+ */
 export function labelOf(relations, positional) {
   let best = null;
   for (const key of ['detNoun', 'adjNoun', 'verbSubject', 'verbObject', 'prepObject', 'detNounPastAdjectives', 'verbSubjectPastPhrase']) {
     const r = relations[key];
     if (r.cases > 0 && r.score >= LABEL_FLOOR && r.score - r.baseline >= LABEL_MARGIN && (best === null || r.score - r.baseline > best[1].score - best[1].baseline)) best = [key, r];
   }
-  if (best !== null) return `${RELATIONS[best[0]].name} ${best[1].score.toFixed(2)}`;
+  if (best !== null) return { label: `${RELATIONS[best[0]].name} ${best[1].score.toFixed(2)}`, relation: best[0], position: null };
   const [key, value] = Object.entries(positional).sort((a, b) => b[1] - a[1])[0];
-  return `${POSITIONAL[key]} ${value.toFixed(2)}`;
+  return { label: `${POSITIONAL[key]} ${value.toFixed(2)}`, relation: null, position: key };
 }
 
 /**
