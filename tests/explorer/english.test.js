@@ -105,10 +105,11 @@ const fetchedEnglish = (requests) => requests.filter((u) => u.endsWith('/web/mod
 
 async function open(env, path, options = {}) {
   const { page, problems } = await env.page(options);
-  const requests = [];
+  const requests = [], warnings = [];
   page.on('request', (r) => requests.push(r.url()));
+  page.on('console', (msg) => msg.type() === 'warning' && warnings.push(msg.text()));
   await page.goto(`${env.base}${path}`);
-  return { page, problems, requests };
+  return { page, problems, requests, warnings };
 }
 
 // The model's own numbers for a sentence, in the page: headScores, the forward pass (masked word replaced by <mask>), one head's weights, fill.
@@ -247,11 +248,14 @@ test('pressing a word masks it: the model\'s top 5 equal m.fill\'s, and its row 
 });
 
 test('a second press unmasks; an unknown word is named as text, never markup', async ({ env }) => {
-  const { page, problems } = await open(env, '/?model=english&model-mask=1&tokens=the+zorp+%3Cimg%3E+sat');
+  const { page, problems, warnings } = await open(env, '/?model=english&model-mask=1&tokens=the+zorp+%3Cimg%3E+sat');
   await modelShown(page);
   await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('.message:not([hidden])'), E);
   const text = await message(page);
   assert.match(text, /The model does not know the words “zorp”, “<img>”/);
+  // A fact about the text, not a mistake: a note, and no console warning.
+  assert.is(await shadow(page, (el) => el.shadowRoot.querySelector('.message').dataset.kind), 'info');
+  assert.equal(warnings.filter((w) => /does not know/.test(w)), []);
   assert.is(await shadow(page, (el) => el.shadowRoot.querySelectorAll('img').length), 0);
   await page.click(`${E} .mask-words button[data-index="1"]`);
   await page.waitForFunction((sel) => !document.querySelector(sel).hasAttribute('model-mask'), E);
@@ -306,10 +310,12 @@ test('no pair masking with the trained encoder: Mask pairs is hidden and turned 
 
 test('bad model-mask and model-head keep the view and say what was wrong', async ({ env }) => {
   // Cold, with a mask past the sentence and a head outside the model: the view opens unmasked on the default head.
-  const { page, problems } = await open(env, '/?model=english&model-mask=9&model-head=9+9');
+  const { page, problems, warnings } = await open(env, '/?model=english&model-mask=9&model-head=9+9');
   await modelShown(page);
   await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('.message:not([hidden])'), E);
   const cold = await message(page);
+  assert.is(await shadow(page, (el) => el.shadowRoot.querySelector('.message').dataset.kind), 'error');
+  assert.is(warnings.filter((w) => w.startsWith('attention-explorer: ') && /model-mask expects the index/.test(w)).length, 1, warnings.join('\n'));
   assert.match(cold, /model-head expects "layer head", layer 1 to \d and head 1 to \d; got "9 9"; shown with the best det → noun head instead/);
   assert.match(cold, /model-mask expects the index of a word, 0 to 3 for these 4 words \(counted from 0\); got 9; shown unmasked/);
   assert.ok(await shadow(page, (el) => el.shadowRoot.querySelector('section.step-weights') !== null));

@@ -332,7 +332,7 @@ export class AttentionExplorer extends Base {
     this.#view = view;
     this.#example = ex;
     this.#state = stateOf(ex, config.heads);
-    this.#showMessage([this.#settingsNote, source?.note].filter(Boolean).join('. '));
+    this.#showMessage([this.#settingsNote, source?.note].filter(Boolean).join('. '), this.#settingsNote || source?.noteKind !== 'info' ? 'error' : 'info');
     this.#render();
     this.#syncTrain();
     const detail = { step: view.step, mask: this.#mask && this.#mask.includes(0) ? this.mask : null, edited: this.#edits.size > 0 || Object.keys(this.#inputs).length > 0 };
@@ -460,9 +460,15 @@ export class AttentionExplorer extends Base {
     this.#train?.sync();
   }
 
-  #showMessage(text) {
-    this.#ui.message.textContent = text;
-    this.#ui.message.hidden = text === '';
+  // An error (a bad attribute or input) is also a console warning, once per
+  // new text, so a page's author sees it in the console; a note (kind 'info',
+  // such as words the model does not know) is for the reader only.
+  #showMessage(text, kind = 'error') {
+    const m = this.#ui.message;
+    if (kind === 'error' && text !== '' && (text !== m.textContent || m.dataset.kind !== 'error')) console.warn(`attention-explorer: ${text}`);
+    m.textContent = text;
+    m.dataset.kind = kind;
+    m.hidden = text === '';
   }
 
   #syncMasking() {

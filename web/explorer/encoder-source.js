@@ -126,11 +126,12 @@ export function unknownText(unknown) {
 export function prepareEncoder({ model, scores, name }, config, view, pick) {
   const words = config.tokens.slice(0, model.context);
   const notes = [];
-  let masked = null;
+  let masked = null, maskError = false;
   try {
     masked = maskIndex(view.modelMask, words.length);
   } catch (err) {
     notes.push(`${err.message}; shown unmasked`);
+    maskError = true;
   }
   const unknown = model.unknownWords(words);
   if (unknown.length) notes.push(unknownText(unknown));
@@ -145,6 +146,8 @@ export function prepareEncoder({ model, scores, name }, config, view, pick) {
     guesses: masked === null ? null : model.fill(words, masked),
     unknown,
     note: notes.join('. '),
+    // Unknown words and a cut sentence are facts about the text, not mistakes: said as a note.
+    noteKind: maskError ? 'error' : 'info',
     config: normalizeConfig({
       // Bidirectional and at the model's scale, 1/sqrt(d_head): the numbers are the model's own.
       tokens: words, seed: config.seed, dModel: model.dModel, dk: model.dHead, dv: model.dHead, heads: 1, kvHeads: 1, causal: false,

@@ -211,7 +211,7 @@ export class ModelSource {
       note = `${err.message}; shown with the best det → noun head instead`;
     }
     const source = prepareEncoder({ ...trained, name: this.#wanted }, config, view, pick);
-    if (note) source.note = [note, source.note].filter(Boolean).join('. ');
+    if (note) Object.assign(source, { note: [note, source.note].filter(Boolean).join('. '), noteKind: 'error' });
     return source;
   }
 

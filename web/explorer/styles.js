@@ -145,6 +145,7 @@ button[aria-pressed="true"] { border-color: var(--attn-accent); background: var(
 .step-nav { display: inline-flex; gap: 6px; }
 .step-nav[hidden], .root .step-nav[hidden] { display: none; }
 .message { margin: 10px 0 0; padding: 8px 12px; border-left: 4px solid #cf222e; background: var(--attn-panel); white-space: pre-wrap; overflow-wrap: anywhere; }
+.message[data-kind="info"] { border-left-color: var(--attn-accent); }
 .message[hidden], .copy-fallback[hidden], .popover[hidden] { display: none; }
 .copy-fallback { margin-top: 10px; }
 .copy-fallback textarea { width: 100%; font-family: var(--attn-mono); }
