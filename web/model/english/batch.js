@@ -18,7 +18,7 @@
 
 import { sentence } from './grammar.js';
 
-export const MASK_DEFAULTS = Object.freeze({ baseRate: 0.12, focusRate: 0.35, maskShare: 0.8, randomShare: 0.1 });
+export const MASK_DEFAULTS = Object.freeze({ baseRate: 0.12, focusRate: 0.35, flipShare: 0, maskShare: 0.8, randomShare: 0.1 });
 
 /**
  * Ids of a sentence's words (punctuation included), by the vocabulary's index.
@@ -48,12 +48,17 @@ export function drawBatch(rng, { batch, context, index, maskId, firstWord, vocab
     tokens.set(ids, b * n);
     kvLengths[b] = ids.length;
     const focus = new Set([...s.det.map((r) => r.from), ...s.subj.map((r) => r.from)]);
+    const wrong = new Map(s.agree.map((a) => [a.at, a.wrong]));
     const chosen = [];
     for (let i = 0; i < ids.length; i++) if (rng.random() < (focus.has(i) ? rates.focusRate : rates.baseRate)) chosen.push(i);
     if (chosen.length === 0) chosen.push(Math.floor(rng.random() * ids.length));
     for (const i of chosen) {
       rows.push(b * n + i);
       targets.push(ids[i]);
+      if (wrong.has(i) && rates.flipShare > 0 && rng.random() < rates.flipShare) {
+        tokens[b * n + i] = index.get(wrong.get(i));
+        continue;
+      }
       const u = rng.random();
       if (u < rates.maskShare) tokens[b * n + i] = maskId;
       else if (u < rates.maskShare + rates.randomShare) tokens[b * n + i] = firstWord + Math.floor(rng.random() * (vocabSize - firstWord));
