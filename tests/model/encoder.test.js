@@ -11,7 +11,7 @@ import { EncoderModel } from '../../web/model/encoder-model.js';
 import { encoderLossAndGradients, initEncoderParams } from '../../web/model/encoder.js';
 import { drawBatch } from '../../web/model/english/batch.js';
 import { sentences } from '../../web/model/english/grammar.js';
-import { allForms } from '../../web/model/english/lexicon.js';
+import { DETERMINERS, allForms } from '../../web/model/english/lexicon.js';
 import { bestOffset } from '../../web/model/english/scores.js';
 import { MASK, UNKNOWN, englishVocab } from '../../web/model/english/vocab.js';
 import { NumpyRandom } from '../../web/core/numpy-random.js';
@@ -150,22 +150,43 @@ data('every relation a sentence records points at a word of the right kind', () 
   }
   assert.ok(forms.verb > 100 && forms.det > 30, JSON.stringify(forms));
 });
-data('masked batches: about one word in five chosen, 80% of them <mask>, padding never chosen', () => {
+data('masked batches: about one word in five chosen; half the chosen determiners and agreeing verbs swapped, 80% of the rest <mask>; padding never chosen', () => {
   const vocab = englishVocab();
   const index = new Map(vocab.map((w, i) => [w, i]));
+  const determiners = new Set(Object.values(DETERMINERS).flat().map((w) => index.get(w)));
   const rng = new NumpyRandom(4);
-  let chosen = 0, words = 0, masked = 0;
+  let chosen = 0, words = 0, masked = 0, rest = 0;
+  const swapped = { det: [0, 0], verb: [0, 0] };
   for (let i = 0; i < 20; i++) {
     const b = drawBatch(rng, { batch: 32, context: 32, index, maskId: 1, firstWord: 13, vocabSize: vocab.length });
-    for (const r of b.rows) {
+    const kind = new Map();
+    b.sentences.forEach((s, k) => {
+      for (const r of s.det) kind.set(k * b.n + r.from, { det: true });
+      for (const a of s.agree) if (a.kind === 'verb') kind.set(k * b.n + a.at, { wrong: index.get(a.wrong) });
+    });
+    b.rows.forEach((r, j) => {
       assert.ok(r % b.n < b.kvLengths[Math.floor(r / b.n)], 'a padding position was chosen');
-      if (b.tokens[r] === 1) masked++;
-    }
+      const k = kind.get(r), token = b.tokens[r];
+      if (k?.det) {
+        swapped.det[1]++;
+        if (token !== b.targets[j] && determiners.has(token)) swapped.det[0]++;
+      } else if (k) {
+        swapped.verb[1]++;
+        if (token === k.wrong) swapped.verb[0]++;
+      } else {
+        rest++;
+        if (token === 1) masked++;
+      }
+    });
     chosen += b.rows.length;
     words += b.kvLengths.reduce((x, y) => x + y, 0);
   }
   assert.ok(chosen / words > 0.15 && chosen / words < 0.3, `${chosen / words}`);
-  assert.ok(Math.abs(masked / chosen - 0.8) < 0.05, `${masked / chosen}`);
+  assert.ok(Math.abs(masked / rest - 0.8) < 0.05, `${masked / rest}`);
+  for (const [key, [n, of]] of Object.entries(swapped)) {
+    // Half swapped (within 3.5 standard deviations), plus the few that BERT's 10% random word makes another determiner.
+    assert.ok(of > 150 && Math.abs(n / of - 0.5) < 0.03 + 3.5 * Math.sqrt(0.25 / of), `${key}: ${n} / ${of}`);
+  }
 });
 data('bestOffset picks the commonest offset', () => {
   assert.equal(bestOffset([{ from: 0, to: 1 }, { from: 3, to: 4 }, { from: 2, to: 5 }]), { offset: 1, baseline: 2 / 3 });

@@ -34,59 +34,52 @@ test('held-out sentences come from a seed training does not use', () => {
   assert.ok(Number.isInteger(m.card.data.trainSeed) && m.card.data.trainSeed !== HELD_OUT_SEED);
 });
 
-// The issue's targets, and what the shipped model measures. Where it misses a
-// target the test asserts the measured value (less MISSED_SLACK), so a worse
-// model still fails, and its name says which target it misses;
-// docs/model-english.md says so too. The targets are the issue's, unchanged.
+// The issue's targets, unchanged; docs/model-english.md gives what the
+// shipped model measures against each.
 const TARGET = {
   detNounPastAdjectives: 0.85, detNounPastAdjectivesMargin: 0.1,
   verbSubjectPastPhrase: 0.7, verbSubjectPastPhraseMargin: 0.3,
   detNoun: 0.9, verbSubject: 0.8, agreement: 0.9, attractor: 0.85,
 };
-const MEASURED = { detNounPastAdjectives: 0.719, verbSubjectPastPhrase: 0.49, verbSubjectPastPhraseMargin: 0.196, detNoun: 0.62, verbSubject: 0.678 };
-const MISSED_SLACK = 0.02;
-const atLeast = (key) => Math.min(TARGET[key], MEASURED[key] - MISSED_SLACK);
 // The best head on a relation among those at least `margin` above its baseline, or null.
 const bestAbove = (key, margin) => scores.filter((h) => h.relations[key].score >= h.relations[key].baseline + margin)
   .reduce((a, h) => (a === null || h.relations[key].score > a.relations[key].score ? h : a), null);
 
-test('det -> noun past adjectives: a head >= 0.1 above the best offset (met), its score >= 0.85 (MISSED: 0.72)', () => {
+test('det -> noun past adjectives: a head >= 0.85 and >= 0.1 above the best offset', () => {
   const key = 'detNounPastAdjectives';
   const h = bestAbove(key, TARGET.detNounPastAdjectivesMargin);
   assert.ok(h !== null, describe(best(key), key));
-  assert.ok(h.relations[key].score >= atLeast(key), describe(h, key));
+  assert.ok(h.relations[key].score >= TARGET[key], describe(h, key));
 });
 
-test('verb -> subject past a phrase or clause: >= 0.7 and >= 0.3 above the best offset (MISSED: 0.49, 0.20 above)', () => {
+test('verb -> subject past a phrase or clause: a head >= 0.7 and >= 0.3 above the best offset', () => {
   const key = 'verbSubjectPastPhrase';
-  const h = bestAbove(key, atLeast('verbSubjectPastPhraseMargin'));
+  const h = bestAbove(key, TARGET.verbSubjectPastPhraseMargin);
   assert.ok(h !== null, describe(best(key), key));
-  assert.ok(h.relations[key].score >= atLeast(key), describe(h, key));
+  assert.ok(h.relations[key].score >= TARGET[key], describe(h, key));
 });
 
-test('the best det -> noun head >= 0.9 (MISSED: 0.62) and verb -> subject head >= 0.8 (MISSED: 0.68) overall, each above its best offset', () => {
+test('the best det -> noun head >= 0.9 and verb -> subject head >= 0.8 overall, each above its best offset', () => {
   for (const key of ['detNoun', 'verbSubject']) {
     const h = best(key);
-    assert.ok(h.relations[key].score >= atLeast(key), describe(h, key));
+    assert.ok(h.relations[key].score >= TARGET[key], describe(h, key));
     assert.ok(h.relations[key].score > h.relations[key].baseline, describe(h, key));
   }
 });
 
-test('agreement: the right form beats the wrong one in >= 90% of cases, >= 85% past an attractor (met)', () => {
+test('agreement: the right form beats the wrong one in >= 90% of cases, >= 85% past an attractor', () => {
   const { all, attractor } = evaluation.agreement;
   assert.ok(all.cases > 300 && attractor.cases > 30, JSON.stringify(evaluation.agreement));
   assert.ok(all.accuracy >= TARGET.agreement, `all ${all.right} / ${all.cases}`);
   assert.ok(attractor.accuracy >= TARGET.attractor, `attractor ${attractor.right} / ${attractor.cases}`);
 });
 
-test('the example sentences: the best heads take "the" and "sat" to "cat" (met); "ran" to "that", not "dog" (MISSED)', () => {
+test('the example sentences: the best heads take "the" and "sat" to "cat", and "ran" to "dog" past a relative clause', () => {
   const det = best('detNoun'), subject = best('verbSubject');
   assert.is(looksAt(['the', 'cat', 'sat', 'there'], det, 0), 'cat');
   assert.is(looksAt(['the', 'cat', 'sat', 'there'], subject, 2), 'cat');
   assert.is(looksAt('the big black cat sat on the mat'.split(' '), det, 0), 'cat');
-  // The target is "dog". A layer-1 previous-word head copies the subject into the word after
-  // it ("that"), and the subject head reads the subject's number there.
-  assert.is(looksAt('the dog that the cat saw ran'.split(' '), subject, 6), 'that');
+  assert.is(looksAt('the dog that the cat saw ran'.split(' '), subject, 6), 'dog');
 });
 
 test('every head is labelled, and the card carries these scores', () => {
