@@ -27,6 +27,7 @@ import os from 'node:os';
 import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { loadPeakProbes, peakFlops } from './peak.js';
 import { random } from './random.js';
+import { cpuModel } from './cpu.js';
 
 // Node 20 runs relaxed SIMD only behind a flag: without it, again with it.
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
@@ -54,7 +55,7 @@ const PEAK_ITERATIONS = 200000;
 const PEAK_FLOPS = peakFlops(PEAK_ITERATIONS);
 const probeRuns = [() => probes.simd(PEAK_ITERATIONS), ...(probes.relaxed ? [() => probes.relaxed(PEAK_ITERATIONS)] : [])];
 const isRelaxed = (i) => /relaxed/.test(baseName(builds[i].file));
-console.log(`${os.cpus()[0]?.model.trim()}, ${os.cpus().length} cores, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}, ${ROUNDS} rounds`);
+console.log(`${cpuModel()}, ${os.cpus().length} cores, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}, ${ROUNDS} rounds`);
 
 for (const label of shapes) {
   const m = /^(c?)(\d+)x(\d+)(?:\/(\d+))?$/.exec(label);

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { ensureBuilt } from '../scripts/ensure-built.js';
 import { loadAttention } from '../web/attention.js';
 import { random } from './random.js';
+import { cpuModel } from './cpu.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -36,7 +37,7 @@ const shapes = [
 const lines = [
   '# Backward pass benchmark',
   '',
-  `Written by \`node bench/backward.js\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores, Node ${process.version}.`,
+  `Written by \`node bench/backward.js\` on ${new Date().toISOString().slice(0, 10)}: ${cpuModel()}, ${os.cpus().length} cores, Node ${process.version}.`,
   `Single thread, float32, median of ${ROUNDS} interleaved rounds of about ${ROUND_MS} ms per contender; "x forward" is the`,
   'median of the per-round ratios to the forward of the same call in the same round (the target: <= 2.5 at n = 1024, d = 64).',
   'The machine is shared: read the ratios, not the absolute times.',

@@ -36,6 +36,7 @@ import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { createAttentionPool } from '../web/pool.js';
 import { timed } from './pool.js';
 import { random } from './random.js';
+import { cpuModel } from './cpu.js';
 
 export const DECODE_SHAPE = { heads: 32, kvHeads: 8, d: 64 };
 export const DECODE_LENGTHS = [1024, 2048, 4096, 8192, 16384, 32768];
@@ -50,7 +51,6 @@ const MATCH_RTOL = 1e-5;
 const MATCH_RTOL_INT8 = 2e-2;
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-export const cpuModel = () => os.cpus()[0]?.model.trim() ?? 'unknown CPU';
 
 function relDiff(a, b) {
   let m = 0, big = 0;

@@ -6,16 +6,16 @@
 //
 //   node bench/english.js [--repeats N] [--steps N]
 
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 
 import { createEncoder, loadModel } from '../web/model.js';
+import { cpuModel } from './cpu.js';
 
 const args = process.argv.slice(2);
 const flag = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const repeats = flag('--repeats', 200);
 const steps = flag('--steps', 20);
-const cpu = readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? 'unknown CPU';
+const cpu = cpuModel();
 const load = () => loadavg()[0].toFixed(2);
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -24,10 +24,11 @@
 // bench/run.js imports explorerTimings for its results table.
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 
 import { serve } from '../scripts/serve.js';
 import { start } from '../tests/browser.js';
+import { cpuModel } from './cpu.js';
 
 /** Budgets from the issue, in ms per tokens. */
 export const BUDGET_MS = Object.freeze({ 4: 8, 32: 16 });
@@ -198,7 +199,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { values } = parseArgs({ options: { rounds: { type: 'string', default: '9' }, baseline: { type: 'string' } } });
   const cases = [{ tokens: 4, heads: 1 }, { tokens: 32, heads: 1 }, { tokens: 32, heads: 1, weights: true }, { tokens: 32, heads: 4 }, { tokens: 512, heads: 1, weights: true }];
   const results = await explorerTimings({ rounds: Number(values.rounds), cases, baseline: values.baseline });
-  console.log(`scale change -> painted frame, full page, Chromium (headless), median and 90th percentile; ${cpus()[0]?.model ?? 'unknown CPU'}, load ${loadavg()[0].toFixed(1)}`);
+  console.log(`scale change -> painted frame, full page, Chromium (headless), median and 90th percentile; ${cpuModel()}, load ${loadavg()[0].toFixed(1)}`);
   for (const r of results) {
     const budget = r.heads === 1 && !r.weights ? BUDGET_MS[r.tokens] : undefined;
     const size = Math.min(r.tokens, 32);

@@ -16,6 +16,7 @@ import os from 'node:os';
 import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { createAttentionPool } from '../web/pool.js';
 import { random } from './random.js';
+import { cpuModel } from './cpu.js';
 
 // Node 20 runs the relaxed module only with the flag: re-run with it.
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
@@ -32,7 +33,7 @@ const contenders = [['one instance', null], ['pool, copy', await createAttention
 const sharedPool = await createAttentionPool({ threads });
 if (sharedPool.memory === 'shared') contenders.push(['pool, shared', sharedPool]);
 else sharedPool.dispose();
-console.log(`${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} at the start`);
+console.log(`${cpuModel()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} at the start`);
 if (oldPath) contenders.push(['pool (--old)', await (await import(new URL(oldPath, `file://${process.cwd()}/`))).createAttentionPool({ threads })]);
 const only = arg('--only', null);
 for (const [heads, n] of [[12, 512], [1, 1024], [1, 4096]].filter(([h, n]) => only === null || `${h}x${n}` === only)) {

@@ -20,6 +20,7 @@ import { Worker } from 'node:worker_threads';
 import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { createAttentionPool } from '../web/pool.js';
 import { random } from './random.js';
+import { cpuModel } from './cpu.js';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -86,7 +87,7 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
     if (pool.memory === 'shared') pools.push(pool);
     else pool.dispose();
   }
-  log(`pool benchmark on ${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} at the start`);
+  log(`pool benchmark on ${cpuModel()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} at the start`);
   const results = [];
   for (const shape of shapes) {
     const { heads, nq, nk, d } = shape;
@@ -145,7 +146,7 @@ export function poolMarkdown(results, { rounds, roundMs }) {
     `and onnxruntime-web with numThreads 1 and all, each in its own worker thread, warmed up; median of ${rounds} interleaved rounds`,
     `of about ${roundMs} ms each. Ratios are medians of per-round ratios; "vs ORT" is against the faster ORT configuration of each round.`,
     'For n=4, d=3, "extra" is the median per-round difference to the synchronous call.',
-    `CPU: ${os.cpus()[0]?.model.trim() ?? 'unknown'}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} when written.`, ''];
+    `CPU: ${cpuModel()}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} when written.`, ''];
   for (const { shape, rows } of results) {
     lines.push(`### ${shape.label}`, '', '| contender | time per call | vs one instance | vs faster ORT | extra |', '|---|---:|---:|---:|---:|');
     for (const r of rows) {

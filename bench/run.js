@@ -42,6 +42,7 @@ import { explorerTimings } from './explorer.js';
 import { modelSpeed, modelSpeedLines } from './model-speed.js';
 import { loadPeakProbes, peakFlops } from './peak.js';
 import { random } from './random.js';
+import { cpuModel } from './cpu.js';
 
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
 if (!relaxedSimdSupported() && !process.execArgv.includes(RELAXED_FLAG)) {
@@ -379,7 +380,7 @@ function fmtTime(us) {
 
 function printShape({ shape, peakGflops, peakRelaxedGflops, rows, fastestPeer }) {
   const relaxedProbe = peakRelaxedGflops ? `, relaxed probe: ${peakRelaxedGflops.toFixed(1)} GFLOP/s` : '';
-  console.log(`\n${shape.label}   (${os.cpus()[0]?.model.trim()}; SIMD128 peak probe: ${peakGflops.toFixed(1)} GFLOP/s${relaxedProbe})`);
+  console.log(`\n${shape.label}   (${cpuModel()}; SIMD128 peak probe: ${peakGflops.toFixed(1)} GFLOP/s${relaxedProbe})`);
   for (const r of rows) {
     console.log(`  ${r.name.padEnd(32)} ${fmtTime(r.us).padStart(11)}  ${r.gflops.toFixed(2).padStart(7)} GFLOP/s  ${(100 * r.ofPeak).toFixed(1).padStart(5)}% of peak  ${r.vsPeer.toFixed(2).padStart(6)}x vs ${fastestPeer}  ${r.vsSimd.toFixed(2).padStart(5)}x vs SIMD128`);
   }
@@ -418,7 +419,7 @@ function perCpuLines(previous, cpu) {
 }
 
 function writeResults() {
-  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const cpu = cpuModel();
   const lines = [
     '# Benchmark results',
     '',
