@@ -359,9 +359,14 @@ for (const tokens of [4, 32]) {
   }
   explorer.push({ tokens, computeMs: median(t) });
 }
+// A browser that stops answering (its renderer idle, a frame never painted)
+// costs this run its explorer row, not the pool, decode and RESULTS.md after it.
+const EXPLORER_TIMEOUT_MS = 10 * 60 * 1000;
 let browser = null;
 try {
-  browser = await explorerTimings({ rounds: ROUNDS });
+  browser = await Promise.race([explorerTimings({ rounds: ROUNDS }), new Promise((resolve, reject) => {
+    setTimeout(() => reject(new Error(`no painted frame in ${EXPLORER_TIMEOUT_MS / 60000} minutes`)), EXPLORER_TIMEOUT_MS).unref();
+  })]);
 } catch (err) {
   console.log(`\n(explorer in Chromium skipped: ${err.message.split('\n')[0]})`);
 }
@@ -373,6 +378,8 @@ const poolKvResults = await poolKvBench(POOL_KV_TIMING);
 const DECODE_TIMING = quick ? { rounds: 3, roundMs: 80 } : { rounds: 7, roundMs: 150 };
 const decodeResults = await decodePeersBench(DECODE_TIMING);
 writeResults();
+// A browser left behind by a timed-out explorer run must not keep the benchmark alive.
+process.exit(0);
 
 function fmtTime(us) {
   return us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(2)} µs`;
