@@ -62,8 +62,8 @@ export function drawBatch(rng, { batch, context, index, maskId, firstWord, vocab
     const ids = idsOf(s.words, index);
     tokens.set(ids, b * n);
     kvLengths[b] = ids.length;
-    const focus = new Set([...s.det.map((r) => r.from), ...s.subj.map((r) => r.from)]);
     const dets = new Set(s.det.map((r) => r.from));
+    const focus = new Set([...dets, ...s.subj.map((r) => r.from)]);
     const verbWrong = new Map(s.agree.filter((a) => a.kind === 'verb').map((a) => [a.at, a.wrong]));
     const chosen = [];
     for (let i = 0; i < ids.length; i++) if (rng.random() < (focus.has(i) ? rates.focusRate : rates.baseRate)) chosen.push(i);
