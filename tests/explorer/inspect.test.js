@@ -258,4 +258,26 @@ test('focus leaving the numbers for a row label closes the popover of the cell i
   await context.close();
 });
 
+test('focus moved out of the tables by a script, to the toolbar or out of the explorer, closes the popover', async ({ env }) => {
+  const { page, context } = await env.page({ viewport: { width: 1366, height: 900 } });
+  await page.goto(`${env.base}/`);
+  await settled(page);
+  const focusCell = () => page.$eval(E, (el) => el.shadowRoot.querySelector('table[data-id="weights-0"] td[data-i="1"][data-j="2"]').focus());
+  const shown = () => page.$eval(E, (el) => !el.shadowRoot.querySelector('.popover').hidden);
+  await focusCell();
+  assert.ok(await shown(), 'a focused weight shows its derivation');
+  await page.$eval(E, (el) => el.shadowRoot.querySelector('.toolbar button, .toolbar input').focus());
+  assert.not.ok(await shown(), 'focus moved by a script to the toolbar closes it');
+  await focusCell();
+  assert.ok(await shown());
+  await page.evaluate(() => {
+    const b = document.createElement('button');
+    b.textContent = 'outside';
+    document.body.append(b);
+    b.focus();
+  });
+  assert.not.ok(await shown(), 'focus moved to the page outside the explorer closes it');
+  await context.close();
+});
+
 test.run();

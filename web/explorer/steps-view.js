@@ -82,6 +82,12 @@ export class StepsView {
     node.addEventListener('pointerleave', () => {
       if (!this.#active()?.matches?.('[role="gridcell"][data-i]')) intents.inspect(null);
     });
+    // Focus leaving the tables (Tab, a script's focus(), a click elsewhere)
+    // closes the popover of the cell it left, unless the pointer still
+    // rests on a number, which keeps its own derivation open.
+    node.addEventListener('focusout', (e) => {
+      if (!node.contains(e.relatedTarget) && !this.#hovered) intents.inspect(null);
+    });
   }
 
   get element() {
