@@ -330,6 +330,22 @@ test('bad model-mask and model-head keep the view and say what was wrong', async
   assert.equal(problems, []);
 });
 
+test('a model-mask that is not a number on a cold open: the trained view, unmasked, said once', async ({ env }) => {
+  // The first draw happens before the model has loaded; once it has, the
+  // salvaged settings are drawn again with the model, not kept as random numbers.
+  const { page, problems, warnings } = await open(env, '/?model=english&model-mask=abc');
+  await modelShown(page);
+  await frame(page);
+  assert.ok(await shadow(page, (el) => el.shadowRoot.querySelector('.mask-panel') !== null && el.config.dk === 16), 'the trained encoder\'s head is shown');
+  assert.match(await message(page), /^model-mask expects a whole number \(0 or more\), got "abc"; shown with its default instead$/);
+  assert.is(warnings.filter((w) => /model-mask expects a whole number/.test(w)).length, 1, warnings.join('\n'));
+  // Back to random and to trained again: the switch takes the bad mask away.
+  await shadow(page, (el) => el.shadowRoot.querySelector('.weights-switch button:not([aria-pressed="true"])').click());
+  await page.waitForFunction((sel) => !document.querySelector(sel).hasAttribute('model'), E);
+  assert.is(await page.$eval(E, (el) => el.hasAttribute('model-mask')), false);
+  assert.equal(problems, []);
+});
+
 test('in a compact figure and a story: no prose of its own, a story step masks a word and goes back to random', async ({ env }) => {
   const { page, problems, requests } = await open(env, '/tests/pages/english.html', { viewport: { width: 720, height: 1000 } });
   await modelShown(page);

@@ -84,6 +84,7 @@ export class AttentionExplorer extends Base {
   #train = null; // the Train part (train-view.js) while the train attribute is on
   #loadError = null;
   #config = null; // last good config
+  #salvaged = false; // whether #config was drawn from salvaged settings (salvageSettings)
   #settingsNote = ''; // what was wrong with the attributes a first view had to leave at defaults
   #view = { step: 'all', show: new Set(PARTS), controls: 'full' }; // last good view settings
   #state = null; // last good state
@@ -286,14 +287,18 @@ export class AttentionExplorer extends Base {
     try {
       settings = readSettings((attr) => this.getAttribute(attr));
     } catch (err) {
-      // The last good view stays; with none yet, the good settings and defaults for the rest.
-      this.#showMessage(err.message);
-      if (this.#config) return;
+      // The last good view stays. With none yet, or when what is shown is
+      // itself salvaged (drawn before a model it names had loaded), the good
+      // settings and defaults for the rest, drawn again.
+      if (this.#config && !this.#salvaged) {
+        this.#showMessage(err.message);
+        return;
+      }
       settings = salvageSettings((attr) => this.getAttribute(attr));
       this.#settingsNote = `${err.message}; shown with its default instead`;
     }
     if (!this.#attn) {
-      if (!this.#loadError) this.#showMessage('');
+      if (!this.#loadError) this.#showMessage(this.#settingsNote);
       return;
     }
     let { config, view } = settings;
@@ -329,6 +334,7 @@ export class AttentionExplorer extends Base {
     const ex = computeExample(this.#attn, config, inputs, mask);
     this.#source = source;
     this.#config = config;
+    this.#salvaged = this.#settingsNote !== '';
     this.#view = view;
     this.#example = ex;
     this.#state = stateOf(ex, config.heads);

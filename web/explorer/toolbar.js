@@ -98,7 +98,11 @@ export class Toolbar {
     ui.stepNav = el('div', { class: 'step-nav full-only', role: 'group', 'aria-label': 'steps' }, ui.prev, ui.next, ui.play);
     // Random or trained weights on the same sentence: the handbook's draws, or the English encoder (fetched on the first press).
     ui.random = el('button', { type: 'button', 'aria-pressed': 'true', text: 'random', title: 'The handbook’s random X, W_Q, W_K, W_V',
-      onclick: () => host.removeAttribute('model') });
+      onclick: () => {
+        // A masked word is the trained model's: random weights have no guesses to show.
+        host.removeAttribute('model-mask');
+        host.removeAttribute('model');
+      } });
     ui.trained = el('button', { type: 'button', 'aria-pressed': 'false', text: 'trained on English', title: 'An encoder trained on English to fill in masked words',
       onclick: () => host.setAttribute('model', 'english') });
     ui.weights = el('div', { class: 'field weights-switch', role: 'group', 'aria-label': 'weights' }, el('span', { text: 'weights' }), ui.random, ui.trained);
