@@ -252,13 +252,25 @@ test('a second press unmasks; an unknown word is named as text, never markup', a
   await modelShown(page);
   await page.waitForFunction((sel) => document.querySelector(sel).shadowRoot.querySelector('.message:not([hidden])'), E);
   const text = await message(page);
-  assert.match(text, /The model does not know the words “zorp”, “<img>”/);
+  // The model's tokenizer splits "<img>" into a mark, a word and a mark, each shown as text.
+  assert.match(text, /The model does not know the words “zorp”, “<”, “img”, “>”/);
   // A fact about the text, not a mistake: a note, and no console warning.
   assert.is(await shadow(page, (el) => el.shadowRoot.querySelector('.message').dataset.kind), 'info');
   assert.equal(warnings.filter((w) => /does not know/.test(w)), []);
   assert.is(await shadow(page, (el) => el.shadowRoot.querySelectorAll('img').length), 0);
   await page.click(`${E} .mask-words button[data-index="1"]`);
   await page.waitForFunction((sel) => !document.querySelector(sel).hasAttribute('model-mask'), E);
+  assert.equal(problems, []);
+});
+
+test('punctuation typed against a word is a token of its own, as the model\'s tokenizer splits it', async ({ env }) => {
+  const { page, problems } = await open(env, `/?model=english&tokens=${encodeURIComponent('The cat, which was old, slept.')}`);
+  await modelShown(page);
+  await frame(page);
+  const words = await shadow(page, (el) => [...el.shadowRoot.querySelectorAll('.mask-words button')].map((b) => b.textContent));
+  assert.equal(words, ['The', 'cat', ',', 'which', 'was', 'old', ',', 'slept', '.']);
+  assert.equal(await page.$eval(E, (el) => el.config.tokens), words);
+  assert.not.match(await message(page), /“cat,”|“slept\.”|“old,”/);
   assert.equal(problems, []);
 });
 

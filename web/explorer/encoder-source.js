@@ -7,6 +7,7 @@
 
 import { fixed } from '../worked/format.js';
 import { normalizeConfig } from '../worked/computation.js';
+import { splitWords } from '../model/english/tokenize.js';
 import { headName } from './attentions.js';
 
 /** The token an encoder reads in place of a masked word. */
@@ -124,7 +125,9 @@ export function unknownText(unknown) {
  * element's message line (unknown words, a mask outside the sentence).
  */
 export function prepareEncoder({ model, scores, name }, config, view, pick) {
-  const words = config.tokens.slice(0, model.context);
+  // The sentence as the model's tokenizer splits it ("cat," is "cat" and ","), case kept for the page.
+  const all = config.tokens.flatMap((t) => splitWords(t));
+  const words = all.slice(0, model.context);
   const notes = [];
   let masked = null, maskError = false;
   try {
@@ -135,7 +138,8 @@ export function prepareEncoder({ model, scores, name }, config, view, pick) {
   }
   const unknown = model.unknownWords(words);
   if (unknown.length) notes.push(unknownText(unknown));
-  if (config.tokens.length > words.length) notes.push(`The model reads at most ${model.context} words; the last ${config.tokens.length - words.length} are left out`);
+  const cut = all.length - words.length;
+  if (cut > 0) notes.push(`The model reads at most ${model.context} words; ${cut === 1 ? 'the last word is' : `the last ${cut} are`} left out`);
   const ids = model.encode(words);
   if (masked !== null) ids[masked] = model.vocab.indexOf(MASK_TOKEN);
   const forward = model.forward(ids);
@@ -159,7 +163,7 @@ export function prepareEncoder({ model, scores, name }, config, view, pick) {
       inputs: encoderInputsText(pick, masked, words),
       scaled: `Scores times the model's scale, 1/√${model.dHead}: the one it was trained at, so there is no slider. The encoder reads the sentence both ways, so no pair is masked: every word may look at every word.`,
     },
-    truncated: config.tokens.length - words.length,
+    truncated: cut,
     key: `encoder:${name}:${model.steps}:${pick.layer}:${pick.head}:${masked ?? '-'}`,
   };
 }

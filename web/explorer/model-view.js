@@ -254,7 +254,7 @@ export class ModelView {
       if (r.next.getAttribute('aria-label') !== said) r.next.setAttribute('aria-label', said);
     });
     const right = s.predictions.filter((top, i) => t[i + 1] !== undefined && top[0].word === t[i + 1]).length;
-    const note = s.truncated > 0 ? ` The model reads at most ${s.context} words; the last ${s.truncated} are left out.` : '';
+    const note = s.truncated > 0 ? ` The model reads at most ${s.context} words; ${s.truncated === 1 ? 'the last word is' : `the last ${s.truncated} are`} left out.` : '';
     const where = repeated ? ' The repeat starts at the marked row.' : '';
     const ambiguous = ambiguityText(t);
     put(g.note, 'textContent', `The top 3 for the word after each word; ${right} of ${t.length - 1} right. Before a repeat it is anyone's guess; on the repeat, induction copies what came next last time.${where}${ambiguous}${note}`);

@@ -14,5 +14,16 @@ const TOKEN = /[\p{L}\p{N}]+(?:['\u2019][\p{L}]+)*|[^\s\p{L}\p{N}]/gu;
  */
 export function tokenize(text) {
   if (typeof text !== 'string') throw new TypeError(`tokenize: text must be a string, got ${text === null ? 'null' : typeof text}`);
-  return (text.toLowerCase().match(TOKEN) ?? []).map((t) => t.replace('\u2019', "'"));
+  return splitWords(text.toLowerCase());
+}
+
+/**
+ * The same split with the text's case kept, for showing the words as they
+ * were typed: "The cat sat." -> ['The', 'cat', 'sat', '.']. The encoder's
+ * encode() lower-cases, so these read as tokenize's words do.
+ * @param {string} text
+ * @returns {string[]}
+ */
+export function splitWords(text) {
+  return (text.match(TOKEN) ?? []).map((t) => t.replace('\u2019', "'"));
 }
