@@ -31,7 +31,7 @@ const TYPES = {
 /** The paths of the project the page needs: a file, or a folder ending in /. */
 // The front page links to the figure and story pages of tests/pages/ (and the model they show).
 export const PAGE_FILES = Object.freeze(['/index.html', '/web/', '/dist/', '/tests/pages/article.html', '/tests/pages/train-figure.html',
-  '/tests/pages/model.html', '/tests/pages/grounds.html', '/tests/pages/story.html']);
+  '/tests/pages/model.html', '/tests/pages/grounds.html', '/tests/pages/story.html', '/tests/pages/english.html']);
 
 /**
  * A static file server for `dir`; resolves to the listening http.Server.

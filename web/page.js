@@ -1,7 +1,8 @@
 // page.js - index.html's script: the explorer's settings live in the URL, so
 // a view can be shared. Reads ?tokens=...&seed=... into attributes on load and
 // writes them back after every change, each change a history entry (Back and
-// Forward read them again); the settings table says which.
+// Forward read them again) except a model's head chosen, which replaces the
+// entry; the settings table says which.
 import './explorer.js';
 import { SETTINGS, parseSetting } from './worked/settings.js';
 
@@ -67,9 +68,22 @@ function writeURL(detail) {
     replaceNext = false;
     return;
   }
-  if (replaceNext) history.replaceState(null, '', url);
+  if (replaceNext || onlyBrowsing(location.search, `?${search}`)) history.replaceState(null, '', url);
   else history.pushState(null, '', url);
   replaceNext = false;
+}
+
+// Choosing another head of a model is browsing, not a setting: arrowing
+// through twelve heads must not take twelve presses of Back to leave.
+const BROWSING = ['model-head'];
+function onlyBrowsing(before, after) {
+  const rest = (search) => {
+    const q = new URLSearchParams(search);
+    for (const key of BROWSING) q.delete(key);
+    q.sort();
+    return q.toString();
+  };
+  return rest(before) === rest(after);
 }
 
 // The introduction for the mode shown: a model's own (data-mode="model:<name>"),

@@ -81,7 +81,7 @@ unit('unknown words are quoted once each, as text', () => {
 unit('the mask panel says the guess\'s rank and the two words the masked position looks at most', () => {
   const t = maskTexts({ words: ['the', 'cat', 'sat', 'there'], masked: 2, guesses: [{ word: 'ran', p: 0.5 }, { word: 'sat', p: 0.3 }],
     row: [0.1, 0.6, 0.05, 0.25], pick: { layer: 1, head: 2 } });
-  assert.is(t.caption, 'The model\'s top 2 for word 3 with “sat” hidden; “sat” is its guess number 2.');
+  assert.is(t.caption, '“sat” (word 3) is masked: the model reads <mask> there. Its top 2 guesses; “sat” is its guess number 2. Press “sat” again to unmask it.');
   assert.is(t.looks, 'In layer 2, head 3 the masked position (itself 0.05) looks most, of the other words, at “cat” (0.60), then “there” (0.25); its row is the one selected in the lines view.');
 });
 
@@ -243,6 +243,9 @@ test('pressing a word masks it: the model\'s top 5 equal m.fill\'s, and its row 
     const row = ref.weights.slice(2 * 4, 3 * 4);
     const top = [0, 1, 3].sort((a, b) => row[b] - row[a])[0];
     assert.ok(looks.includes(`(itself ${row[2].toFixed(2)}) looks most, of the other words, at “${words[top]}”`), `${how}: ${looks}`);
+    // A saved picture says whose numbers it shows: the model, the head, the masked word; no seed.
+    const svg = await page.$eval(E, (el) => [...new DOMParser().parseFromString(el.toSVG(), 'image/svg+xml').querySelectorAll('text')].map((t) => t.textContent).join(' '));
+    assert.ok(svg.startsWith(`Attention in layer ${layer + 1}, head ${head + 1} of the trained English encoder: “the cat sat there” (d_k 16, both ways, “sat” masked, scale 0.250 = 1/√16, the model's)`), svg.slice(0, 200));
     assert.equal(problems, []);
   }
 });
@@ -260,6 +263,33 @@ test('a second press unmasks; an unknown word is named as text, never markup', a
   assert.is(await shadow(page, (el) => el.shadowRoot.querySelectorAll('img').length), 0);
   await page.click(`${E} .mask-words button[data-index="1"]`);
   await page.waitForFunction((sel) => !document.querySelector(sel).hasAttribute('model-mask'), E);
+  assert.equal(problems, []);
+});
+
+test('arrowing through the heads replaces the address instead of adding a history entry; a mask adds one', async ({ env }) => {
+  const { page, problems } = await open(env, '/?model=english');
+  await modelShown(page);
+  await frame(page);
+  const before = await page.evaluate(() => history.length);
+  // The last layer's head at the top of the window, just under the sticky toolbar: the first layer's is above, out of view.
+  await page.$eval(E, (el) => {
+    const b = el.shadowRoot.querySelector('button.thumb[data-layer="2"][data-head="0"]');
+    b.focus({ preventScroll: true });
+    window.scrollBy(0, b.getBoundingClientRect().top - el.shadowRoot.querySelector('.toolbar').getBoundingClientRect().bottom - 4);
+  });
+  for (const key of ['ArrowRight', 'ArrowUp', 'ArrowUp']) {
+    const was = await page.evaluate(() => location.search);
+    await page.keyboard.press(key);
+    await page.waitForFunction((w) => location.search !== w && /model-head=/.test(location.search), was);
+  }
+  assert.is(await page.evaluate(() => location.search), '?model=english&model-head=1+2');
+  assert.is(await page.evaluate(() => history.length), before);
+  // The chosen head is brought out from under the sticky toolbar.
+  const [top, bar] = await page.$eval(E, (el) => [el.shadowRoot.activeElement.getBoundingClientRect().top, el.shadowRoot.querySelector('.toolbar').getBoundingClientRect().bottom]);
+  assert.ok(top >= bar, `the focused head's top ${top} is below the toolbar's bottom ${bar}`);
+  await page.click(`${E} .mask-words button[data-index="2"]`);
+  await page.waitForFunction(() => /model-mask=2/.test(location.search));
+  assert.is(await page.evaluate(() => history.length), before + 1);
   assert.equal(problems, []);
 });
 
@@ -351,10 +381,18 @@ test('a model-mask that is not a number on a cold open: the trained view, unmask
   assert.ok(await shadow(page, (el) => el.shadowRoot.querySelector('.mask-panel') !== null && el.config.dk === 16), 'the trained encoder\'s head is shown');
   assert.match(await message(page), /^model-mask expects a whole number \(0 or more\), got "abc"; shown with its default instead$/);
   assert.is(warnings.filter((w) => /model-mask expects a whole number/.test(w)).length, 1, warnings.join('\n'));
-  // Back to random and to trained again: the switch takes the bad mask away.
+  // The settings of the random draws step aside for a note: the model's numbers come from no seed or size typed there.
+  const settingsShown = () => shadow(page, (el) => {
+    el.shadowRoot.querySelector('details.settings').open = true;
+    return { draw: [...el.shadowRoot.querySelectorAll('.settings .row.draw')].some((r) => r.offsetParent !== null), note: el.shadowRoot.querySelector('.model-settings-note').offsetParent !== null };
+  });
+  assert.equal(await settingsShown(), { draw: false, note: true });
+  // Back to random: the switch takes the bad mask away, and the settings are back.
   await shadow(page, (el) => el.shadowRoot.querySelector('.weights-switch button:not([aria-pressed="true"])').click());
   await page.waitForFunction((sel) => !document.querySelector(sel).hasAttribute('model'), E);
   assert.is(await page.$eval(E, (el) => el.hasAttribute('model-mask')), false);
+  await page.waitForFunction((sel) => !document.querySelector(sel).shadowRoot.querySelector('.root').dataset.model, E);
+  assert.equal(await settingsShown(), { draw: true, note: false });
   assert.equal(problems, []);
 });
 

@@ -44,11 +44,23 @@ test('the introduction follows the mode: the handbook example, or the trained mo
   assert.match((await shown()).join(' '), /the cat sat there/);
   await page.goto(`${env.base}/?model=induction`);
   await page.waitForFunction(() => document.querySelector('attention-explorer').shadowRoot.querySelector('.model-part:not([hidden])'), null, { timeout: 60_000 });
-  await page.waitForFunction(() => !document.querySelector('.lede[data-mode="model"]').hidden);
+  await page.waitForFunction(() => !document.querySelector('.lede[data-mode="model:induction"]').hidden);
   const text = (await shown()).join(' ');
   assert.not.match(text, /the cat sat there/);
   assert.match(text, /tiny two-layer transformer/);
   assert.equal(problems, []);
+});
+
+test('a model the page cannot load gets the generic introduction and a message that says what model takes', async ({ env }) => {
+  const { page } = await env.page();
+  await page.goto(`${env.base}/?model=bogus`);
+  await page.waitForFunction(() => /could not be loaded/.test(document.querySelector('attention-explorer').shadowRoot.querySelector('.message').textContent), null, { timeout: 60_000 });
+  const shown = await page.$$eval('.lede', (ps) => ps.filter((p) => !p.hidden).map((p) => p.dataset.mode));
+  assert.equal(shown, ['model']);
+  const lede = await page.$eval('.lede[data-mode="model"]', (p) => p.textContent);
+  assert.not.match(lede, /Repeat|Train from scratch/);
+  const message = await page.$eval('attention-explorer', (el) => el.shadowRoot.querySelector('.message').textContent);
+  assert.match(message, /^model="bogus" could not be loaded \(model takes "english", "induction" or the address of a saved model\): /);
 });
 
 test.run();

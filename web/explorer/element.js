@@ -581,7 +581,7 @@ export class AttentionExplorer extends Base {
     if (this.#mask) for (let k = 0; k < n * n; k++) maskedPairs += this.#mask[k] === 0 ? 1 : 0;
     return snapshotView({
       config: this.#config, example: this.#example, parts: this.#view.show, step: this.#view.step, blocked: this.#blocked,
-      maskedPairs, scaleIsDefault: this.#scaleIsDefault, enabledHeads: this.#steps.enabledHeads,
+      maskedPairs, scaleIsDefault: this.#scaleIsDefault, enabledHeads: this.#steps.enabledHeads, model: this.#models.titleOf(this.#source),
     });
   }
 

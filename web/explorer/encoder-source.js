@@ -162,6 +162,7 @@ export function prepareEncoder({ model, scores, name }, config, view, pick) {
     explanations: {
       inputs: encoderInputsText(pick, masked, words),
       scaled: `Scores times the model's scale, 1/√${model.dHead}: the one it was trained at, so there is no slider. The encoder reads the sentence both ways, so no pair is masked: every word may look at every word.`,
+      weights: 'Softmax of each row: every row is positive and sums to 1, the share of attention word i pays to each word j. No pair is hatched: the encoder reads both ways. A trained head often puts most of a row on one word; its label in the model view says which relation it follows, measured on held-out sentences.',
     },
     truncated: cut,
     key: `encoder:${name}:${model.steps}:${pick.layer}:${pick.head}:${masked ?? '-'}`,

@@ -12,7 +12,8 @@ import { layout, paint, toSVG } from './snapshot.js';
 
 /**
  * The laid-out picture of the current view.
- * @param {{ config, example, parts: Set<string>, step: string, blocked: (i: number, j: number) => string, maskedPairs: number, scaleIsDefault: boolean, enabledHeads: boolean[] }} s
+ * @param {{ config, example, parts: Set<string>, step: string, blocked: (i: number, j: number) => string, maskedPairs: number, scaleIsDefault: boolean, enabledHeads: boolean[],
+ *   model?: { name: string, head: string, masked: string | null } | null }} s model: the head shown, when a model's
  */
 export function snapshotView(s) {
   const c = s.config, ex = s.example, t = c.tokens;
@@ -48,7 +49,7 @@ export function snapshotView(s) {
       style: lineStyle,
     };
   }
-  return layout({ title: snapshotTitle(c, { maskedPairs: s.maskedPairs, scaleIsDefault: s.scaleIsDefault }), lines, tables });
+  return layout({ title: snapshotTitle(c, { maskedPairs: s.maskedPairs, scaleIsDefault: s.scaleIsDefault, model: s.model }), lines, tables });
 }
 
 export { toSVG };

@@ -42,6 +42,8 @@ export function moveTabStop(entry, next) {
 export function startEdit(td, { label, value, firstKey, done }) {
   const input = el('input', { type: 'text', inputmode: 'decimal', class: 'cell-edit', 'aria-label': `Edit ${label}` });
   input.value = firstKey ?? value;
+  // Wide enough for the whole number, sign included: a narrower box scrolls its start out of sight.
+  input.style.width = `${Math.max(6, input.value.length) + 2}ch`;
   let finished = false;
   const finish = (commit) => {
     if (finished) return;

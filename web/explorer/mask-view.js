@@ -19,7 +19,7 @@ export const MASK_STYLES = `
 /* A figure has no heading over the words: a word of its own says what pressing one does. */
 .mask-label { align-self: center; margin-right: 4px; color: var(--attn-muted); font-size: 0.85em; }
 .root:not([data-appearance="figure"]) .mask-label { display: none; }
-.mask-words button[aria-pressed="true"] { outline: 2px solid var(--attn-select); outline-offset: 1px; font-weight: 700; }
+.mask-words button[aria-pressed="true"] { outline: 2px solid var(--attn-select); outline-offset: 1px; font-weight: 700; text-decoration: line-through; }
 .mask-guesses { table-layout: auto; border-spacing: 0; font-size: 0.9em; }
 .mask-guesses th, .mask-guesses td { width: auto; padding: 2px 8px 2px 0; text-align: left; }
 .mask-guesses td.p { font-variant-numeric: tabular-nums; text-align: right; }
@@ -48,7 +48,7 @@ export function maskTexts({ words, masked, guesses, row, pick }) {
   const right = guesses.findIndex((g) => g.word === hidden);
   const rank = right < 0 ? `“${hidden}” is not among its top ${guesses.length}` : right === 0 ? `its first guess is the word itself, “${hidden}”` : `“${hidden}” is its guess number ${right + 1}`;
   return {
-    caption: `The model's top ${guesses.length} for word ${masked + 1} with “${hidden}” hidden; ${rank}.`,
+    caption: `“${hidden}” (word ${masked + 1}) is masked: the model reads <mask> there. Its top ${guesses.length} guesses; ${rank}. Press “${hidden}” again to unmask it.`,
     looks: looks.length === 0 ? '' : `In ${headName(pick.layer, pick.head)} the masked position${self} looks most, of the other words, at ${looks.join(', then ')}; its row is the one selected in the lines view.`,
   };
 }

@@ -240,6 +240,19 @@ export class ModelSource {
     this.#view.render(this.#modelState(source, t?.model ? t : null));
   }
 
+  /**
+   * What a saved picture's title says of a model's head (null for the
+   * handbook's draws and outside attention): the model, the head, the masked word.
+   */
+  titleOf(source) {
+    if (source?.kind !== 'model') return null;
+    const name = source.encoder
+      ? (this.#wanted === 'english' ? 'the trained English encoder' : 'a trained encoder')
+      : this.#training ? 'a model training in this page' : this.#wanted === 'induction' ? 'the induction model' : 'a trained transformer';
+    const masked = source.masked ?? null;
+    return { name, head: headName(source.pick.layer, source.pick.head), masked: masked === null ? null : source.config.tokens[masked] };
+  }
+
   /** The popover's text for a weight of outside attention: where it came from, no derivation. */
   explain(source, { i, j }) {
     const { pick, data } = source;
@@ -271,7 +284,8 @@ export class ModelSource {
       // An encoder's heads are scored on its held-out sentences (the shipped card holds those scores); the induction model's on repeated random words.
       this.#loaded = { model, scores: model.kind === 'encoder' ? cardScores(model.card) ?? model.headScores() : model.headScores({ sequences: SCORE_SEQUENCES }) };
     } catch (err) {
-      if (this.#wanted === wanted) this.#error = `model="${wanted}": ${err.message}`;
+      // The loader's reason, after what the attribute takes: a reader of the page sees the first part.
+      if (this.#wanted === wanted) this.#error = `model="${wanted}" could not be loaded (model takes "english", "induction" or the address of a saved model): ${err.message}`;
     }
     this.#changed();
   }

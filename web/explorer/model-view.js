@@ -27,6 +27,10 @@ export const MODEL_STYLES = `
 .root[data-model] .toolbar .scale-text { width: auto; white-space: normal; }
 .root[data-model] .toolbar .scale-text::after { content: " · fixed by the model"; color: var(--attn-muted); font-family: var(--attn-font); }
 .root[data-model="external"] .toolbar .field.scale { display: none; }
+/* A model's numbers do not come from a seed or the sizes typed: those settings step aside, and so does pair masking. */
+.settings .model-settings-note { display: none; margin: 4px 0; color: var(--attn-muted); }
+.root[data-model] .settings .row.draw, .root[data-model] .settings .reset-mask { display: none; }
+.root[data-model] .settings .model-settings-note { display: block; }
 .model-part h3 { font-size: 1em; margin: 12px 0 4px; }
 .model-body { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
 .model-heads { flex: 1 1 18em; max-width: 30em; min-width: 0; }
@@ -201,7 +205,10 @@ export class ModelView {
     const next = this.#cells[to[0]][to[1]].button;
     for (const row of this.#cells) for (const c of row) c.button.tabIndex = -1;
     next.tabIndex = 0;
-    next.focus();
+    // focus() leaves a head that is on screen but under the sticky toolbar
+    // where it is; 'nearest' with the toolbar as scroll margin brings it out.
+    next.focus({ preventScroll: true });
+    next.scrollIntoView?.({ block: 'nearest' });
     // Choosing follows the focus: the tables change as the arrows move.
     this.#intents.select(to[0], to[1]);
   }

@@ -211,7 +211,7 @@ th .token[aria-pressed="true"] { color: var(--attn-select); background: none; fo
 /* Plain cells (no rounded clip, no own stacking): with 32 tokens a drag repaints a thousand of them a frame. */
 td { width: var(--cell); padding: 2px 6px; text-align: right; cursor: default; white-space: nowrap; }
 td[data-i] { cursor: pointer; }
-td[data-i], th .token, figure.lines text.query { scroll-margin-top: calc(var(--attn-toolbar-top) + var(--attn-toolbar-height, 0px) + 8px); }
+td[data-i], th .token, figure.lines text.query, .model-grid button.thumb, .mask-words button { scroll-margin-top: calc(var(--attn-toolbar-top) + var(--attn-toolbar-height, 0px) + 8px); }
 .view.masking table[data-id^="weights-"] td[data-i] { cursor: crosshair; }
 td.sum { background: none; color: var(--attn-muted); font-weight: 600; cursor: default; }
 td.masked { background: var(--attn-masked) !important; color: var(--attn-fg) !important; }

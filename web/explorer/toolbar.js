@@ -87,7 +87,7 @@ export class Toolbar {
     ui.embeddings.addEventListener('change', () => host.setAttribute('embeddings', ui.embeddings.value));
     ui.positions = el('input', { type: 'checkbox' });
     ui.positions.addEventListener('change', () => host.toggleAttribute('positions', ui.positions.checked));
-    ui.resetMask = el('button', { type: 'button', text: 'Clear mask', onclick: actions.clearMask });
+    ui.resetMask = el('button', { type: 'button', class: 'reset-mask', text: 'Clear mask', onclick: actions.clearMask });
     ui.resetEdits = el('button', { type: 'button', text: 'Undo edits', onclick: actions.undoEdits });
     // Step mode opens on the first step shown (inputs on the full page).
     ui.mode = el('button', { type: 'button', 'aria-pressed': 'false',
@@ -119,10 +119,12 @@ export class Toolbar {
       ui.masking, ui.stepNav);
     ui.settings = el('details', { class: 'settings full-only', part: 'settings' },
       el('summary', { text: 'Settings, steps and export' }),
-      el('div', { class: 'row' },
+      el('div', { class: 'row draw' },
         field('seed', ui.seed), field('d_model', ui.dModel), field('d_k', ui.dk), field('d_v', ui.dv), field('kv-heads', ui.kvHeads),
         field('embeddings', ui.embeddings), el('label', { class: 'field check' }, ui.positions, el('span', { text: 'positions' }))),
-      el('div', { class: 'row' }, field('window', ui.window), field('softcap', ui.softcap), field('query offset', ui.queryOffset)),
+      el('div', { class: 'row draw' }, field('window', ui.window), field('softcap', ui.softcap), field('query offset', ui.queryOffset)),
+      // In their place while a model's numbers are shown (model-view.js's styles swap them).
+      el('p', { class: 'model-settings-note', text: 'A model brings its own sizes and numbers: the seed, the sizes, the window, softcap and query offset belong to the handbook’s random weights.' }),
       el('div', { class: 'row' }, ui.resetMask, ui.resetEdits, ui.mode, el('span', { class: 'spacer' }), ui.savePNG, ui.saveSVG));
     // Beside the settings' summary, not in the toolbar: the toolbar keeps to one row at a laptop's width.
     ui.settingsRow = el('div', { class: 'settings-row full-only' }, ui.settings, ui.weights);

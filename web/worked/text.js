@@ -120,7 +120,12 @@ export function scaleText(config, scaleIsDefault) {
  * The title of a saved picture: the sentence and every setting that changes
  * which pairs attend or how sharply (causal, mask, window, scale).
  */
-export function snapshotTitle(config, { maskedPairs = 0, scaleIsDefault = true } = {}) {
+export function snapshotTitle(config, { maskedPairs = 0, scaleIsDefault = true, model = null } = {}) {
+  if (model) {
+    // A model's numbers: no seed, sizes or masks of the reader's, only which head and which word it hides.
+    const masked = model.masked ? `, “${model.masked}” masked` : '';
+    return `Attention in ${model.head} of ${model.name}: “${config.tokens.join(' ')}” (d_k ${config.dk}, ${config.causal ? 'causal' : 'both ways'}${masked}, scale ${scaleText(config, true)}, the model's)`;
+  }
   const parts = [`seed ${config.seed}`, `d_k ${config.dk}`];
   if (config.heads > 1) parts.push(`${config.heads} heads`);
   parts.push(config.causal ? 'causal' : 'not causal');
@@ -173,7 +178,8 @@ export function explain(ctx, id, i, j) {
     const where = id === 'X' ? `token “${t[i]}”, dimension ${j}` : `row x${i}, column ${j}`;
     const value = `${NAMES[id]}[${where}] = ${f4(m.get(i, j))}`;
     let text;
-    if (ctx.edits.has(`${id}:${i}:${j}`)) text = `${value}, typed in (press “Undo edits” to go back to the draw).`;
+    // "Undo edits" is under "Settings, steps and export"; what it restores is the draw or the model's own number.
+    if (ctx.edits.has(`${id}:${i}:${j}`)) text = `${value}, typed in (“Undo edits”, under “Settings, steps and export”, goes back to ${ctx.origin?.[id] ? 'the model’s number' : 'the draw'}).`;
     else if (ctx.inputs[id]) text = `${value}, from the inputs property.`;
     else if (ctx.origin?.[id]) text = `${value}: ${ctx.origin[id]}.`;
     else if (id === 'X' && c.embeddings === 'word' && c.positions) text = `${value}: the embedding of the word “${t[i]}” (np.random.randn with a seed made of ${c.seed} and the word, the same for every “${t[i]}”) plus the sinusoidal position encoding of position ${i}, so each “${t[i]}” gets a row of its own.`;
