@@ -178,9 +178,16 @@ export async function explorerTimings({ rounds = 9, cases = [{ tokens: 4, heads:
       const theirs = other ? await openPage(env, `http://127.0.0.1:${other.address().port}`, tokens, heads, weights) : null;
       const ref = await openReference(env, Math.min(tokens, 32));
       const a = [], b = [], c = [];
+      // Each page in front before its rounds: a page behind another may get
+      // no animation frames, and its rounds would wait for one forever.
       for (let r = 0; r < rounds; r++) {
+        await mine.page.bringToFront();
         a.push(...await measure(mine.page, 5));
-        if (theirs) b.push(...await measure(theirs.page, 5));
+        if (theirs) {
+          await theirs.page.bringToFront();
+          b.push(...await measure(theirs.page, 5));
+        }
+        await ref.page.bringToFront();
         c.push(...await measureReference(ref.page, 5));
       }
       out.push({ tokens, heads, weights, ms: median(a), p90: p90(a), reference: median(c), ...(theirs ? { baseline: median(b), baselineP90: p90(b) } : {}) });
