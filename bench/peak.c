@@ -4,11 +4,15 @@
  * FLOPs per call: iterations * 12 accumulators * 4 lanes * 2.
  * The multiply-add is the kernels' own (c/kernels/f32-madd-wasmsimd.h):
  * built with -msimd128 it is f32x4 mul then add (the SIMD128 probe), with
- * -mrelaxed-simd one f32x4.relaxed_madd (the relaxed probe). */
+ * -mrelaxed-simd one f32x4.relaxed_madd (the relaxed probe).
+ * tile_run is the kernels' 4 x 8 register tile alone (f32-tile-wasmsimd.h),
+ * what the fused kernel spends most of its time in, over one panel that
+ * stays in L1: how close the tile itself comes to the probe on this CPU. */
 #include <stdint.h>
 #include <wasm_simd128.h>
 
 #include "../c/kernels/f32-madd-wasmsimd.h"
+#include "../c/kernels/f32-tile-wasmsimd.h"
 
 float peak_run(int32_t iterations, float m, float a) {
   const v128_t vm = wasm_f32x4_splat(m), va = wasm_f32x4_splat(a);
@@ -36,4 +40,26 @@ float peak_run(int32_t iterations, float m, float a) {
   v0 = wasm_f32x4_add(v0, wasm_f32x4_add(wasm_f32x4_add(v8, v9), wasm_f32x4_add(v10, v11)));
   return wasm_f32x4_extract_lane(v0, 0) + wasm_f32x4_extract_lane(v0, 1) +
          wasm_f32x4_extract_lane(v0, 2) + wasm_f32x4_extract_lane(v0, 3);
+}
+
+/* Room for the tile's panels: a (4 rows of n) and b (n rows of 8), n <= 256. */
+static float tile_panels[4 * 256 + 256 * 8];
+
+float* tile_buffer(void) { return tile_panels; }
+
+/* reps tiles of n steps over the panels, each from the last one's sum
+ * scaled down (so none is optimised away and the numbers stay finite).
+ * FLOPs per call: reps * n * 4 * 8 * 2. */
+float tile_run(int32_t reps, int32_t n) {
+  const float* a = tile_panels;
+  const float* b = tile_panels + 4 * 256;
+  const size_t rows[4] = {0, 256, 512, 768};
+  v128_t s = wasm_f32x4_splat(0.0f);
+  for (int32_t r = 0; r < reps; r++) {
+    const attn__tile4x8 t = attn__tile4x8_wasmsimd((size_t)n, a, rows, 1, b, 8);
+    v128_t sum = s;
+    for (int i = 0; i < 4; i++) sum = wasm_f32x4_add(sum, wasm_f32x4_add(t.acc[i][0], t.acc[i][1]));
+    s = wasm_f32x4_mul(sum, wasm_f32x4_splat(1e-3f));
+  }
+  return wasm_f32x4_extract_lane(s, 0);
 }
