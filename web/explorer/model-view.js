@@ -43,6 +43,18 @@ export const MODEL_STYLES = `
 button.thumb { background: transparent; color: var(--attn-fg); display: flex; flex-direction: column; align-items: stretch; gap: 2px; padding: 4px; min-width: 0; border-radius: 6px; text-align: left; }
 /* A figure's buttons here are the page's ink on the page, as its text is. */
 .root[data-appearance="figure"] .model-part button { background: transparent; color: inherit; }
+/* A figure has room to the right of each small pattern, not below it: the heads take the column's
+   width (the guesses wrap under them), and where a head has room its label goes beside its pattern. */
+.root[data-appearance="figure"] .model-heads { flex: 1 1 30em; max-width: 46em; }
+.root[data-appearance="figure"] .model-grid { container-type: inline-size; }
+.root[data-appearance="figure"] .guess-table { width: auto; }
+@container (min-width: 32em) {
+  button.thumb { display: grid; grid-template-columns: 3.5em minmax(0, 1fr); grid-template-areas: "which which" "canvas kind" "canvas base"; column-gap: 6px; align-content: start; }
+  button.thumb .which { grid-area: which; }
+  button.thumb canvas { grid-area: canvas; }
+  button.thumb .kind { grid-area: kind; }
+  button.thumb .base { grid-area: base; }
+}
 button.thumb canvas { width: 100%; aspect-ratio: 1; image-rendering: pixelated; border: 1px solid var(--attn-border); }
 button.thumb .which { font-size: 0.8em; color: var(--attn-muted); }
 button.thumb .kind { font-size: 0.78em; line-height: 1.2; overflow-wrap: anywhere; }
