@@ -70,6 +70,8 @@ function parseShape(text) {
 const ROUNDS = quick ? 3 : 9;
 // RESULTS.md's hand-written section from this heading on survives rewrites.
 const MEASURED_ONCE = '## Measured once';
+// Declared before the run's top-level code, which writes the results before the end of this file is reached.
+const PER_CPU = '## Of peak, per CPU model';
 const ROUND_MS = quick ? 15 : 40; // time each contender gets per round
 
 ensureBuilt();
@@ -402,7 +404,6 @@ function printExplorer(node, chromium) {
 // The kernels against their peak probes at n = 1024, d = 64, one row per CPU
 // model this file has seen: this run's row replaces its CPU's, the others stay
 // (the machine's CPU varies between runs, and a ratio means little without it).
-const PER_CPU = '## Of peak, per CPU model';
 function perCpuLines(previous, cpu) {
   const rows = new Map();
   const at = previous.indexOf(PER_CPU);
