@@ -59,6 +59,11 @@ test('after Repeat the guesses box shows the repeat: its first rows are in view,
     const box = el.shadowRoot.querySelector('.predictions .scroll-y');
     return { more: box.classList.contains('more'), note: getComputedStyle(box.nextElementSibling).visibility, below: box.scrollTop + box.clientHeight < box.scrollHeight - 1 };
   });
+  // From the top (where the box stands after Repeat depends on how tall its rows are).
+  await page.$eval(E, (el) => {
+    el.shadowRoot.querySelector('.predictions .scroll-y').scrollTop = 0;
+  });
+  await frame(page);
   const m1 = await more();
   assert.ok(m1.below && m1.more && m1.note === 'visible', JSON.stringify(m1));
   await page.$eval(E, (el) => {
