@@ -45,6 +45,27 @@ test('a setting is a history entry: Back returns to the one before, Forward agai
   assert.equal(problems, []);
 });
 
+test('Back with the Tokens box still focused after Enter shows the words gone back to; text being typed stays', async ({ env }) => {
+  const { page, problems } = await env.page();
+  await page.goto(`${env.base}/`);
+  await settled(page);
+  const box = page.locator(`${E} .toolbar input[type="text"]`);
+  await box.fill('the dog ran');
+  await box.press('Enter');
+  await page.waitForFunction(() => location.search.includes('tokens=the+dog+ran'));
+  await page.goBack();
+  await page.waitForFunction((sel) => document.querySelector(sel).config?.tokens.join(' ') === 'the cat sat there', E);
+  await frames(page);
+  assert.is(await box.inputValue(), 'the cat sat there', 'the focused box follows Back once its words were applied');
+  // Words typed and not yet applied are the reader's: a change from elsewhere leaves them.
+  await box.fill('a half typed');
+  await page.$eval(E, (el) => el.setAttribute('seed', '8'));
+  await page.waitForFunction((sel) => document.querySelector(sel).config?.seed === 8, E);
+  await frames(page);
+  assert.is(await box.inputValue(), 'a half typed');
+  assert.equal(problems, []);
+});
+
 test('?causal=maybe is refused with a notice naming it and what it takes; causal stays off', async ({ env }) => {
   const { page, problems } = await env.page();
   await page.goto(`${env.base}/?causal=maybe`);

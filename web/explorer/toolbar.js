@@ -16,6 +16,9 @@ export class Toolbar {
   #ui = {};
   #headPicked = null; // the head the picker shows (-1: all), null until the reader picks one
   #shown = new Set(STEPS); // the parts the view shows (view.show of the last sync)
+  // Inputs typed in since their value was last applied ('input' without its
+  // 'change' or Enter yet): sync leaves those alone while they have focus.
+  #typing = new WeakSet();
 
   /**
    * @param {HTMLElement} host the <attention-explorer> whose attributes the controls write
@@ -45,6 +48,7 @@ export class Toolbar {
     // A sentence typed in opens unmasked: the masked index belonged to the
     // words before, and would hide another word of the new ones unasked.
     const setTokens = () => {
+      this.#typing.delete(ui.tokens);
       if (ui.tokens.value === host.getAttribute('tokens')) return;
       host.removeAttribute('model-mask');
       host.setAttribute('tokens', ui.tokens.value);
@@ -128,6 +132,10 @@ export class Toolbar {
       el('div', { class: 'row' }, ui.resetMask, ui.resetEdits, ui.mode, el('span', { class: 'spacer' }), ui.savePNG, ui.saveSVG));
     // Beside the settings' summary, not in the toolbar: the toolbar keeps to one row at a laptop's width.
     ui.settingsRow = el('div', { class: 'settings-row full-only' }, ui.settings, ui.weights);
+    for (const box of [ui.toolbar, ui.settings]) {
+      box.addEventListener('input', (e) => this.#typing.add(e.target));
+      box.addEventListener('change', (e) => this.#typing.delete(e.target));
+    }
   }
 
   /** The sticky toolbar. */
@@ -158,8 +166,10 @@ export class Toolbar {
   sync({ config: c, view, scaleIsDefault, masked, edited, masking }) {
     const ui = this.#ui;
     const active = ui.toolbar.getRootNode().activeElement;
+    // A focused input that was applied (Enter, change) follows the config
+    // like any other, so Back or a script's change shows in it.
     const set = (input, value) => {
-      if (input !== active && input.value !== String(value)) input.value = String(value);
+      if ((input !== active || !this.#typing.has(input)) && input.value !== String(value)) input.value = String(value);
     };
     set(ui.tokens, c.tokens.join(' '));
     set(ui.seed, c.seed);
