@@ -9,6 +9,7 @@
 import { el } from './dom.js';
 import { fixed } from '../worked/format.js';
 import { headName } from './attentions.js';
+import { MASK_TOKEN } from './encoder-source.js';
 
 /** The panel's rules, added to the element's stylesheet with the model view's. */
 export const MASK_STYLES = `
@@ -48,7 +49,7 @@ export function maskTexts({ words, masked, guesses, row, pick }) {
   const right = guesses.findIndex((g) => g.word === hidden);
   const rank = right < 0 ? `“${hidden}” is not among its top ${guesses.length}` : right === 0 ? `its first guess is the word itself, “${hidden}”` : `“${hidden}” is its guess number ${right + 1}`;
   return {
-    caption: `“${hidden}” (word ${masked + 1}) is masked: the model reads <mask> there. Its top ${guesses.length} guesses; ${rank}. Press “${hidden}” again to unmask it.`,
+    caption: `“${hidden}” (word ${masked + 1}) is masked: the model reads ${MASK_TOKEN} there. Its top ${guesses.length} guesses; ${rank}. Press “${hidden}” again to unmask it.`,
     looks: looks.length === 0 ? '' : `In ${headName(pick.layer, pick.head)} the masked position${self} looks most, of the other words, at ${looks.join(', then ')}; its row is the one selected in the lines view.`,
   };
 }
