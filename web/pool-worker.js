@@ -7,8 +7,9 @@
 // Messages in:  { type: 'init', module, shared? }   shared: { module, memory, stack }
 //                 a threads build on the pool's shared memory, its stack's top
 //               { id, method: 'sdpa', q, k, v, options }
-//               { id, method: 'sdpaAt', args }   attn_sdpa on addresses in the
-//                 shared memory (web/pool/shared.js lays them out)
+//               { id, method: 'sdpaClaim', args, control, scratch }   blocks of a
+//                 split call in the shared memory, claimed one at a time
+//                 (web/pool/shared.js lays them out); answers the blocks done here
 //               { id, method: 'multiHeadAttention', x, options }
 //               { id, method: 'matmul', a, b }   a block of rows of a times b
 //               { id, method: 'kv', op, cache, ... }   a pool KV cache's part here
@@ -20,6 +21,7 @@
 
 import { loadAttention } from './attention.js';
 import { Shard } from './pool/kvshard.js';
+import { claimBlocks } from './pool/shared.js';
 
 // Node: worker_threads' parentPort; browser: the worker's global scope. The
 // specifier is in a variable so browser bundlers do not try to resolve it.
@@ -54,10 +56,10 @@ function handle(data) {
   const { id, method } = data;
   try {
     let result;
-    if (method === 'sdpaAt') {
-      const status = shared.attn_sdpa(...data.args);
-      if (status !== 0) throw new Error(`attention-wasm: attention: ${statusString(status)} (status ${status})`);
-      result = status;
+    if (method === 'sdpaClaim') {
+      result = claimBlocks(shared, shared.memory, data.args, data.control, data.scratch, (status) => {
+        throw new Error(`attention-wasm: attention: ${statusString(status)} (status ${status})`);
+      });
     } else if (method === 'sdpa') {
       result = attn.sdpa(data.q, data.k, data.v, data.options);
     } else if (method === 'multiHeadAttention') {

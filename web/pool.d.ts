@@ -42,7 +42,7 @@ export declare class AttentionPool {
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Promise<Float32Array | SdpaResult>;
   /** attn.multiHeadAttention on the pool, as a Promise; large calls are split over groups of heads. */
   multiHeadAttention(x: MatrixLike, options: MultiHeadOptions): Promise<MultiHeadResult>;
-  /** Calls so far: on the calling thread (small or invalid), whole on one worker, split into parts (of which `here` the calling thread computed: the last part of each split call). */
+  /** Calls so far: on the calling thread (small or invalid), whole on one worker, split into parts (of which `here` the calling thread computed: the last part of each split call; on the shared memory the parts are the threads that took part, which claim the call's blocks between them). */
   readonly stats: { local: number; whole: number; split: number; parts: number; here: number };
   /**
    * attn.kvCache on the pool: the positions are split over the workers and the calling thread, so a

@@ -4,14 +4,20 @@
 // real worker never answers that call.
 import { parentPort } from 'node:worker_threads';
 
-// On the shared-memory path a call is addresses: dk is read from its shape
-// struct (attn_shape: batch, heads, kv_heads, n_q, n_k, d_k, ...).
+// On the shared-memory path a call is addresses: dk is read from its first
+// block's shape struct (attn_shape: batch, heads, kv_heads, n_q, n_k, d_k,
+// ...), and the worker claims a block (the call's first control word, NEXT)
+// before it dies, as a worker that dies while it computes one would.
 let memory = null;
 const on = parentPort.on.bind(parentPort);
 parentPort.on = (type, listener) => on(type, type !== 'message' ? listener : (message) => {
   memory ??= message.shared?.memory ?? null;
-  const dk = message.method === 'sdpaAt' ? new Int32Array(memory.buffer)[(message.args[0] >>> 2) + 5] : message.options?.dk;
-  if (dk === 13) process.exit(3);
+  const claim = message.method === 'sdpaClaim';
+  const dk = claim ? new Int32Array(memory.buffer)[(message.args[0][0] >>> 2) + 5] : message.options?.dk;
+  if (dk === 13) {
+    if (claim) Atomics.add(new Int32Array(memory.buffer), message.control >>> 2, 1);
+    process.exit(3);
+  }
   listener(message);
 });
 await import('../../web/pool-worker.js');

@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { compileAttention } from '../../web/attention.js';
-import { blockOptions, plainSdpaOptions, sdpaBlocks, sdpaKernel, sdpaPlan } from '../../web/pool/planner.js';
+import { blockOptions, plainSdpaOptions, sdpaBlocks, sdpaKernel, sdpaPlan, sdpaUnits } from '../../web/pool/planner.js';
 
 const kernel = suite('sdpaKernel: the kernel attn_sdpa picks');
 // The C rule itself: attn_sdpa_kernel, the function attn_sdpa decides with,
@@ -88,6 +88,30 @@ blocks('head groups when there are at least as many as threads; rows not cut pas
   const high = plan({ nq: 1024, nk: 64, queryOffset: 2 ** 31 - 1000 });
   assert.equal(sdpaBlocks(high, 3), [{ u0: 0, u1: 1, i0: 0, i1: 1024 }]);
   assert.is(sdpaBlocks(plan({ nq: 1024, nk: 64, queryOffset: 2 ** 31 - 1024 }), 3).length, 3);
+});
+blocks('sdpaUnits, the shared path\'s blocks: the same rules, at least as many as sdpaBlocks, about 8 a thread, runs of at least 256 rows of full rows', () => {
+  for (const threads of [2, 3, 4, 7]) {
+    for (const nq of [1, 5, 130, 257, 511, 512, 1030, 4096]) {
+      for (const [heads, kvHeads] of [[1, 1], [12, 12], [8, 2], [32, 8]]) {
+        for (const extra of [{}, { causal: true }, { causal: true, queryOffset: -nq + 2 }, { window: [5, 0] }]) {
+          const what = JSON.stringify({ threads, nq, heads, kvHeads, ...extra });
+          const p = plan({ heads, kvHeads, nq, nk: 256, ...extra });
+          const u = sdpaUnits(p, threads), fixed = sdpaBlocks(p, threads);
+          checkBlocks(p, u, what);
+          assert.ok(u.length >= fixed.length, `${what}: ${u.length} blocks, sdpaBlocks ${fixed.length}`);
+          if (u.length > fixed.length) {
+            assert.ok(u.length <= threads * 8 + kvHeads, `${what}: ${u.length} blocks`);
+            // Rows that see every key: equal runs (a causal call's are balanced by the keys each row sees).
+            if (!extra.causal && !extra.window) assert.ok(u.every(({ i0, i1 }) => i1 - i0 >= 256 || (i0 === 0 && i1 === nq)), `${what}: a run shorter than 256 rows`);
+          }
+        }
+      }
+    }
+  }
+  // 12 heads of 512 rows on 2 threads: 24 halves; 1 head of 4096 rows: 16 runs of 256.
+  assert.is(sdpaUnits(plan({ heads: 12, nq: 512, nk: 512 }), 2).length, 24);
+  assert.equal(sdpaUnits(plan({ nq: 4096, nk: 4096 }), 2).map(({ i1 }) => i1), Array.from({ length: 16 }, (_, i) => 256 * (i + 1)));
+  assert.is(sdpaUnits(plan({ heads: 32, kvHeads: 8, nq: 512, nk: 512 }), 2).length, 16, 'kv groups, 2 runs each');
 });
 blocks('blockOptions: plain values, row blocks keep their positions, mask rows as views', () => {
   const mask = Uint8Array.from({ length: 256 * 8 }, (_, i) => i % 3);

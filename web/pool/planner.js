@@ -22,6 +22,10 @@ export const SPLIT_MIN_FLOPS = 2 ** 25;
 // The fewest query rows a block is meant to have: far more than one tile, so
 // a block's packing of K and V pays for itself.
 const MIN_BLOCK_ROWS = 64;
+// The shared-memory path's pieces (sdpaUnits): how many per thread, and the
+// fewest rows of a piece cut from one group's rows.
+const UNITS_PER_THREAD = 8;
+const UNIT_ROWS = 256;
 // The fused kernel's tile of query rows (ATTN__MR in c/kernels/kernels.h):
 // row blocks start on a tile so every tile holds the rows it holds in the
 // whole call.
@@ -176,6 +180,44 @@ export function sdpaBlocks(plan, threads) {
     for (let r = 0; r + 1 < bounds.length; r++) out.push({ u0: u, u1: u + 1, i0: bounds[r], i1: bounds[r + 1] });
   }
   return out;
+}
+
+/**
+ * The pieces of a split call on the shared memory, where every thread that
+ * takes part claims the next piece from one counter until none are left
+ * (web/pool/shared.js), so a thread that another program slows takes fewer
+ * of them instead of holding the call up. About UNITS_PER_THREAD pieces per
+ * thread, each of sdpaBlocks' form: whole (batch, kv head) groups when there
+ * are enough of them, else runs of each group's rows, at least UNIT_ROWS
+ * where rows see every key (causal runs are balanced by the keys their rows
+ * see), every one running the whole call's kernel (each piece packs its
+ * group's K and V again, which is why runs are not shorter). Never fewer pieces than
+ * sdpaBlocks gives for `threads`.
+ */
+export function sdpaUnits(plan, threads) {
+  const { batch, kvHeads, nq, nk, dk, group, causal, window = null, queryOffset } = plan;
+  const fixed = sdpaBlocks(plan, threads);
+  const units = batch * kvHeads, target = threads * UNITS_PER_THREAD;
+  const perUnit = queryOffset + nq - 1 > WINDOW_MAX ? 1 : Math.min(Math.ceil(target / units), Math.floor(nq / UNIT_ROWS));
+  let out;
+  if (perUnit <= 1) {
+    const count = Math.min(target, units);
+    out = Array.from({ length: count }, (_, p) => ({
+      u0: Math.floor(units * p / count), u1: Math.floor(units * (p + 1) / count), i0: 0, i1: nq,
+    }));
+  } else {
+    const rule = { causal, window, queryOffset };
+    const cost = (i) => {
+      const { lo, hi } = keySpan(rule, i, nk);
+      return hi - lo;
+    };
+    const bounds = rowBounds(nq, perUnit, cost, (rows) => sdpaKernel(rows, nk, dk, group) === sdpaKernel(nq, nk, dk, group));
+    out = [];
+    for (let u = 0; u < units; u++) {
+      for (let r = 0; r + 1 < bounds.length; r++) out.push({ u0: u, u1: u + 1, i0: bounds[r], i1: bounds[r + 1] });
+    }
+  }
+  return out.length >= fixed.length ? out : fixed;
 }
 
 // Bounds of at most `blocks` blocks of query rows, [0, ..., nq], inner

@@ -24,10 +24,12 @@
 import { compileAttention, loadAttention } from '../attention.js';
 import { Matrix, describe, toMatrix } from '../core/matrix.js';
 import {
-  SPLIT_MIN_FLOPS, blockOptions, mhaGroups, mhaPartOptions, mhaPlan, plainMatrix, plainSdpaOptions, sdpaBlocks, sdpaPlan,
+  SPLIT_MIN_FLOPS, blockOptions, mhaGroups, mhaPartOptions, mhaPlan, plainMatrix, plainSdpaOptions, sdpaBlocks, sdpaPlan, sdpaUnits,
 } from './planner.js';
 import { createPoolKVCache } from './kvcache.js';
-import { createShared, sharedMemoryUnavailable } from './shared.js';
+import {
+  CONTROL, claimBack, claimedFront, computeBlock, controlWords, createShared, sharedMemoryUnavailable, waitBlocks,
+} from './shared.js';
 import { Staging, stageViews } from './staging.js';
 import { Workers, defaultThreads, newCall } from './workers.js';
 
@@ -39,6 +41,26 @@ const MAX_THREADS = 256;
 // A worker's block of a split matmul has at least this many rows of a: fewer
 // and copying b to it costs more than its share of the product.
 const MATMUL_ROWS_MIN = 32;
+// On the shared path, how long the calling thread, its own blocks done,
+// waits on the memory for the workers' last ones (or as long as its own
+// took, when that is longer) before it leaves them to the workers' answers.
+const CALLER_WAIT_MS = 5;
+// On the shared path, how many blocks per worker the calling thread keeps
+// written ahead of the workers' claims.
+const WRITE_AHEAD = 2;
+// Runs f after the messages that already wait on this thread: a call that
+// the calling thread finished itself resolves only then, so a caller that
+// awaits call after call still lets the workers' answers in between (they
+// free the workers and the calls' memory; resolved at once, a loop of
+// awaits would hold them off until it ends).
+const soon = typeof setImmediate === 'function' ? setImmediate : (f) => {
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => {
+    channel.port1.close();
+    f();
+  };
+  channel.port2.postMessage(null);
+};
 
 const POOL_KEYS = ['threads', 'simd', 'deterministic', 'wasm', 'worker', 'callerShare', 'memory'];
 const MEMORY_MODES = ['auto', 'shared', 'copy'];
@@ -171,7 +193,9 @@ export class AttentionPool {
    * What the pool did with its calls so far: `local` ran on the calling
    * thread (small or invalid), `whole` went to one worker unsplit, `split`
    * were cut into `parts` in all, `here` of which the calling thread
-   * computed (the last part of each split call; workers the others). A copy.
+   * computed (the last part of each split call; workers the others). On the
+   * shared memory a split call's parts are the threads that take part, at
+   * most `threads`, which claim its blocks between them. A copy.
    * @returns {{ local: number, whole: number, split: number, parts: number, here: number }}
    */
   get stats() {
@@ -239,35 +263,96 @@ export class AttentionPool {
     if (!plan.split || alone) return this.#sdpaWhole(q, k, v, options);
     const out = options.out ?? new Float32Array(plan.batch * plan.heads * plan.nq * plan.dv);
     const blocks = sdpaBlocks(plan, this.#threads);
-    if (this.#shared !== null && blocks.length > 1) return this.#sdpaShared(plan, blocks, q, k, v, out);
+    if (this.#shared !== null && blocks.length > 1) return this.#sdpaShared(plan, q, k, v, out);
     const parts = blocks.map((block, p) => sdpaPart(plan, block, q, k, v, out,
       p === blocks.length - 1 && blocks.length > 1 && this.#callerShare ? this.#local : null, this.#staging));
     return this.#run(parts, () => out);
   }
 
-  // A split call on the shared memory: the workers' inputs are written
-  // first and their parts posted, then the caller's share is written and
-  // computed while they run; each part's output is copied out when it is
-  // done. The call's arena is freed once no part runs any more.
-  #sdpaShared(plan, blocks, q, k, v, out) {
-    const call = this.#shared.layout(plan, blocks, q, k, v);
-    const own = this.#callerShare ? blocks.length - 1 : -1;
-    let running = blocks.length;
-    const settled = () => {
-      if (--running === 0) call.done();
-    };
-    for (let p = 0; p < blocks.length; p++) if (p !== own) call.input(p);
-    const parts = blocks.map((_, p) => (p === own
-      ? {
-        here: () => {
-          call.input(p);
-          call.check(this.#shared.exports.attn_sdpa(...call.args[p]));
-          call.output(p, out);
+  // A split call on the shared memory: laid out in more blocks than threads
+  // (sdpaUnits), which the workers claim from the front and, when it
+  // shares, the calling thread from the back (shared.js). The calling
+  // thread writes the inputs: a few blocks ahead of the workers' claims
+  // before and between its own blocks, and each of its own just before it
+  // computes it, so no thread waits for all of them to be copied. Each
+  // block's output is copied out once it is known to be done: between the
+  // calling thread's blocks, from a worker's answer, or from the memory's
+  // count of done blocks, which the calling thread waits on for a while
+  // after its own last block instead of waiting for the answers' messages.
+  // The call's arena is freed once no thread can touch it any more.
+  #sdpaShared(plan, q, k, v, out) {
+    const blocks = sdpaUnits(plan, this.#threads), n = blocks.length;
+    // The threads taking part: one part each, the calling thread's the last.
+    const parts = Math.min(this.#threads, n);
+    const caller = this.#callerShare, jobs = caller ? parts - 1 : parts;
+    const shared = this.#shared;
+    const call = shared.layout(plan, blocks, q, k, v, parts);
+    const ctl = controlWords(shared.memory, call.control, n);
+    this.#stats.split++;
+    this.#stats.parts += parts;
+    if (caller) this.#stats.here++;
+    return new Promise((resolve, reject) => {
+      const job = newCall(reject);
+      const copied = new Uint8Array(n);
+      let left = n, running = parts, written = 0;
+      const settled = () => {
+        if (--running === 0) call.done();
+      };
+      const take = (p) => {
+        if (copied[p]) return;
+        copied[p] = 1;
+        call.output(p, out);
+        left--;
+      };
+      // A call the calling thread finished itself resolves after the
+      // messages already waiting (see soon).
+      const finish = (here) => {
+        if (left === 0 && !job.failed) (here ? soon : (f) => f())(() => resolve(out));
+      };
+      // The inputs of the front blocks up to `to`, in order, announced to the workers.
+      const writeFront = (to) => {
+        if (to <= written) return;
+        for (; written < to; written++) call.input(written);
+        call.written(written);
+      };
+      this.#workers.submit(Array.from({ length: jobs }, (_, j) => ({
+        call: job,
+        message: { method: 'sdpaClaim', args: call.args, control: call.control, scratch: call.scratch(j) },
+        transfer: [],
+        deliver: (list) => {
+          if (job.failed) return;
+          for (const p of list) take(p);
+          finish(false);
         },
         settled,
+      })));
+      try {
+        if (!caller) {
+          writeFront(n);
+          return;
+        }
+        const t0 = performance.now(), scratch = call.scratch(jobs);
+        writeFront(Math.min(n, jobs * WRITE_AHEAD));
+        for (let p; (p = claimBack(ctl)) >= 0;) {
+          call.input(p);
+          computeBlock(shared.exports, ctl, call.args, p, scratch, call.check);
+          take(p);
+          for (let i = 0; i < written; i++) if (!copied[i] && Atomics.load(ctl, CONTROL.FLAGS + i) === 1) take(i);
+          writeFront(Math.min(n, claimedFront(ctl) + jobs * WRITE_AHEAD));
+        }
+        // Every block is claimed: the workers' all get their inputs.
+        writeFront(claimedFront(ctl));
+        if (left > 0 && waitBlocks(ctl, n, Math.max(CALLER_WAIT_MS, performance.now() - t0))) {
+          for (let i = 0; i < n; i++) take(i);
+        }
+        finish(true);
+      } catch (err) {
+        call.written(-1);
+        job.fail(err);
+      } finally {
+        if (caller) settled();
       }
-      : { message: { method: 'sdpaAt', args: call.args[p] }, transfer: [], deliver: () => call.output(p, out), settled }));
-    return this.#run(parts, () => out);
+    });
   }
 
   // Options the planner does not split, or one thread and a caller that must

@@ -2,7 +2,12 @@
 // the calling thread and every worker instantiate a threads build of the
 // module on (dist/attention-*-threads.wasm: build.sh's threads block), so a
 // split sdpa call writes its inputs once, each part reads its rows in place,
-// and each output lands in place.
+// and each output lands in place. The call is cut into more blocks than
+// threads, and each thread taking part (the calling thread too, when it
+// shares the work) claims the next block from a counter in that memory until
+// none are left: a core slowed by another program computes fewer blocks
+// instead of holding the call up, and the calling thread learns that the
+// last block is done from the memory too, without waiting for a message.
 //
 // Only the calling thread allocates in that memory (the module's allocator,
 // c/attention-alloc.c, is single-threaded): arenas for calls, and a stack
@@ -30,6 +35,42 @@ const STACK_BYTES = 256 * 1024;
 const KEEP_ARENA_BYTES = 2 ** 26;
 
 const align = (bytes) => Math.ceil(bytes / 16) * 16;
+
+/**
+ * A split call's control words (Int32 indices from its control address):
+ * CLAIM, the blocks left to claim as front | back << 16: workers take the
+ * front one, the calling thread the back one (claimFront, claimBack; a
+ * call has at most 8 blocks per thread, planner.js' sdpaUnits, far below
+ * 2^16);
+ * WRITTEN, how many blocks from the front have their inputs in place (the
+ * calling thread writes them ahead of the workers; -1: the call was given
+ * up); DONE, how many blocks are computed; FAILED, nonzero once a block
+ * failed; then a word per block, 1 once it is computed.
+ */
+export const CONTROL = { CLAIM: 0, WRITTEN: 1, DONE: 2, FAILED: 3, FLAGS: 4 };
+
+/** The front block left to claim, claimed; -1 when none is left. ctl: the call's control words. */
+export function claimFront(ctl) {
+  for (;;) {
+    const c = Atomics.load(ctl, CONTROL.CLAIM), front = c & 0xffff, back = c >>> 16;
+    if (front >= back) return -1;
+    if (Atomics.compareExchange(ctl, CONTROL.CLAIM, c, (back << 16) | (front + 1)) === c) return front;
+  }
+}
+
+/** The back block left to claim, claimed; -1 when none is left. */
+export function claimBack(ctl) {
+  for (;;) {
+    const c = Atomics.load(ctl, CONTROL.CLAIM), front = c & 0xffff, back = c >>> 16;
+    if (front >= back) return -1;
+    if (Atomics.compareExchange(ctl, CONTROL.CLAIM, c, ((back - 1) << 16) | front) === c) return back - 1;
+  }
+}
+
+/** How many blocks from the front are claimed. */
+export function claimedFront(ctl) {
+  return Atomics.load(ctl, CONTROL.CLAIM) & 0xffff;
+}
 
 /** Where each build's threads module is (literal URLs, so bundlers see and copy the files). */
 function threadsModuleUrl(isa) {
@@ -64,6 +105,76 @@ export async function createShared(isa, compile) {
   // The first instance fills the memory's data; the workers' find it filled.
   const instance = await WebAssembly.instantiate(module, { env: { memory } });
   return new Shared(module, memory, instance.exports);
+}
+
+// How long a thread waits at a time for the inputs of the block it claimed
+// (the calling thread writes them all before it computes, so the wait ends
+// as soon as they are there); it looks again after each wait.
+const WRITTEN_WAIT_MS = 1000;
+
+/**
+ * A worker's part of a split call: claim the front block, wait until its
+ * inputs are written, compute it, mark it done; until no block is left or
+ * one failed. exports: the threads module's, on `memory`; args, control:
+ * the call's layout; scratch: this thread's slot of it; check(status)
+ * throws a failed block's error (after the call is marked failed, so the
+ * others stop). Returns the blocks computed here.
+ */
+export function claimBlocks(exports, memory, args, control, scratch, check) {
+  const ctl = controlWords(memory, control, args.length);
+  const done = [];
+  while (Atomics.load(ctl, CONTROL.FAILED) === 0) {
+    const p = claimFront(ctl);
+    if (p < 0) break;
+    for (let w = Atomics.load(ctl, CONTROL.WRITTEN); w <= p; w = Atomics.load(ctl, CONTROL.WRITTEN)) {
+      if (w < 0) return done;
+      Atomics.wait(ctl, CONTROL.WRITTEN, w, WRITTEN_WAIT_MS);
+    }
+    computeBlock(exports, ctl, args, p, scratch, check);
+    done.push(p);
+  }
+  return done;
+}
+
+/** A call's control words (CONTROL) as an Int32Array, for `blocks` blocks. */
+export function controlWords(memory, control, blocks) {
+  return new Int32Array(memory.buffer, control, CONTROL.FLAGS + blocks);
+}
+
+/** Computes block p with this thread's scratch and marks it done (or failed, then throws). */
+export function computeBlock(exports, ctl, args, p, scratch, check) {
+  const a = args[p].slice();
+  a[7] = scratch;
+  const status = exports.attn_sdpa(...a);
+  if (status !== 0) {
+    Atomics.store(ctl, CONTROL.FAILED, 1);
+    Atomics.notify(ctl, CONTROL.DONE);
+    check(status);
+  }
+  Atomics.store(ctl, CONTROL.FLAGS + p, 1);
+  Atomics.add(ctl, CONTROL.DONE, 1);
+  Atomics.notify(ctl, CONTROL.DONE);
+}
+
+/**
+ * Blocks the calling thread until all `count` blocks of a call (its
+ * control words ctl) are done, at most `ms`: true when they are; false when the time ran out, a block
+ * failed, or this thread may not block (a page's main thread), and then the
+ * workers' answers tell.
+ */
+export function waitBlocks(ctl, count, ms) {
+  const end = performance.now() + ms;
+  try {
+    for (;;) {
+      const d = Atomics.load(ctl, CONTROL.DONE);
+      if (d >= count) return true;
+      const left = end - performance.now();
+      if (Atomics.load(ctl, CONTROL.FAILED) !== 0 || left <= 0) return false;
+      Atomics.wait(ctl, CONTROL.DONE, d, left);
+    }
+  } catch {
+    return false;
+  }
 }
 
 class Shared {
@@ -114,16 +225,20 @@ class Shared {
 
   /**
    * Lays out one split sdpa call (plan and blocks from planner.js) in an
-   * arena of its own: the whole q, k, v, mask and bias, the output, and per
-   * block its structs and scratch. Returns { args, input, output, check,
-   * done }: args[p], the arguments of attn_sdpa for block p (byte
-   * addresses); input(p), which copies what block p reads (every block's
-   * before its part runs; blocks of rows share k and v, which input(0)
-   * copies whole); output(p, out), which copies block p's rows of the output
-   * into out; check(status), which throws a failed part's error; done(), once
-   * no part of the call runs any more.
+   * arena of its own: the whole q, k, v, mask and bias, the output, per
+   * block its structs, scratch for `slots` threads, and the call's control
+   * words (CONTROL). Returns { args, control, scratch, input, written,
+   * output, check, done }: args[p], the arguments of attn_sdpa for block p (byte addresses;
+   * its scratch is slot 0's, which a thread replaces with scratch(slot),
+   * its own); control, the byte address of the control words, zeroed;
+   * input(p), which copies what block p reads (every block's before its
+   * part runs; blocks of rows share k and v, which input(0) copies whole);
+   * written(count), which tells the threads that blocks [0, count) have
+   * their inputs (-1: the call is given up); output(p, out), which copies block p's rows of the output into out;
+   * check(status), which throws a failed part's error; done(), once no part
+   * of the call runs any more.
    */
-  layout(plan, blocks, q, k, v) {
+  layout(plan, blocks, q, k, v, slots) {
     const { nq, nk, dk, dv, group, mask, bias } = plan;
     const ex = this.exports;
     const rowBlocks = blocks.some((b) => b.i0 !== 0 || b.i1 !== nq);
@@ -133,29 +248,30 @@ class Shared {
       k.subarray(b.u0 * nk * dk, b.u1 * nk * dk), v.subarray(b.u0 * nk * dv, b.u1 * nk * dv), blockOptions(plan, b)));
     const headerBytes = calls.map((c) => align(FORWARD.i32 * 4 + perCallLength(c) * 4));
     // Tensors first, then each block's structs; scratch after all of them.
-    const regions = [q.length * 4, k.length * 4, v.length * 4, mask?.length ?? 0, (bias?.length ?? 0) * 4, plan.batch * plan.heads * nq * dv * 4, ...headerBytes];
+    const regions = [q.length * 4, k.length * 4, v.length * 4, mask?.length ?? 0, (bias?.length ?? 0) * 4, plan.batch * plan.heads * nq * dv * 4,
+      (CONTROL.FLAGS + blocks.length) * 4, ...headerBytes];
     const offsets = [];
     let total = 0;
     for (const r of regions) {
       offsets.push(total);
       total += align(r);
     }
-    // Each block's scratch, in floats (attn_sdpa_call_scratch_size's unit).
-    const scratch = new Array(blocks.length).fill(0);
+    // A slot's scratch, in floats (attn_sdpa_call_scratch_size's unit): the most any block needs.
+    let scratch = 0;
     let arena = null;
     for (;;) {
-      let bytes = total;
-      for (const s of scratch) bytes += align(s * 4);
+      const bytes = total + slots * align(scratch * 4);
       if (arena === null || arena.bytes < bytes) {
         if (arena !== null) this.#release(arena);
         arena = this.#arena(Math.max(bytes, Math.min(2 * bytes, bytes + (1 << 20))));
         this.#views();
       }
       const at = (r) => arena.at + offsets[r];
-      const [qAt, kAt, vAt, mAt, bAt, oAt] = [0, 1, 2, 3, 4, 5].map(at);
-      let sAt = arena.at + total, fits = true;
+      const [qAt, kAt, vAt, mAt, bAt, oAt, control] = [0, 1, 2, 3, 4, 5, 6].map(at);
+      const sAt = arena.at + total;
+      let fits = true;
       const args = blocks.map((b, p) => {
-        const c = calls[p], base = at(6 + p), rows = b.i1 - b.i0;
+        const c = calls[p], base = at(7 + p);
         const qb = qAt + ((b.u0 * group * nq + b.i0) * dk) * 4, ob = oAt + ((b.u0 * group * nq + b.i0) * dv) * 4;
         this.#writeShape(base >>> 2, c, rowBlocks ? [nq * dk, dk] : null, rowBlocks ? [nq * dv, dv] : null);
         writeOptions(this.#f32, this.#i32, (base >>> 2) + FORWARD.options, c,
@@ -165,38 +281,55 @@ class Shared {
           ? ex.attn_sdpa_call_scratch_size_with(base + FORWARD.shape * 4, base + FORWARD.options * 4, 0, 0) >>> 0
           : ex.attn_sdpa_call_scratch_size(base + FORWARD.shape * 4, 0, 0) >>> 0;
         if (need === 0) throw new RangeError(`attention-wasm: sizes nq=${c.nq} nk=${nk} dk=${dk} dv=${dv} are too large for wasm32`);
-        if (need > scratch[p]) fits = false;
-        scratch[p] = Math.max(scratch[p], need);
-        const a = [base + FORWARD.shape * 4, qb, kAt + b.u0 * nk * dk * 4, vAt + b.u0 * nk * dv * 4, ob,
-          base + FORWARD.options * 4, base + FORWARD.steps * 4, sAt, scratch[p]];
-        sAt += align(scratch[p] * 4);
-        return a;
+        if (need > scratch) fits = false;
+        return [base + FORWARD.shape * 4, qb, kAt + b.u0 * nk * dk * 4, vAt + b.u0 * nk * dv * 4, ob,
+          base + FORWARD.options * 4, base + FORWARD.steps * 4, sAt, need];
       });
-      if (!fits) continue; // the scratch sizes are known now: lay out again
+      if (!fits) {
+        // The scratch size is known now: lay out again.
+        scratch = Math.max(...args.map((a) => a[8]));
+        continue;
+      }
+      for (let i = 0; i < CONTROL.FLAGS + blocks.length; i++) this.#i32[(control >>> 2) + i] = 0;
+      this.#i32[(control >>> 2) + CONTROL.CLAIM] = blocks.length << 16;
       const f32 = this.#f32, u8 = this.#u8, heads = blocks.map((b) => (b.u1 - b.u0) * group);
-      let released = false;
+      // What input() has copied: blocks, (batch, kv head) groups of k and v, the mask and bias.
+      const given = new Uint8Array(blocks.length), units = new Uint8Array(plan.batch * plan.kvHeads);
+      let common = false, released = false;
+      const slotBytes = align(scratch * 4);
       return {
         args,
+        control,
+        scratch: (slot) => sAt + slot * slotBytes,
         input: (p) => {
+          if (given[p]) return;
+          given[p] = 1;
           const b = blocks[p];
-          if (rowBlocks) {
-            if (p === 0) {
-              f32.set(k, kAt >>> 2);
-              f32.set(v, vAt >>> 2);
-              if (mask) u8.set(mask, mAt);
-              if (bias) f32.set(bias, bAt >>> 2);
-            }
-            for (let h = 0; h < heads[p]; h++) {
-              const from = ((b.u0 * group + h) * nq + b.i0) * dk, n = (b.i1 - b.i0) * dk;
-              f32.set(q.subarray(from, from + n), (qAt >>> 2) + from);
-            }
-          } else {
-            f32.set(q.subarray(b.u0 * group * nq * dk, b.u1 * group * nq * dk), (qAt >>> 2) + b.u0 * group * nq * dk);
-            f32.set(k.subarray(b.u0 * nk * dk, b.u1 * nk * dk), (kAt >>> 2) + b.u0 * nk * dk);
-            f32.set(v.subarray(b.u0 * nk * dv, b.u1 * nk * dv), (vAt >>> 2) + b.u0 * nk * dv);
-            if (p === 0 && mask) u8.set(mask, mAt);
-            if (p === 0 && bias) f32.set(bias, bAt >>> 2);
+          if (!common) {
+            common = true;
+            if (mask) u8.set(mask, mAt);
+            if (bias) f32.set(bias, bAt >>> 2);
           }
+          for (let u = b.u0; u < b.u1; u++) {
+            if (units[u]) continue;
+            units[u] = 1;
+            f32.set(k.subarray(u * nk * dk, (u + 1) * nk * dk), (kAt >>> 2) + u * nk * dk);
+            f32.set(v.subarray(u * nk * dv, (u + 1) * nk * dv), (vAt >>> 2) + u * nk * dv);
+          }
+          if (!rowBlocks) {
+            f32.set(q.subarray(b.u0 * group * nq * dk, b.u1 * group * nq * dk), (qAt >>> 2) + b.u0 * group * nq * dk);
+            return;
+          }
+          for (let h = 0; h < heads[p]; h++) {
+            const from = ((b.u0 * group + h) * nq + b.i0) * dk, n = (b.i1 - b.i0) * dk;
+            f32.set(q.subarray(from, from + n), (qAt >>> 2) + from);
+          }
+        },
+        // Tells the threads that the inputs of blocks [0, count) are written (-1: the call is given up).
+        written: (count) => {
+          const ctl = new Int32Array(this.memory.buffer, control, CONTROL.FLAGS);
+          Atomics.store(ctl, CONTROL.WRITTEN, count);
+          Atomics.notify(ctl, CONTROL.WRITTEN);
         },
         output: (p, out) => {
           const b = blocks[p];
