@@ -89,7 +89,7 @@ blocks('head groups when there are at least as many as threads; rows not cut pas
   assert.equal(sdpaBlocks(high, 3), [{ u0: 0, u1: 1, i0: 0, i1: 1024 }]);
   assert.is(sdpaBlocks(plan({ nq: 1024, nk: 64, queryOffset: 2 ** 31 - 1024 }), 3).length, 3);
 });
-blocks('sdpaUnits, the shared path\'s blocks: the same rules, at least as many as sdpaBlocks, about 8 a thread, runs of at least 256 rows of full rows', () => {
+blocks('sdpaUnits, the shared path\'s blocks: the same rules, at least as many as sdpaBlocks, about 8 a thread, runs of at least 256 full rows', () => {
   for (const threads of [2, 3, 4, 7]) {
     for (const nq of [1, 5, 130, 257, 511, 512, 1030, 4096]) {
       for (const [heads, kvHeads] of [[1, 1], [12, 12], [8, 2], [32, 8]]) {
@@ -108,10 +108,13 @@ blocks('sdpaUnits, the shared path\'s blocks: the same rules, at least as many a
       }
     }
   }
-  // 12 heads of 512 rows on 2 threads: 24 halves; 1 head of 4096 rows: 16 runs of 256.
+  // 12 heads of 512 keys on 2 threads: 24 halves; of 1024 keys (K and V too long to pack twice): 12 heads.
   assert.is(sdpaUnits(plan({ heads: 12, nq: 512, nk: 512 }), 2).length, 24);
-  assert.equal(sdpaUnits(plan({ nq: 4096, nk: 4096 }), 2).map(({ i1 }) => i1), Array.from({ length: 16 }, (_, i) => 256 * (i + 1)));
+  assert.is(sdpaUnits(plan({ heads: 12, nq: 1024, nk: 1024 }), 2).length, 12);
   assert.is(sdpaUnits(plan({ heads: 32, kvHeads: 8, nq: 512, nk: 512 }), 2).length, 16, 'kv groups, 2 runs each');
+  // Fewer groups than threads: sdpaBlocks' row blocks.
+  const one = plan({ nq: 4096, nk: 4096 });
+  assert.equal(sdpaUnits(one, 2), sdpaBlocks(one, 2));
 });
 blocks('blockOptions: plain values, row blocks keep their positions, mask rows as views', () => {
   const mask = Uint8Array.from({ length: 256 * 8 }, (_, i) => i % 3);

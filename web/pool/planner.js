@@ -26,6 +26,8 @@ const MIN_BLOCK_ROWS = 64;
 // fewest rows of a piece cut from one group's rows.
 const UNITS_PER_THREAD = 8;
 const UNIT_ROWS = 256;
+// K and V of one group up to this size (512 keys of d 64) are cut into runs of rows.
+const UNIT_PACK_BYTES = 256 * 1024;
 // The fused kernel's tile of query rows (ATTN__MR in c/kernels/kernels.h):
 // row blocks start on a tile so every tile holds the rows it holds in the
 // whole call.
@@ -186,19 +188,23 @@ export function sdpaBlocks(plan, threads) {
  * The pieces of a split call on the shared memory, where every thread that
  * takes part claims the next piece from one counter until none are left
  * (web/pool/shared.js), so a thread that another program slows takes fewer
- * of them instead of holding the call up. About UNITS_PER_THREAD pieces per
- * thread, each of sdpaBlocks' form: whole (batch, kv head) groups when there
- * are enough of them, else runs of each group's rows, at least UNIT_ROWS
- * where rows see every key (causal runs are balanced by the keys their rows
- * see), every one running the whole call's kernel (each piece packs its
- * group's K and V again, which is why runs are not shorter). Never fewer pieces than
- * sdpaBlocks gives for `threads`.
+ * of them instead of holding the call up. With at least as many (batch, kv
+ * head) groups as threads: about UNITS_PER_THREAD pieces per thread, whole
+ * groups or, when a group's K and V are small enough to pack again cheaply
+ * (UNIT_PACK_BYTES: every piece packs its group's K and V), runs of at
+ * least UNIT_ROWS of each group's rows where rows see every key (causal
+ * runs are balanced by the keys their rows see), every one running the
+ * whole call's kernel. With fewer groups, sdpaBlocks' blocks: cutting one
+ * group's rows finer packs its long K and V once more per piece, which
+ * costs more than the balance wins. Never fewer pieces than sdpaBlocks.
  */
 export function sdpaUnits(plan, threads) {
-  const { batch, kvHeads, nq, nk, dk, group, causal, window = null, queryOffset } = plan;
+  const { batch, kvHeads, nq, nk, dk, dv, group, causal, window = null, queryOffset } = plan;
   const fixed = sdpaBlocks(plan, threads);
   const units = batch * kvHeads, target = threads * UNITS_PER_THREAD;
-  const perUnit = queryOffset + nq - 1 > WINDOW_MAX ? 1 : Math.min(Math.ceil(target / units), Math.floor(nq / UNIT_ROWS));
+  if (units < threads) return fixed;
+  const perUnit = queryOffset + nq - 1 > WINDOW_MAX || nk * (dk + dv) * 4 > UNIT_PACK_BYTES ? 1
+    : Math.min(Math.ceil(target / units), Math.floor(nq / UNIT_ROWS));
   let out;
   if (perUnit <= 1) {
     const count = Math.min(target, units);
