@@ -23,6 +23,22 @@ try {
   } catch (err) {
     error = `${err.name}: ${err.message}`;
   }
+  // The page's main thread computing its share (callerShare: true): a call it
+  // finishes resolves after a MessageChannel turn (no setImmediate here), and
+  // it may not block on the memory (Atomics.wait throws on a main thread), so
+  // the workers' answers tell it when their blocks are done. Five calls in a
+  // row, the same bits each time.
+  let sharing;
+  {
+    const p = await createAttentionPool({ threads: 2, callerShare: true });
+    const h = 12, n = 256, d = 64, q = draw(h * n * d, 4), k = draw(h * n * d, 5), v = draw(h * n * d, 6);
+    const options = { heads: h, nq: n, nk: n, dk: d, dv: d };
+    const want = attn.sdpa(q, k, v, options);
+    let ok = true;
+    for (let i = 0; i < 5; i++) ok &&= same(await p.sdpa(q, k, v, options), want);
+    sharing = { same: ok, here: p.stats.here, memory: p.memory };
+    p.dispose();
+  }
   // Forcing shared memory: works where isolated, else rejects saying why.
   let forced;
   try {
@@ -34,7 +50,7 @@ try {
   }
   out.textContent = JSON.stringify({
     isa: pool.isa, pageIsa: attn.isa, threads: pool.threads, callerShare: pool.callerShare, here, parts, checks, error,
-    isolated: globalThis.crossOriginIsolated === true, memory: pool.memory, forced,
+    isolated: globalThis.crossOriginIsolated === true, memory: pool.memory, forced, sharing,
   });
   pool.dispose();
 } catch (err) {

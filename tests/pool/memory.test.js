@@ -172,6 +172,7 @@ isolated('module Workers share the memory: same bits as the page instance, forci
   assert.is(result.here, 0, 'the page\'s main thread only waits');
   assert.ok(result.parts >= 6, `parts ${result.parts}`);
   assert.match(result.error, /^RangeError: sdpa: scale must be finite/);
+  assert.equal(result.sharing, { same: true, here: 5, memory: 'shared' }, 'the main thread computing its share');
   assert.equal(problems, []);
 });
 isolated.run();

@@ -392,6 +392,7 @@ browser('module Workers on a page without cross-origin isolation: same bits as t
   assert.is(result.here, 0);
   assert.ok(result.parts >= 6, `parts ${result.parts}`);
   assert.match(result.error, /^RangeError: sdpa: scale must be finite/);
+  assert.equal(result.sharing, { same: true, here: 5, memory: 'copy' }, 'the main thread computing its share');
   assert.equal(problems, []);
 });
 browser.run();
