@@ -6,8 +6,9 @@ import { parentPort } from 'node:worker_threads';
 
 // On the shared-memory path a call is addresses: dk is read from its first
 // block's shape struct (attn_shape: batch, heads, kv_heads, n_q, n_k, d_k,
-// ...), and the worker claims a block (the call's first control word, NEXT)
-// before it dies, as a worker that dies while it computes one would.
+// ...), and the worker claims the front block (the call's first control
+// word, CLAIM: front | back << 16) before it dies, as a worker that dies
+// while it computes one would.
 let memory = null;
 const on = parentPort.on.bind(parentPort);
 parentPort.on = (type, listener) => on(type, type !== 'message' ? listener : (message) => {

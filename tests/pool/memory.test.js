@@ -119,6 +119,26 @@ for (const memory of ['shared', 'copy']) {
   });
 }
 
+leaks('an out that shares a buffer with q (one head earlier): the inputs as they were when the call was made, on both paths', async () => {
+  const attn = await loadAttention();
+  const heads = 12, n = 512, d = 64, size = heads * n * d, head = n * d;
+  const { k, v, options } = problem({ heads, n, d });
+  const want = attn.sdpa(draw(size, 1), k, v, options);
+  for (const memory of ['shared', 'copy']) {
+    const pool = await createAttentionPool({ threads: 2, memory });
+    try {
+      const buffer = new Float32Array(size + head);
+      const q = buffer.subarray(head), out = buffer.subarray(0, size);
+      q.set(draw(size, 1));
+      assert.is(await pool.sdpa(q, k, v, { ...options, out }), out);
+      sameBits(out, want, `${memory}: out one head before q`);
+    } finally {
+      pool.dispose();
+    }
+  }
+  attn.dispose();
+});
+
 leaks('shared: calls made at once each get their own memory, the same bits', async () => {
   const attn = await loadAttention();
   const pool = await createAttentionPool({ threads: 2, memory: 'shared' });

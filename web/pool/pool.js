@@ -10,7 +10,8 @@
 // and computes the last on the calling thread's instance, in place, while
 // they run: a caller that only waited would leave a core idle and pay one
 // more copy and message (so a split call blocks its caller for about 1/T of
-// its work). On a page's main thread that would freeze the page for that
+// its work; on the shared memory, for the blocks it claims and a bounded
+// wait for the workers' last ones). On a page's main thread that would freeze the page for that
 // long, so there the caller only waits (option callerShare; default: share
 // everywhere but a window).
 //
@@ -28,7 +29,7 @@ import {
 } from './planner.js';
 import { createPoolKVCache } from './kvcache.js';
 import {
-  CONTROL, claimBack, claimedFront, computeBlock, controlWords, createShared, sharedMemoryUnavailable, waitBlocks,
+  CONTROL, claimBack, computeBlock, controlWords, createShared, sharedMemoryUnavailable, waitBlocks,
 } from './shared.js';
 import { Staging, stageViews } from './staging.js';
 import { Workers, defaultThreads, newCall } from './workers.js';
@@ -45,9 +46,6 @@ const MATMUL_ROWS_MIN = 32;
 // waits on the memory for the workers' last ones (or as long as its own
 // took, when that is longer) before it leaves them to the workers' answers.
 const CALLER_WAIT_MS = 5;
-// On the shared path, how many blocks per worker the calling thread keeps
-// written ahead of the workers' claims.
-const WRITE_AHEAD = 2;
 // Runs f after the messages that already wait on this thread: a call that
 // the calling thread finished itself resolves only then, so a caller that
 // awaits call after call still lets the workers' answers in between (they
@@ -272,14 +270,14 @@ export class AttentionPool {
   // A split call on the shared memory: laid out in more blocks than threads
   // (sdpaUnits), which the workers claim from the front and, when it
   // shares, the calling thread from the back (shared.js). The calling
-  // thread writes the inputs: a few blocks ahead of the workers' claims
-  // before and between its own blocks, and each of its own just before it
-  // computes it, so no thread waits for all of them to be copied. Each
-  // block's output is copied out once it is known to be done: between the
-  // calling thread's blocks, from a worker's answer, or from the memory's
-  // count of done blocks, which the calling thread waits on for a while
-  // after its own last block instead of waiting for the answers' messages.
-  // The call's arena is freed once no thread can touch it any more.
+  // thread writes every block's inputs first, in order, announcing each, so
+  // the workers start on the first blocks while the rest are copied (and
+  // the calling thread, busy copying, claims fewer). Each block's output is
+  // copied out once it is known to be done: between the calling thread's
+  // blocks, from a worker's answer, or from the memory's count of done
+  // blocks, which the calling thread waits on for a while after its own
+  // last block instead of waiting for the answers' messages. The call's
+  // arena is freed once every job has settled.
   #sdpaShared(plan, q, k, v, out) {
     const blocks = sdpaUnits(plan, this.#threads), n = blocks.length;
     // The threads taking part: one part each, the calling thread's the last.
@@ -307,13 +305,11 @@ export class AttentionPool {
       // A call the calling thread finished itself resolves after the
       // messages already waiting (see soon).
       const finish = (here) => {
-        if (left === 0 && !job.failed) (here ? soon : (f) => f())(() => resolve(out));
-      };
-      // The inputs of the front blocks up to `to`, in order, announced to the workers.
-      const writeFront = (to) => {
-        if (to <= written) return;
-        for (; written < to; written++) call.input(written);
-        call.written(written);
+        if (left === 0 && !job.failed) {
+          // Its jobs still queued have nothing left to claim: the workers skip them.
+          job.finished = true;
+          (here ? soon : (f) => f())(() => resolve(out));
+        }
       };
       this.#workers.submit(Array.from({ length: jobs }, (_, j) => ({
         call: job,
@@ -327,21 +323,19 @@ export class AttentionPool {
         settled,
       })));
       try {
-        if (!caller) {
-          writeFront(n);
-          return;
+        // Every input before any block's output lands in out (which may share a buffer with them),
+        // block by block, so the workers start on the first while the rest are copied.
+        for (; written < n; written++) {
+          call.input(written);
+          call.written(written + 1);
         }
+        if (!caller) return;
         const t0 = performance.now(), scratch = call.scratch(jobs);
-        writeFront(Math.min(n, jobs * WRITE_AHEAD));
-        for (let p; (p = claimBack(ctl)) >= 0;) {
-          call.input(p);
+        for (let p; Atomics.load(ctl, CONTROL.FAILED) === 0 && (p = claimBack(ctl)) >= 0;) {
           computeBlock(shared.exports, ctl, call.args, p, scratch, call.check);
           take(p);
-          for (let i = 0; i < written; i++) if (!copied[i] && Atomics.load(ctl, CONTROL.FLAGS + i) === 1) take(i);
-          writeFront(Math.min(n, claimedFront(ctl) + jobs * WRITE_AHEAD));
+          for (let i = 0; i < n; i++) if (!copied[i] && Atomics.load(ctl, CONTROL.FLAGS + i) === 1) take(i);
         }
-        // Every block is claimed: the workers' all get their inputs.
-        writeFront(claimedFront(ctl));
         if (left > 0 && waitBlocks(ctl, n, Math.max(CALLER_WAIT_MS, performance.now() - t0))) {
           for (let i = 0; i < n; i++) take(i);
         }

@@ -7,7 +7,8 @@
 // shares the work) claims the next block from a counter in that memory until
 // none are left: a core slowed by another program computes fewer blocks
 // instead of holding the call up, and the calling thread learns that the
-// last block is done from the memory too, without waiting for a message.
+// last block is done from the memory too (waiting there for a while),
+// without waiting for a message.
 //
 // Only the calling thread allocates in that memory (the module's allocator,
 // c/attention-alloc.c, is single-threaded): arenas for calls, and a stack
@@ -40,11 +41,11 @@ const align = (bytes) => Math.ceil(bytes / 16) * 16;
  * A split call's control words (Int32 indices from its control address):
  * CLAIM, the blocks left to claim as front | back << 16: workers take the
  * front one, the calling thread the back one (claimFront, claimBack; a
- * call has at most 8 blocks per thread, planner.js' sdpaUnits, far below
- * 2^16);
+ * call has a few dozen blocks per thread at most, planner.js' sdpaUnits,
+ * far below 2^16);
  * WRITTEN, how many blocks from the front have their inputs in place (the
- * calling thread writes them ahead of the workers; -1: the call was given
- * up); DONE, how many blocks are computed; FAILED, nonzero once a block
+ * calling thread writes them in order before it computes any; -1: the call
+ * was given up); DONE, how many blocks are computed; FAILED, nonzero once a block
  * failed; then a word per block, 1 once it is computed.
  */
 export const CONTROL = { CLAIM: 0, WRITTEN: 1, DONE: 2, FAILED: 3, FLAGS: 4 };
@@ -65,11 +66,6 @@ export function claimBack(ctl) {
     if (front >= back) return -1;
     if (Atomics.compareExchange(ctl, CONTROL.CLAIM, c, ((back - 1) << 16) | front) === c) return back - 1;
   }
-}
-
-/** How many blocks from the front are claimed. */
-export function claimedFront(ctl) {
-  return Atomics.load(ctl, CONTROL.CLAIM) & 0xffff;
 }
 
 /** Where each build's threads module is (literal URLs, so bundlers see and copy the files). */
@@ -117,8 +113,8 @@ const WRITTEN_WAIT_MS = 1000;
  * inputs are written, compute it, mark it done; until no block is left or
  * one failed. exports: the threads module's, on `memory`; args, control:
  * the call's layout; scratch: this thread's slot of it; check(status)
- * throws a failed block's error (after the call is marked failed, so the
- * others stop). Returns the blocks computed here.
+ * throws a failed block's error (after the call is marked failed, so no
+ * thread claims another). Returns the blocks computed here.
  */
 export function claimBlocks(exports, memory, args, control, scratch, check) {
   const ctl = controlWords(memory, control, args.length);
@@ -231,8 +227,9 @@ class Shared {
    * output, check, done }: args[p], the arguments of attn_sdpa for block p (byte addresses;
    * its scratch is slot 0's, which a thread replaces with scratch(slot),
    * its own); control, the byte address of the control words, zeroed;
-   * input(p), which copies what block p reads (every block's before its
-   * part runs; blocks of rows share k and v, which input(0) copies whole);
+   * input(p), which copies what block p reads, once (every block's before
+   * it runs; the k and v of its groups, and the mask and bias, only with the
+   * first block that reads them);
    * written(count), which tells the threads that blocks [0, count) have
    * their inputs (-1: the call is given up); output(p, out), which copies block p's rows of the output into out;
    * check(status), which throws a failed part's error; done(), once no part

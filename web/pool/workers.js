@@ -5,7 +5,9 @@
 // replaces a worker that dies.
 //
 // A job is { call, message, transfer, deliver(result), settled? }; call is
-// shared by the jobs of one pool call: { failed, fail(err) }; settled(), when
+// shared by the jobs of one pool call: { failed, fail(err), finished? }
+// (finished: the call needs none of its jobs that have not started, which
+// are then skipped, as those of a failed call are); settled(), when
 // given, runs once the job will not run any more (answered, skipped because
 // its call failed, or its worker stopped): the shared-memory path frees a
 // call's memory only then. A worker holds one job
@@ -322,7 +324,7 @@ export class Workers {
       if (!slot.ready || slot.job) continue;
       const next = (queue) => {
         let job;
-        while ((job = queue.shift()) !== undefined && job.call.failed) job.settled?.();
+        while ((job = queue.shift()) !== undefined && (job.call.failed || job.call.finished)) job.settled?.();
         return job;
       };
       const job = next(slot.own) ?? next(this.#queue);
