@@ -91,8 +91,11 @@ function maxDiff(a, b) {
 export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV_LENGTHS, ort = true, log = console.log } = {}) {
   const { heads, kvHeads, d } = POOL_KV_SHAPE;
   const single = await loadAttention();
-  const pool = await createAttentionPool({ threads: 2, callerShare: true });
-  const pool1 = await createAttentionPool({ threads: 1, callerShare: true });
+  const pool = await createAttentionPool({ threads: 2, callerShare: true, memory: 'copy' });
+  const pool1 = await createAttentionPool({ threads: 1, callerShare: true, memory: 'copy' });
+  // The shared memory's cache where this runtime has SharedArrayBuffer (Node does).
+  const sharedPool = await createAttentionPool({ threads: 2, callerShare: true });
+  if (sharedPool.memory !== 'shared') sharedPool.dispose();
   const dtypes = CALL_OPTIONS.kvCache.includes('dtype') ? ['float32', 'int8'] : ['float32'];
   const results = [];
   for (const nk of lengths) {
@@ -111,6 +114,11 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
       const split1 = await pool1.kvCache(options);
       await split1.append(k, v);
       caches.push(one, split, split1);
+      const onShared = sharedPool.memory === 'shared' ? await sharedPool.kvCache(options) : null;
+      if (onShared) {
+        await onShared.append(k, v);
+        caches.push(onShared);
+      }
       const out = new Float32Array(heads * d);
       if (dtype === 'float32') error = maxDiff(await split.attend(q, { heads }), one.attend(q, { heads }));
       const at = list.length;
@@ -118,6 +126,10 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
       list.push(timed(`pool.kvCache, 1 thread, ${dtype}`, () => split1.attend(q, { heads, out })));
       list.push(timed(`pool.kvCache, 2 threads, ${dtype}`, () => split.attend(q, { heads, out })));
       base.push(at, at, at);
+      if (onShared) {
+        list.push(timed(`pool.kvCache, 2 threads, shared, ${dtype}`, () => onShared.attend(q, { heads, out })));
+        base.push(at);
+      }
     }
     if (ort) {
       for (const numThreads of [1, 2]) {
@@ -150,6 +162,7 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
   }
   pool.dispose();
   pool1.dispose();
+  if (sharedPool.memory === 'shared') sharedPool.dispose();
   return results;
 }
 

@@ -70,13 +70,20 @@ async function sameAttend({ one, split }, q, options, what) {
   return a;
 }
 
-const s = suite('pool kvCache against one instance');
-s.before(async (ctx) => {
-  ctx.pool = await createAttentionPool({ threads: 3 });
-  ctx.attn = await loadAttention();
-  assert.is(ctx.pool.isa, ctx.attn.isa);
+// Every case on both of the pool's memories: the cache in the shared memory,
+// its ranges claimed by every thread, and in each holder's own memory.
+const suites = ['shared', 'copy'].map((memory) => {
+  const x = suite(`pool kvCache against one instance, memory '${memory}'`);
+  x.before(async (ctx) => {
+    ctx.pool = await createAttentionPool({ threads: 3, memory });
+    ctx.attn = await loadAttention();
+    assert.is(ctx.pool.isa, ctx.attn.isa);
+    ctx.memory = memory;
+  });
+  x.after(({ pool }) => pool.dispose());
+  return x;
 });
-s.after(({ pool }) => pool.dispose());
+const s = (name, test) => suites.forEach((x) => x(name, test));
 
 s('GQA decode, 8 query heads over 2 kv heads, one prefill append across segments', async (ctx) => {
   const c = await pair(ctx, {});
@@ -347,7 +354,7 @@ s('clear forgets every holder\'s tokens', async (ctx) => {
   c.dispose();
 });
 
-s.run();
+suites.forEach((x) => x.run());
 
 // Runs both: the pool's call must reject with the class and message the one
 // instance's call throws.
@@ -446,7 +453,7 @@ e('dispose returns the workers\' memory: caches of 1.5 GiB per worker, made and 
 
 e('a worker that dies takes its segments: the cache then rejects every call, saying so', async ({ attn }) => {
   // This worker exits on a call with dk = 13 (tests/pages/pool-crash-worker.js).
-  const pool = await createAttentionPool({ threads: 2, callerShare: false, worker: new URL('../pages/pool-crash-worker.js', import.meta.url) });
+  const pool = await createAttentionPool({ threads: 2, callerShare: false, memory: 'copy', worker: new URL('../pages/pool-crash-worker.js', import.meta.url) });
   try {
     const c = await pair({ pool, attn }, {});
     await sameAttend(c, draw(4 * 8, 19), { heads: 4 }, 'before');
@@ -461,6 +468,56 @@ e('a worker that dies takes its segments: the cache then rejects every call, say
     const again = await pair({ pool, attn }, {});
     await sameAttend(again, draw(4 * 8, 21), { heads: 4 }, 'a new cache');
     again.dispose();
+  } finally {
+    pool.dispose();
+  }
+});
+
+e('on the shared memory, calls made while an attend\'s parts still read the cache wait for them, in order', async ({ pool, attn }) => {
+  // callerShare false: the workers compute every range after the attend returns its Promise.
+  assert.is(pool.memory, 'shared');
+  const c = await pair({ pool, attn }, { kvHeads: 2, dk: 64, capacity: LONG });
+  assert.is(c.split.memory, 'shared');
+  const q = draw(4 * 64, 30), expected = c.one.attend(q, { heads: 4 });
+  const later = draw(2 * (LONG - 100) * 64, 31);
+  // Not awaited: the truncate and the append that overwrites the keys the attend reads follow at once.
+  const attended = c.split.attend(q, { heads: 4 });
+  const truncated = c.split.truncate(100), appended = c.split.append(later, later);
+  const reread = c.split.attend(q, { heads: 4 });
+  close(await attended, expected, 'the attend made before the truncate');
+  await truncated;
+  await appended;
+  c.one.truncate(100);
+  c.one.append(later, later);
+  close(await reread, c.one.attend(q, { heads: 4 }), 'the attend made after the append');
+  // Disposed while its parts run: the attend still gets the held keys'.
+  const last = c.split.attend(q, { heads: 4 });
+  c.split.dispose();
+  close(await last, c.one.attend(q, { heads: 4 }), 'the attend made before dispose');
+  c.one.dispose();
+});
+
+e('on the shared memory a worker that dies loses nothing: the call it was in rejects, the cache goes on', async ({ attn }) => {
+  // callerShare false: only the workers claim, so they do before the call can end.
+  const pool = await createAttentionPool({ threads: 2, callerShare: false, worker: new URL('../pages/pool-crash-worker.js', import.meta.url) });
+  try {
+    assert.is(pool.memory, 'shared');
+    // dk = 13: a worker dies on its first claim of the cache's ranges.
+    const crashing = await pair({ pool, attn }, { dk: 13 });
+    await rejects(crashing.split.attend(draw(4 * 13, 32), { heads: 4 }), Error, /^attention-wasm pool: a worker stopped during this call/);
+    assert.equal(await crashing.split.keys(), crashing.one.keys(), 'the held keys, after the worker died');
+    crashing.dispose();
+    // A worker killed by another call: a cache of dk = 8 attends as before.
+    const c = await pair({ pool, attn }, { capacity: LONG + 8 });
+    await sameAttend(c, draw(4 * 8, 33), { heads: 4 }, 'before');
+    const [heads, n, d] = [4, 512, 13];
+    const x = draw(heads * n * d, 20);
+    await rejects(pool.sdpa(x, x, x, { heads, nq: n, nk: n, dk: d, dv: d, layout: 'bshd' }), Error, /^attention-wasm pool: a worker stopped during this call/);
+    await sameAttend(c, draw(4 * 8, 33), { heads: 4 }, 'after a worker died');
+    await c.split.append(draw(2 * 8, 34), draw(2 * 8, 35));
+    c.one.append(draw(2 * 8, 34), draw(2 * 8, 35));
+    await sameAttend(c, draw(4 * 8, 36), { heads: 4 }, 'after an append');
+    c.dispose();
   } finally {
     pool.dispose();
   }

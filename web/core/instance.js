@@ -63,6 +63,9 @@ export class Instance {
   #f32 = new Float32Array(0);
   #i32 = new Int32Array(0);
   #u8 = new Uint8Array(0);
+  // A shared memory's growth detaches nothing: old views keep their length,
+  // so a view's length says nothing and the buffer is compared each call.
+  #shared;
 
   constructor(instance) {
     const missing = EXPORTS.filter((name) => !(name in instance.exports));
@@ -71,6 +74,7 @@ export class Instance {
     }
     this.#exports = instance.exports;
     this.#memory = instance.exports.memory;
+    this.#shared = typeof SharedArrayBuffer === 'function' && this.#memory.buffer instanceof SharedArrayBuffer;
     this.#exports._initialize?.(); // a WASI reactor's constructors, when the linker made one
     // Asked of the module itself, so a module passed as `wasm` reports truly.
     this.#simd = this.#exports.attn_simd_enabled() === 1;
@@ -159,8 +163,7 @@ export class Instance {
     return at;
   }
 
-  // Views of the whole memory, re-made only after it grew (growth detaches
-  // the old buffer).
+  // Views of the whole memory, re-made only after it grew (a new buffer).
   /** The current float32 view of the memory (a KV cache copies through it). */
   f32() {
     this.views();
@@ -262,7 +265,7 @@ export class Instance {
     if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], () => need(0));
     // Growth detaches the old buffer, and a detached view has length 0: far
     // cheaper to check than the memory.buffer getter on every small call.
-    else if (this.#f32.length === 0) this.views();
+    else if (this.#f32.length === 0 || this.#shared) this.views();
     let base = this.#arena, at = base >>> 2;
     this.#writeShape(at + SH, c);
     // The scratch size depends on the sizes only (not on strides or
@@ -282,7 +285,7 @@ export class Instance {
       base = this.#arena;
       at = base >>> 2;
       this.#writeShape(at + SH, c);
-    } else if (this.#f32.length === 0) this.views();
+    } else if (this.#f32.length === 0 || this.#shared) this.views();
     const f32 = this.#f32, i32 = this.#i32;
     try {
       if (inPlace) {
@@ -451,7 +454,7 @@ export class Instance {
     const dqO = bO + align(bLen), dkO = dqO + align(qLen), dvO = dkO + align(kLen), dbO = dvO + align(vLen);
     const dsO = dbO + align(dbLen), xO = dsO + align(c.sinks ? heads : 0);
     if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], 'this backward call');
-    else if (this.#f32.length === 0) this.views();
+    else if (this.#f32.length === 0 || this.#shared) this.views();
     let base = this.#arena, at = base >>> 2;
     this.#writeShape(at + SH, c);
     const scratch = c.rope ? this.#scratchWith(at, base, c, BACKWARD, true) : ex.attn_sdpa_backward_scratch_size(base + SH * 4) >>> 0;
@@ -462,7 +465,7 @@ export class Instance {
       base = this.#arena;
       at = base >>> 2;
       this.#writeShape(at + SH, c);
-    } else if (this.#f32.length === 0) this.views();
+    } else if (this.#f32.length === 0 || this.#shared) this.views();
     const f32 = this.#f32, i32 = this.#i32, addr = (o) => base + o * 4;
     try {
       writeOptions(f32, i32, at + OPTS, c, c.mask ? addr(mO) : 0, c.bias ? addr(bO) : 0, addr(I32));

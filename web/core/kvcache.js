@@ -228,9 +228,27 @@ export class KVCache {
     return this.#attend(q, options, from, n, false);
   }
 
+  /**
+   * @internal attendRange's checked call, K and V read in place, made but
+   * not run: a pool on shared memory lays it out for another thread
+   * (web/pool/shared.js). The call holds q until it is laid out.
+   */
+  rangeCall(q, options, from, n) {
+    this.#live('attend');
+    if (!Number.isInteger(from) || !Number.isInteger(n) || from < 0 || n < 0 || from + n > this.#length) {
+      throw new RangeError(`kvCache.attendRange: [${from}, ${from} + ${n}) is not within the ${this.#length} held tokens`);
+    }
+    return this.#call(q, options, from, n, false);
+  }
+
   // ownRope: the call is the user's, so its rope must be the held keys'; a
   // pool holder's parts come with their queries turned already.
   #attend(q, options, from, n, ownRope) {
+    return this.#wasm.sdpa(this.#call(q, options, from, n, ownRope));
+  }
+
+  // The checked call of #attend: K and V at their addresses in the memory.
+  #call(q, options, from, n, ownRope) {
     const length = this.#length;
     const c = attendCall(q, options, this, n);
     // The options' getters may have disposed, refilled or cleared the cache:
@@ -249,7 +267,7 @@ export class KVCache {
       c.kScalesAt = this.#kScalesAt + from * c.scaleStrides[2] * 4; c.vScalesAt = this.#vScalesAt + from * c.scaleStrides[2] * 4;
     }
     c.ropeQueries = c.rope !== null; // the keys were turned at append
-    return this.#wasm.sdpa(c);
+    return c;
   }
 
   /** Forgets the held tokens (length 0); the memory stays reserved. */

@@ -44,6 +44,9 @@ import { newCall } from './workers.js';
 
 /** Positions per segment, and the length up to which a cache stays on the calling thread. */
 export const SEGMENT_TOKENS = 2048;
+// On the shared memory, an attend's ranges: about this many a thread (so a
+// thread another program slows takes fewer), none shorter than RANGE_TOKENS.
+const RANGES_PER_THREAD = 8, RANGE_TOKENS = SEGMENT_TOKENS;
 
 let nextId = 1;
 
@@ -117,6 +120,13 @@ export class PoolKVCache {
   #rope; // the rope the held keys were appended with (null: none); undefined while empty
   #disposed = false;
   #lost = null; // why the cache's contents are gone, when a worker holding them stopped
+  // On the shared memory: the calling thread holds every segment there, and
+  // each attend's ranges are claimed by every thread (#attendShared).
+  #shared = null;
+  // On the shared memory, a Promise while an attend's parts may still read
+  // the keys and values: the calls made since wait for it, in their order.
+  #queue = null;
+  #closing = false; // disposed while calls still wait in #queue: they run, later calls reject
 
   /** @internal use AttentionPool#kvCache() */
   constructor(pool, options) {
@@ -144,6 +154,16 @@ export class PoolKVCache {
     return this.#length;
   }
 
+  /**
+   * Where the keys and values are: 'shared', all in the pool's shared
+   * memory, read in place by every thread; or 'copy', each segment in the
+   * memory of the thread that holds it (docs/pool.md#split-kv-decoding).
+   * @returns {'shared' | 'copy'}
+   */
+  get memory() {
+    return this.#shared === null ? 'copy' : 'shared';
+  }
+
   // Which holder keeps segment s.
   #owner(s) {
     const n = this.#holders.length;
@@ -153,6 +173,21 @@ export class PoolKVCache {
 
   /** @internal makes every holder's segments; createPoolKVCache awaits it. */
   async _start() {
+    const shared = this.#pool.shared;
+    if (shared) {
+      // The whole cache on the calling thread's instance on the shared memory,
+      // or, where that memory cannot hold it beside everything else there, shards.
+      const all = [];
+      for (let start = 0; start < this.capacity; start += SEGMENT_TOKENS) all.push([start, Math.min(SEGMENT_TOKENS, this.capacity - start)]);
+      try {
+        this.#here = new Shard(shared.attention(), { options: this.#options, shape: { batch: this.batch, dv: this.dv, layout: this.layout }, segments: all });
+        this.#holders = [{ slot: null, segments: all.length }];
+        this.#shared = shared;
+        return;
+      } catch (err) {
+        if (!(err instanceof RangeError)) throw err;
+      }
+    }
     const segments = this.#holders.map(() => []);
     for (let s = 0; s * SEGMENT_TOKENS < this.capacity; s++) {
       const start = s * SEGMENT_TOKENS;
@@ -228,7 +263,11 @@ export class PoolKVCache {
    * Calls may follow without awaiting: each holder takes them in order.
    * @returns {Promise<void>}
    */
-  async append(k, v, options = {}) {
+  append(k, v, options = {}) {
+    return this.#inOrder('append', () => this.#append(k, v, options));
+  }
+
+  async #append(k, v, options) {
     this.#live('append');
     checkKeys(options, 'append', 'kvCache.append');
     const { batch, kvHeads, dk, dv, layout } = this;
@@ -315,7 +354,11 @@ export class PoolKVCache {
    * rounding, not to the bit (the sums run in another order).
    * @returns {Promise<Float32Array | { output: Float32Array, lse?: Float32Array, scores?: Float32Array, scaled?: Float32Array, logits?: Float32Array, weights?: Float32Array }>}
    */
-  async attend(q, options = {}) {
+  attend(q, options = {}) {
+    return this.#inOrder('attend', () => this.#attend(q, options));
+  }
+
+  async #attend(q, options) {
     this.#live('attend');
     const length = this.#length;
     const c = attendCall(q, options, this, length);
@@ -332,6 +375,7 @@ export class PoolKVCache {
       whole = { heads, nq, scale: c.scale, stats: true };
       if (c.softcap) whole.softcap = c.softcap;
     }
+    if (this.#shared !== null && !c.steps && this.#length > SEGMENT_TOKENS) return this.#attendShared(q, c, whole);
     const calls = this.#holders.map(() => []);
     for (const [s, start, n] of this.#segments()) {
       const o = whole ?? this.#segmentOptions(c, start, n);
@@ -386,6 +430,62 @@ export class PoolKVCache {
     return result;
   }
 
+  // An attend on the shared memory: the held keys cut into ranges (about
+  // RANGES_PER_THREAD a thread, at least RANGE_TOKENS long) that every
+  // thread claims, each attended as a segment is (whole's options, or
+  // translated to its positions, with its log-sum-exp), merged in range
+  // order on the calling thread, so a call gives the same bits every time.
+  #attendShared(q, c, whole) {
+    const { batch, heads, nq, dv } = c;
+    if (c.rope) q = this.#turnQueries(q, c);
+    const length = this.#length, threads = this.#pool.threads;
+    const size = Math.max(RANGE_TOKENS, Math.ceil(length / (threads * RANGES_PER_THREAD) / 64) * 64);
+    const calls = [];
+    for (let start = 0; start < length; start += size) {
+      const n = Math.min(size, length - start);
+      const o = whole ?? this.#segmentOptions(c, start, n);
+      if (o !== null) calls.push(this.#here.rangeCall(q, o, start, n));
+    }
+    const output = c.out ?? new Float32Array(batch * heads * nq * dv);
+    const merge = new SoftmaxMerge(batch, heads, nq, dv, this.layout);
+    if (c.sinks) merge.addSinks(c.sinks);
+    const finish = (parts) => {
+      for (const part of parts) merge.addPart(part.output, part.lse);
+      const lse = merge.finish(output);
+      return c.stats ? { output, lse } : output;
+    };
+    if (calls.length === 0) return finish([]);
+    const shared = this.#shared, parts = [];
+    const call = shared.layout(calls, Math.min(threads, calls.length));
+    const done = shared.claimed(call, calls.length, (p) => {
+      const part = call.part(p);
+      parts[p] = { output: part.output.slice(), lse: part.lse.slice() };
+    }, () => finish(parts));
+    // Parts still computing read the keys and values: later calls wait for them.
+    if (call.reading()) this.#hold(call.released);
+    return done;
+  }
+
+  // Runs op now, or, while an attend's parts may still read the shared
+  // memory, after them and after the calls made before it (each holder
+  // takes calls in order on the copy path; this keeps that order).
+  #inOrder(fn, op) {
+    if (this.#closing) return Promise.reject(new Error(`kvCache.${fn}: this cache was disposed`));
+    if (this.#queue === null) return op();
+    const run = this.#queue.then(op);
+    this.#hold(run);
+    return run;
+  }
+
+  // Later calls wait for promise too (settled either way).
+  #hold(promise) {
+    const tail = Promise.all([this.#queue, promise]).then(() => {}, () => {});
+    this.#queue = tail;
+    tail.then(() => {
+      if (this.#queue === tail) this.#queue = null;
+    });
+  }
+
   // q turned by the call's rope at its positions in the whole cache, by
   // attn.rope (the kernels' own turn).
   #turnQueries(q, c) {
@@ -433,7 +533,7 @@ export class PoolKVCache {
    * @returns {Promise<Float32Array>}
    */
   keys() {
-    return this.#read('keys', this.dk);
+    return this.#inOrder('keys', () => this.#read('keys', this.dk));
   }
 
   /**
@@ -441,7 +541,7 @@ export class PoolKVCache {
    * @returns {Promise<Float32Array>}
    */
   values() {
-    return this.#read('values', this.dv);
+    return this.#inOrder('values', () => this.#read('values', this.dv));
   }
 
   /**
@@ -449,7 +549,11 @@ export class PoolKVCache {
    * rejected draft tokens: only the segments past the new end change.
    * @returns {Promise<void>}
    */
-  async truncate(length) {
+  truncate(length) {
+    return this.#inOrder('truncate', () => this.#truncate(length));
+  }
+
+  async #truncate(length) {
     this.#live('truncate');
     if (typeof length !== 'number') throw new TypeError(`kvCache.truncate: length must be an integer from 0 to the held length ${this.#length}, got ${describe(length)}`);
     if (!Number.isInteger(length) || length < 0 || length > this.#length) {
@@ -472,7 +576,11 @@ export class PoolKVCache {
    * Forgets the held tokens (length 0); the memory stays reserved.
    * @returns {Promise<void>}
    */
-  async clear() {
+  clear() {
+    return this.#inOrder('clear', () => this.#clear());
+  }
+
+  async #clear() {
     this.#live('clear');
     this.#length = 0;
     this.#here.clear();
@@ -481,7 +589,18 @@ export class PoolKVCache {
 
   /** Returns the cache's memory to the calling thread's instance and the workers'; later calls throw. */
   dispose() {
-    if (this.#disposed) return;
+    if (this.#disposed || this.#closing) return;
+    if (this.#queue === null) {
+      this.#free();
+      return;
+    }
+    // Calls made before still run, and parts still reading the shared memory keep it until they stop.
+    this.#closing = true;
+    const drained = () => (this.#queue === null ? this.#free() : this.#queue.then(drained));
+    this.#queue.then(drained);
+  }
+
+  #free() {
     this.#disposed = true;
     this.#length = 0;
     this.#here?.dispose();

@@ -213,6 +213,15 @@ export class Shard {
     else this.#cache.append(k, v);
   }
 
+  /**
+   * The checked call of an attend over the held tokens [from, from + n) of
+   * the holder's one cache (KVCache#rangeCall), made but not run: where the
+   * holder keeps every segment, from is a position of the whole cache.
+   */
+  rangeCall(q, options, from, n) {
+    return this.#cache.rangeCall(q, options, from, n);
+  }
+
   /** attend over the `n` held tokens of the segment at `start` alone, with its options as given. */
   attendOne(start, n, q, options) {
     return this.#cache.attendRange(q, options, this.#offset(start), n);

@@ -280,15 +280,24 @@ export class AttentionPool {
   // arena is freed once every job has settled.
   #sdpaShared(plan, q, k, v, out) {
     const blocks = sdpaUnits(plan, this.#threads), n = blocks.length;
+    const parts = Math.min(this.#threads, n);
+    const call = this.#shared.layout(plan, blocks, q, k, v, parts);
+    this.#stats.split++;
+    this.#stats.parts += parts;
+    if (this.#callerShare) this.#stats.here++;
+    return this.#claimed(call, n, (p) => call.output(p, out), () => out);
+  }
+
+  // Runs a call laid out on the shared memory (shared.js: layout,
+  // layoutRanges), n blocks claimed by the workers and, with callerShare,
+  // the calling thread; take(p) as each block is done, once; resolves with
+  // result() once all are.
+  #claimed(call, n, take, result) {
     // The threads taking part: one part each, the calling thread's the last.
     const parts = Math.min(this.#threads, n);
     const caller = this.#callerShare, jobs = caller ? parts - 1 : parts;
     const shared = this.#shared;
-    const call = shared.layout(plan, blocks, q, k, v, parts);
     const ctl = controlWords(shared.memory, call.control, n);
-    this.#stats.split++;
-    this.#stats.parts += parts;
-    if (caller) this.#stats.here++;
     return new Promise((resolve, reject) => {
       const job = newCall(reject);
       const copied = new Uint8Array(n);
@@ -296,10 +305,10 @@ export class AttentionPool {
       const settled = () => {
         if (--running === 0) call.done();
       };
-      const take = (p) => {
+      const once = (p) => {
         if (copied[p]) return;
         copied[p] = 1;
-        call.output(p, out);
+        take(p);
         left--;
       };
       // A call the calling thread finished itself resolves after the
@@ -308,7 +317,7 @@ export class AttentionPool {
         if (left === 0 && !job.failed) {
           // Its jobs still queued have nothing left to claim: the workers skip them.
           job.finished = true;
-          (here ? soon : (f) => f())(() => resolve(out));
+          (here ? soon : (f) => f())(() => resolve(result()));
         }
       };
       this.#workers.submit(Array.from({ length: jobs }, (_, j) => ({
@@ -317,7 +326,7 @@ export class AttentionPool {
         transfer: [],
         deliver: (list) => {
           if (job.failed) return;
-          for (const p of list) take(p);
+          for (const p of list) once(p);
           finish(false);
         },
         settled,
@@ -333,11 +342,11 @@ export class AttentionPool {
         const t0 = performance.now(), scratch = call.scratch(jobs);
         for (let p; Atomics.load(ctl, CONTROL.FAILED) === 0 && (p = claimBack(ctl)) >= 0;) {
           computeBlock(shared.exports, ctl, call.args, p, scratch, call.check);
-          take(p);
-          for (let i = 0; i < n; i++) if (!copied[i] && Atomics.load(ctl, CONTROL.FLAGS + i) === 1) take(i);
+          once(p);
+          for (let i = 0; i < n; i++) if (!copied[i] && Atomics.load(ctl, CONTROL.FLAGS + i) === 1) once(i);
         }
         if (left > 0 && waitBlocks(ctl, n, Math.max(CALLER_WAIT_MS, performance.now() - t0))) {
-          for (let i = 0; i < n; i++) take(i);
+          for (let i = 0; i < n; i++) once(i);
         }
         finish(true);
       } catch (err) {
@@ -462,8 +471,14 @@ export class AttentionPool {
    * @returns {Promise<import('./kvcache.js').PoolKVCache>}
    */
   kvCache(options) {
+    const shared = this.#shared;
     return createPoolKVCache({
       local: this.#local, workers: this.#workers, threads: this.#threads, callerShare: this.#callerShare, live: () => this.#live(),
+      shared: shared && {
+        attention: () => shared.attention(),
+        layout: (calls, slots) => shared.layoutRanges(calls, slots),
+        claimed: (call, n, take, result) => this.#claimed(call, n, take, result),
+      },
     }, options);
   }
 

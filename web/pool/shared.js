@@ -24,7 +24,8 @@
 // crossOriginIsolated) for the builds that have a threads module; the pool's
 // memory option forces either path (docs/pool.md#memory).
 
-import { FORWARD, SHAPE, STEPS, perCallLength, writeOptions, writeStrides } from '../core/abi.js';
+import { FORWARD, KV, SHAPE, STEPS, perCallLength, writeOptions, writeStrides } from '../core/abi.js';
+import { Attention } from '../core/attention.js';
 import { newCall, sdpaCall } from '../core/calls.js';
 import { blockOptions } from './planner.js';
 
@@ -100,7 +101,7 @@ export async function createShared(isa, compile) {
   const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: MAXIMUM_PAGES, shared: true });
   // The first instance fills the memory's data; the workers' find it filled.
   const instance = await WebAssembly.instantiate(module, { env: { memory } });
-  return new Shared(module, memory, instance.exports);
+  return new Shared(module, memory, instance);
 }
 
 // How long a thread waits at a time for the inputs of the block it claimed
@@ -137,11 +138,15 @@ export function controlWords(memory, control, blocks) {
   return new Int32Array(memory.buffer, control, CONTROL.FLAGS + blocks);
 }
 
-/** Computes block p with this thread's scratch and marks it done (or failed, then throws). */
+/**
+ * Computes block p with this thread's scratch and marks it done (or failed,
+ * then throws). args[p] is attn_sdpa's 9 arguments, or attn_sdpa_kv's 8 (a
+ * compact cache's keys and values): scratch and its size last either way.
+ */
 export function computeBlock(exports, ctl, args, p, scratch, check) {
   const a = args[p].slice();
-  a[7] = scratch;
-  const status = exports.attn_sdpa(...a);
+  a[a.length - 2] = scratch;
+  const status = a.length === 9 ? exports.attn_sdpa(...a) : exports.attn_sdpa_kv(...a);
   if (status !== 0) {
     Atomics.store(ctl, CONTROL.FAILED, 1);
     Atomics.notify(ctl, CONTROL.DONE);
@@ -179,10 +184,23 @@ class Shared {
   #u8 = new Uint8Array(0);
   #idle = []; // arenas no call is using: { at, bytes }
 
-  constructor(module, memory, exports) {
+  #attention = null;
+
+  constructor(module, memory, instance) {
     this.module = module;
     this.memory = memory;
-    this.exports = exports;
+    this.exports = instance.exports;
+    this.instance = instance;
+  }
+
+  /**
+   * The calling thread's Attention on the shared memory (made once): a pool
+   * KV cache keeps its keys and values there, and the workers read them in
+   * place.
+   */
+  attention() {
+    this.#attention ??= new Attention({ exports: { ...this.exports, memory: this.memory } });
+    return this.#attention;
   }
 
   /**
@@ -340,13 +358,7 @@ class Shared {
             out.set(f32.subarray((oAt >>> 2) + from, (oAt >>> 2) + from + n), from);
           }
         },
-        check: (status) => {
-          if (status === 0) return;
-          const bytes = new Uint8Array(this.memory.buffer);
-          const ptr = ex.attn_status_string(status) >>> 0;
-          const message = new TextDecoder().decode(bytes.slice(ptr, bytes.indexOf(0, ptr)));
-          throw new Error(`attention-wasm: attention: ${message} (status ${status})`);
-        },
+        check: (status) => this.#status(status),
         done: () => {
           if (released) return;
           released = true;
@@ -354,6 +366,130 @@ class Shared {
         },
       };
     }
+  }
+
+  /**
+   * Lays out the parts of a pool KV cache's attend (web/pool/kvcache.js) in
+   * an arena of its own: calls[p], a checked call over a range of the
+   * cache's keys, read in place where the cache holds them in this memory
+   * (KVCache#rangeCall), with its log-sum-exp asked; each with its own copy
+   * of q, of its mask and bias, its output and lse, and its structs; scratch
+   * for `slots` threads; the control words (CONTROL). Every input is
+   * written here, before any thread is told. Returns what layout() returns,
+   * with part(p), block p's { output, lse } (views: read them before
+   * done()), in place of output; input(p) has nothing left to do; and
+   * reading(), whether a thread may still read the cache for it, and
+   * released, a Promise of done().
+   */
+  layoutRanges(calls, slots) {
+    const ex = this.exports;
+    const sizes = calls.map((c) => {
+      const rows = c.batch * c.heads * c.nq;
+      return { q: rows * c.dk, out: rows * c.dv, lse: rows, bias: c.bias ? c.bias.data.length : 0, mask: c.mask ? c.mask.data.length : 0 };
+    });
+    // Per part: its structs and per-call arrays, q, output, lse, bias, then the mask's bytes.
+    const partBytes = calls.map((c, p) => {
+      const z = sizes[p];
+      return align(FORWARD.i32 * 4 + perCallLength(c) * 4) + align(z.q * 4) + align(z.out * 4) + align(z.lse * 4) + align(z.bias * 4) + align(z.mask);
+    });
+    const controlBytes = align((CONTROL.FLAGS + calls.length) * 4);
+    const total = controlBytes + partBytes.reduce((a, b) => a + b, 0);
+    let scratch = 0, arena = null;
+    for (;;) {
+      const bytes = total + slots * align(scratch * 4);
+      if (arena === null || arena.bytes < bytes) {
+        if (arena !== null) this.#release(arena);
+        arena = this.#arena(bytes);
+        this.#views();
+      }
+      const f32 = this.#f32, i32 = this.#i32, u8 = this.#u8;
+      const control = arena.at, sAt = arena.at + total;
+      const parts = [];
+      let at = control + controlBytes, fits = true;
+      const args = calls.map((c, p) => {
+        const z = sizes[p], base = at;
+        const qAt = base + align(FORWARD.i32 * 4 + perCallLength(c) * 4), oAt = qAt + align(z.q * 4), lAt = oAt + align(z.out * 4);
+        const bAt = lAt + align(z.lse * 4), mAt = bAt + align(z.bias * 4);
+        at += partBytes[p];
+        parts.push({ oAt, lAt, out: z.out, lse: z.lse });
+        const o = base >>> 2;
+        this.#writeShape(o + FORWARD.shape, c, null, null);
+        if (c.layout === 'bshd') {
+          writeStrides(i32, o + FORWARD.shape + SHAPE.q, [c.nq * c.heads * c.dk, c.dk, c.heads * c.dk]);
+          writeStrides(i32, o + FORWARD.shape + SHAPE.out, [c.nq * c.heads * c.dv, c.dv, c.heads * c.dv]);
+        }
+        writeStrides(i32, o + FORWARD.shape + SHAPE.k, c.kStrides);
+        writeStrides(i32, o + FORWARD.shape + SHAPE.v, c.vStrides);
+        writeOptions(f32, i32, o + FORWARD.options, c, c.mask ? mAt : 0, c.bias ? bAt : 0, base + FORWARD.i32 * 4);
+        for (let i = 0; i < STEPS.WORDS; i++) i32[o + FORWARD.steps + i] = 0;
+        i32[o + FORWARD.steps + STEPS.lse] = lAt;
+        const dtype = c.kvDtype ?? 0;
+        if (dtype !== 0) {
+          const k = o + FORWARD.kv;
+          i32[k + KV.dtype] = dtype; i32[k + KV.k] = c.kAt; i32[k + KV.v] = c.vAt;
+          i32[k + KV.k_scales] = c.kScalesAt ?? 0; i32[k + KV.v_scales] = c.vScalesAt ?? 0;
+          writeStrides(i32, k + KV.k_scale, c.scaleStrides ?? [0, 0, 0]);
+          writeStrides(i32, k + KV.v_scale, c.scaleStrides ?? [0, 0, 0]);
+        }
+        f32.set(c.q, qAt >>> 2);
+        if (c.bias) f32.set(c.bias.data, bAt >>> 2);
+        if (c.mask) u8.set(c.mask.data, mAt);
+        const shapeAt = base + FORWARD.shape * 4, optionsAt = base + FORWARD.options * 4, stepsAt = base + FORWARD.steps * 4;
+        const need = c.rope ? ex.attn_sdpa_call_scratch_size_with(shapeAt, optionsAt, dtype, 0) >>> 0
+          : ex.attn_sdpa_call_scratch_size(shapeAt, dtype, 0) >>> 0;
+        if (need === 0) throw new RangeError(`attention-wasm: sizes nq=${c.nq} nk=${c.nk} dk=${c.dk} dv=${c.dv} are too large for wasm32`);
+        if (need > scratch) fits = false;
+        return dtype === 0 ? [shapeAt, qAt, c.kAt, c.vAt, oAt, optionsAt, stepsAt, sAt, need]
+          : [shapeAt, qAt, base + FORWARD.kv * 4, oAt, optionsAt, stepsAt, sAt, need];
+      });
+      if (!fits) {
+        scratch = Math.max(...args.map((a) => a.at(-1)));
+        continue;
+      }
+      for (let i = 0; i < CONTROL.FLAGS + calls.length; i++) i32[(control >>> 2) + i] = 0;
+      i32[(control >>> 2) + CONTROL.CLAIM] = calls.length << 16;
+      for (const c of calls) c.q = c.mask = c.bias = null; // written: the calls need not keep them alive
+      const slotBytes = align(scratch * 4);
+      let released = false, release;
+      const ctl = new Int32Array(this.memory.buffer, control, CONTROL.FLAGS);
+      return {
+        args,
+        control,
+        scratch: (slot) => sAt + slot * slotBytes,
+        // Whether some thread may still read the call's memory or the cache's: a block is not computed and some part still runs.
+        reading: () => !released && Atomics.load(ctl, CONTROL.DONE) < calls.length,
+        // Resolves once no part of the call runs any more (done()).
+        released: new Promise((resolve) => {
+          release = resolve;
+        }),
+        input: () => {},
+        written: (count) => {
+          Atomics.store(ctl, CONTROL.WRITTEN, count);
+          Atomics.notify(ctl, CONTROL.WRITTEN);
+        },
+        part: (p) => {
+          this.#views();
+          const { oAt, lAt, out, lse } = parts[p];
+          return { output: this.#f32.subarray(oAt >>> 2, (oAt >>> 2) + out), lse: this.#f32.subarray(lAt >>> 2, (lAt >>> 2) + lse) };
+        },
+        check: (status) => this.#status(status),
+        done: () => {
+          if (released) return;
+          released = true;
+          this.#release(arena);
+          release();
+        },
+      };
+    }
+  }
+
+  // Throws a failed part's error (status nonzero).
+  #status(status) {
+    if (status === 0) return;
+    const bytes = new Uint8Array(this.memory.buffer);
+    const ptr = this.exports.attn_status_string(status) >>> 0;
+    const message = new TextDecoder().decode(bytes.slice(ptr, bytes.indexOf(0, ptr)));
+    throw new Error(`attention-wasm: attention: ${message} (status ${status})`);
   }
 
   // attn_shape at int index o for a block's checked call c: sizes, and the
