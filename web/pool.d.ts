@@ -70,17 +70,23 @@ export declare class AttentionPool {
 export declare function createAttentionPool(options?: PoolOptions): Promise<AttentionPool>;
 
 /**
- * A KV cache split by position over a pool (split-KV decoding): segments of consecutive positions
- * dealt round-robin to the calling thread and the workers, each in its own wasm memory. The calls of
- * KVCache, as Promises; errors are KVCache's, raised before any worker is asked. Calls may follow
- * each other without awaiting: each holder takes them in order. A cache of up to one segment (2048
- * tokens) is attended on the calling thread alone.
+ * A KV cache attended by every thread of a pool (split-KV decoding). On the pool's shared memory
+ * the calling thread holds it there and each attend's key ranges are claimed by every thread; on the
+ * copy path segments of consecutive positions are dealt round-robin to the calling thread and the
+ * workers, each in its own wasm memory. The calls of KVCache, as Promises; errors are KVCache's,
+ * raised before any worker is asked. Calls may follow each other without awaiting: they run in order.
+ * A cache of up to one segment (2048 tokens) is attended on the calling thread alone.
  */
 export interface PoolKVCache extends KVCacheShape {}
 export declare class PoolKVCache {
   private constructor();
   /** Bytes of wasm memory held for the keys and values over all threads (int8 scales included). */
   readonly bytes: number;
+  /**
+   * Where the keys and values are: 'shared', all in the pool's shared memory, each attend's ranges
+   * claimed by every thread; 'copy', each segment in the memory of the thread that holds it.
+   */
+  readonly memory: 'shared' | 'copy';
   /**
    * Appends t >= 1 tokens, as KVCache#append (with rope, the keys turn at their positions in the
    * whole cache); past the capacity it rejects and the cache is unchanged.

@@ -39,6 +39,33 @@ try {
     sharing = { same: ok, here: p.stats.here, memory: p.memory };
     p.dispose();
   }
+  // A pool KV cache with the page's main thread sharing the work: on the
+  // shared memory its ranges are claimed by every thread (the main thread
+  // learns of the workers' ranges from their answers), else shards. Three
+  // attends in a row, float32 and int8, against one instance's cache
+  // (the parts are merged in another order: close, not the same bits).
+  let kv;
+  {
+    const p = await createAttentionPool({ threads: 2, callerShare: true });
+    const heads = 8, kvHeads = 2, d = 64, n = 6000, k = draw(kvHeads * n * d, 7), v = draw(kvHeads * n * d, 8);
+    let close = true, memory = null;
+    for (const dtype of ['float32', 'int8']) {
+      const options = { kvHeads, dk: d, capacity: n, dtype };
+      const one = attn.kvCache(options), split = await p.kvCache(options);
+      one.append(k, v);
+      await split.append(k, v);
+      memory = split.memory;
+      for (let i = 0; i < 3; i++) {
+        const q = draw(heads * d, 9 + i), want = one.attend(q, { heads }), got = await split.attend(q, { heads });
+        const big = Math.max(...want.map(Math.abs));
+        close &&= got.every((x, j) => Math.abs(x - want[j]) <= 4e-5 * big);
+      }
+      one.dispose();
+      split.dispose();
+    }
+    kv = { close, memory };
+    p.dispose();
+  }
   // Forcing shared memory: works where isolated, else rejects saying why.
   let forced;
   try {
@@ -50,7 +77,7 @@ try {
   }
   out.textContent = JSON.stringify({
     isa: pool.isa, pageIsa: attn.isa, threads: pool.threads, callerShare: pool.callerShare, here, parts, checks, error,
-    isolated: globalThis.crossOriginIsolated === true, memory: pool.memory, forced, sharing,
+    isolated: globalThis.crossOriginIsolated === true, memory: pool.memory, forced, sharing, kv,
   });
   pool.dispose();
 } catch (err) {

@@ -193,6 +193,7 @@ isolated('module Workers share the memory: same bits as the page instance, forci
   assert.ok(result.parts >= 6, `parts ${result.parts}`);
   assert.match(result.error, /^RangeError: sdpa: scale must be finite/);
   assert.equal(result.sharing, { same: true, here: 5, memory: 'shared' }, 'the main thread computing its share');
+  assert.equal(result.kv, { close: true, memory: 'shared' }, 'a pool KV cache on the shared memory');
   assert.equal(problems, []);
 });
 isolated.run();

@@ -393,6 +393,7 @@ browser('module Workers on a page without cross-origin isolation: same bits as t
   assert.ok(result.parts >= 6, `parts ${result.parts}`);
   assert.match(result.error, /^RangeError: sdpa: scale must be finite/);
   assert.equal(result.sharing, { same: true, here: 5, memory: 'copy' }, 'the main thread computing its share');
+  assert.equal(result.kv, { close: true, memory: 'copy' }, 'a pool KV cache in shards');
   assert.equal(problems, []);
 });
 browser.run();

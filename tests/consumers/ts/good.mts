@@ -53,7 +53,8 @@ console.log(pooled.length, pooledStats.lse?.length, pooledSteps.weights?.length,
 const poolCache = await pool.kvCache({ kvHeads: 1, dk: 2, capacity: 8, dtype: 'int8' });
 await poolCache.append(new Float32Array(2), new Float32Array(2), { rope: { theta: 500000 } });
 const poolBytes: number = poolCache.bytes, poolType: 'float32' | 'float16' | 'int8' = poolCache.dtype;
-console.log(poolBytes, poolType, (await poolCache.attend(new Float32Array(2), { rope: { theta: 500000 } })).length);
+const poolCacheMemory: 'shared' | 'copy' = poolCache.memory;
+console.log(poolBytes, poolType, poolCacheMemory, (await poolCache.attend(new Float32Array(2), { rope: { theta: 500000 } })).length);
 pool.dispose();
 // float16 matrices through attention().
 const h = { rows: 1, cols: 2, data: new Uint16Array([0x3c00, 0]) };
