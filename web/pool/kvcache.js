@@ -1,11 +1,20 @@
-// kvcache.js - a KV cache split by position over the pool ("split-KV" or
-// flash decoding): one decode step's keys are attended by every core at
-// once, each over the keys it holds in its own wasm memory, and the partial
-// results are merged as the online softmax merges blocks of keys
-// (kvshard.js). No SharedArrayBuffer, so no cross-origin isolation.
+// kvcache.js - a KV cache attended by every core of the pool at once
+// ("split-KV" or flash decoding): each thread attends a part of one decode
+// step's keys, and the partial results are merged as the online softmax
+// merges blocks of keys (kvshard.js). Two ways to hold the keys:
 //
-// Positions are cut into segments of SEGMENT_TOKENS consecutive positions,
-// dealt round-robin to the holders: segment 0 to the calling thread's
+// On the pool's shared memory (Node, a cross-origin isolated page), the
+// calling thread keeps the whole cache there, in one ordinary cache of its
+// threads-build instance, and each attend cuts the held keys into ranges
+// that every thread claims (shared.js lays them out, the pool runs them as
+// it runs a split sdpa call's blocks): no thread's part is fixed in
+// advance, so a core another program slows takes fewer ranges. Only the
+// calling thread writes the cache; while some range of an attend may still
+// be read, later calls wait for it (#inOrder).
+//
+// Elsewhere (no SharedArrayBuffer, or memory 'copy'), positions are cut
+// into segments of SEGMENT_TOKENS consecutive positions, dealt round-robin
+// to the holders: segment 0 to the calling thread's
 // instance, the next to the first worker, and so on. Round-robin by blocks,
 // not one contiguous range per holder: a cache fills from position 0, so
 // ranges fixed by the capacity would leave every holder but the first idle
@@ -18,8 +27,8 @@
 // attended alone, and every option translates exactly: a segment starting
 // at position s sees queryOffset - s, kvLengths - s (clamped to what it
 // holds) and the columns [s, s + n) of a mask or bias; causal, window and
-// ALiBi are relative to the query's position and stay as they are.
-// Segments with no key any query may see (outside every window, past every
+// ALiBi are relative to the query's position and stay as they are (a
+// shared cache's ranges translate the same way). Segments with no key any query may see (outside every window, past every
 // kvLengths) are not asked. Sinks join the merge once, on the calling
 // thread. With RoPE, keys turn at append at their positions in the whole
 // cache (not the holder's), and q turns once on the calling thread at its
@@ -106,9 +115,9 @@ function sliceColumns(m, Type, [batch, heads, nq], start, n, blocked) {
 }
 
 /**
- * A KV cache whose positions are split over a pool's workers and the
- * calling thread. Made by AttentionPool#kvCache; the calls of
- * Attention#kvCache, as Promises.
+ * A KV cache attended by a pool's workers and the calling thread at once,
+ * on the shared memory or split by position over their own memories. Made
+ * by AttentionPool#kvCache; the calls of Attention#kvCache, as Promises.
  */
 export class PoolKVCache {
   #pool;
