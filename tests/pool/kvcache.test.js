@@ -8,6 +8,10 @@
 // keys and values; the same errors, before any worker is asked; dispose
 // returns the workers' memory; a worker's death loses the cache, loudly. Node 20 needs a flag for relaxed SIMD:
 // without it this file runs itself again with the flag.
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -247,7 +251,7 @@ s('truncate: the kept tokens attend as a cache that only held them; appends go o
   assert.is(c.split.length, 0);
   c.one.clear();
   await assertSameError(() => c.split.attend(q, { heads: 4 }), () => c.one.attend(q, { heads: 4 }));
-  await rejects(c.split.truncate(1), RangeError, /^kvCache\.truncate: length must be an integer from 0 to the held length 0, got 1/);
+  await rejects(c.split.truncate(1), RangeError, /^kvCache\.truncate: length must be an integer in \[0, 0\] \(the tokens held\), got 1/);
   c.dispose();
 });
 
@@ -402,8 +406,7 @@ e('bad options, tokens and calls: the error attn.kvCache gives', async ({ pool, 
   }
   await assertSameError(() => split.attend([0], { heads: 4 }), () => one.attend([0], { heads: 4 }));
   close(await split.attend(q, { heads: 4 }), one.attend(q, { heads: 4 }), 'still works after the errors');
-  for (const bad of [-1, 1.5, SEGMENT_TOKENS + 6]) await rejects(split.truncate(bad), RangeError, /^kvCache\.truncate: length must be/);
-  await rejects(split.truncate('1'), TypeError, /^kvCache\.truncate: length must be/);
+  for (const bad of [-1, 1.5, SEGMENT_TOKENS + 6, '1', null]) await assertSameError(() => split.truncate(bad), () => one.truncate(bad));
   one.dispose();
   split.dispose();
   await assertSameError(() => split.attend(q, { heads: 4 }), () => one.attend(q, { heads: 4 }));
@@ -520,6 +523,52 @@ e('on the shared memory a worker that dies loses nothing: the call it was in rej
     c.dispose();
   } finally {
     pool.dispose();
+  }
+});
+
+e('on the shared memory a call reads its arrays when it is made, and moves the length then, while earlier ranges still run', async ({ pool, attn }) => {
+  // callerShare false: each attend's ranges are still being read when the next calls are made.
+  const c = await pair({ pool, attn }, { capacity: LONG + 8 });
+  assert.is(c.split.memory, 'shared');
+  const q = new Float32Array(4 * 8), k = new Float32Array(2 * 8), v = new Float32Array(2 * 8);
+  const pending = [], expected = [];
+  for (let i = 0; i < 4; i++) {
+    q.set(draw(4 * 8, 40 + i));
+    k.set(draw(2 * 8, 50 + i));
+    v.set(draw(2 * 8, 60 + i));
+    pending.push(c.split.attend(q, { heads: 4, queryOffset: c.split.length - 1 }));
+    expected.push(c.one.attend(q, { heads: 4, queryOffset: c.one.length - 1 }));
+    c.split.append(k, v);
+    c.one.append(k, v);
+    assert.is(c.split.length, c.one.length, `length after append ${i}`);
+  }
+  const got = await Promise.all(pending);
+  got.forEach((g, i) => close(g, expected[i], `attend ${i}, its q refilled at once`));
+  assert.equal(await c.split.keys(), c.one.keys(), 'keys appended from a refilled array');
+  c.dispose();
+});
+
+e('on the shared memory, a pool left without workers fails the calls that need one, and its caches go on', async ({ attn }) => {
+  const flag = join(tmpdir(), `attention-wasm-no-replace-${process.pid}`);
+  rmSync(flag, { force: true });
+  process.env.ATTN_TEST_NO_REPLACE = flag;
+  const pool = await createAttentionPool({ threads: 1, callerShare: false, worker: new URL('../pages/pool-noreplace-worker.js', import.meta.url) });
+  try {
+    // The worker dies in a's attend and its replacement does not start; b's attend waited for a worker.
+    const a = await pair({ pool, attn }, { dk: 13, capacity: LONG + 8 }), b = await pair({ pool, attn }, { capacity: LONG + 8 });
+    const attendA = a.split.attend(draw(4 * 13, 70), { heads: 4 }), attendB = b.split.attend(draw(4 * 8, 71), { heads: 4 });
+    await rejects(attendA, Error, /^attention-wasm pool: a worker stopped during this call/);
+    await rejects(attendB, Error, /^attention-wasm pool: no worker could be started/);
+    // What the calling thread does alone still settles: nothing waits for the attends that failed.
+    await b.split.append(draw(2 * 8, 72), draw(2 * 8, 73));
+    b.one.append(draw(2 * 8, 72), draw(2 * 8, 73));
+    assert.equal(await b.split.keys(), b.one.keys(), 'b\'s keys');
+    await a.split.append(draw(2 * 13, 74), draw(2 * 13, 75));
+    a.dispose();
+    b.dispose();
+  } finally {
+    pool.dispose();
+    rmSync(flag, { force: true });
   }
 });
 

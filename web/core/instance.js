@@ -264,7 +264,8 @@ export class Instance {
     const need = (scratch) => callNeeds(c, { q: qLen, k: kLen, v: vLen, out: oLen, bias: bLen, mask: mLen / 4, steps: 4 * sLen, lse: lLen, scratch });
     if (xO * 4 + 256 > this.#arenaBytes) this.#reserve([xO * 4 + 256], () => need(0));
     // Growth detaches the old buffer, and a detached view has length 0: far
-    // cheaper to check than the memory.buffer getter on every small call.
+    // cheaper to check than the memory.buffer getter on every small call (a
+    // shared memory detaches nothing, so there the views are checked each call).
     else if (this.#f32.length === 0 || this.#shared) this.views();
     let base = this.#arena, at = base >>> 2;
     this.#writeShape(at + SH, c);

@@ -24,6 +24,16 @@ export function cacheSizes({ batch, kvHeads, dk, dv, capacity, dtype }) {
 }
 
 /**
+ * Throws truncate's TypeError (not a number) or RangeError (not an integer
+ * in [0, held]) for `length`; a pool's cache checks with it too.
+ */
+export function checkTruncate(length, held) {
+  const why = `kvCache.truncate: length must be an integer in [0, ${held}] (the tokens held), got ${describe(length)}`;
+  if (typeof length !== 'number') throw new TypeError(why);
+  if (!Number.isInteger(length) || length < 0 || length > held) throw new RangeError(why);
+}
+
+/**
  * Keys and values of a generation in wasm memory, (batch, kvHeads, capacity,
  * d) for layout 'bhsd' or (batch, capacity, kvHeads, d) for 'bshd', as
  * float32, float16 or int8 (with a float32 scale per token and kv head, in
@@ -236,7 +246,7 @@ export class KVCache {
   rangeCall(q, options, from, n) {
     this.#live('attend');
     if (!Number.isInteger(from) || !Number.isInteger(n) || from < 0 || n < 0 || from + n > this.#length) {
-      throw new RangeError(`kvCache.attendRange: [${from}, ${from} + ${n}) is not within the ${this.#length} held tokens`);
+      throw new RangeError(`kvCache.rangeCall: [${from}, ${from} + ${n}) is not within the ${this.#length} held tokens`);
     }
     return this.#call(q, options, from, n, false);
   }
@@ -283,9 +293,7 @@ export class KVCache {
    */
   truncate(length) {
     this.#live('truncate');
-    if (!Number.isInteger(length) || length < 0 || length > this.#length) {
-      throw new RangeError(`kvCache.truncate: length must be an integer in [0, ${this.#length}] (the tokens held), got ${describe(length)}`);
-    }
+    checkTruncate(length, this.#length);
     this.#length = length;
   }
 

@@ -44,7 +44,7 @@
 // single-instance cache (web/core/kvcache.js), before any worker is asked.
 
 import { MAX_ARENA_BYTES, formatBytes } from '../core/instance.js';
-import { cacheSizes } from '../core/kvcache.js';
+import { cacheSizes, checkTruncate } from '../core/kvcache.js';
 import { describe } from '../core/matrix.js';
 import { appendTokens, attendCall } from '../core/calls.js';
 import { WINDOW_MAX, checkCacheOptions, checkCacheRope, checkKeys, checkRope, keySpan } from '../core/options.js';
@@ -135,7 +135,9 @@ export class PoolKVCache {
   // On the shared memory, a Promise while an attend's parts may still read
   // the keys and values: the calls made since wait for it, in their order.
   #queue = null;
-  #closing = false; // disposed while calls still wait in #queue: they run, later calls reject
+  #closing = false; // dispose() was called: later calls reject, the memory goes back once idle
+  #readers = 0; // attends on the shared memory with a part that may still run
+  #waiting = 0; // calls whose local part waits in #queue
 
   /** @internal use AttentionPool#kvCache() */
   constructor(pool, options) {
@@ -247,7 +249,7 @@ export class PoolKVCache {
   }
 
   #live(fn) {
-    if (this.#disposed) throw new Error(`kvCache.${fn}: this cache was disposed`);
+    if (this.#disposed || this.#closing) throw new Error(`kvCache.${fn}: this cache was disposed`);
     this.#pool.live();
     if (this.#lost === null && this.#workerHolders().some((h) => h.slot.dead)) this.#lost = new Error('a worker holding part of it stopped');
     if (this.#lost !== null) {
@@ -272,11 +274,7 @@ export class PoolKVCache {
    * Calls may follow without awaiting: each holder takes them in order.
    * @returns {Promise<void>}
    */
-  append(k, v, options = {}) {
-    return this.#inOrder('append', () => this.#append(k, v, options));
-  }
-
-  async #append(k, v, options) {
+  async append(k, v, options = {}) {
     this.#live('append');
     checkKeys(options, 'append', 'kvCache.append');
     const { batch, kvHeads, dk, dv, layout } = this;
@@ -287,7 +285,8 @@ export class PoolKVCache {
     const first = this.#length;
     this.#length += t;
     this.#rope = rope;
-    const sent = [];
+    const sent = [], here = [];
+    const later = this.#queue !== null; // then the calling thread's part holds copies
     for (let s = Math.floor(first / SEGMENT_TOKENS); s * SEGMENT_TOKENS < first + t; s++) {
       const start = s * SEGMENT_TOKENS;
       const from = Math.max(first, start) - first, to = Math.min(first + t, start + SEGMENT_TOKENS) - first;
@@ -295,15 +294,16 @@ export class PoolKVCache {
       const holder = this.#holders[this.#owner(s)];
       if (holder.slot === null) {
         // The calling thread's segment copies the tokens into its memory itself.
-        const kp = whole ? k : sliceTokens(k, layout, batch, kvHeads, t, dk, from, to);
-        const vp = whole ? v : sliceTokens(v, layout, batch, kvHeads, t, dv, from, to);
-        this.#here.append(start, kp, vp, rope, first + from);
+        const kp = whole ? (later ? k.slice() : k) : sliceTokens(k, layout, batch, kvHeads, t, dk, from, to);
+        const vp = whole ? (later ? v.slice() : v) : sliceTokens(v, layout, batch, kvHeads, t, dv, from, to);
+        here.push([start, kp, vp, first + from]);
       } else {
         const kp = whole ? k.slice() : sliceTokens(k, layout, batch, kvHeads, t, dk, from, to);
         const vp = whole ? v.slice() : sliceTokens(v, layout, batch, kvHeads, t, dv, from, to);
         sent.push(this.#change(holder, { op: 'append', start, k: kp, v: vp, rope, position: first + from }, [kp.buffer, vp.buffer]));
       }
     }
+    if (here.length > 0) sent.push(this.#local(() => here.forEach(([start, kp, vp, at]) => this.#here.append(start, kp, vp, rope, at))));
     await Promise.all(sent);
   }
 
@@ -363,11 +363,7 @@ export class PoolKVCache {
    * rounding, not to the bit (the sums run in another order).
    * @returns {Promise<Float32Array | { output: Float32Array, lse?: Float32Array, scores?: Float32Array, scaled?: Float32Array, logits?: Float32Array, weights?: Float32Array }>}
    */
-  attend(q, options = {}) {
-    return this.#inOrder('attend', () => this.#attend(q, options));
-  }
-
-  async #attend(q, options) {
+  async attend(q, options = {}) {
     this.#live('attend');
     const length = this.#length;
     const c = attendCall(q, options, this, length);
@@ -401,7 +397,8 @@ export class PoolKVCache {
       // instance's bits); a later segment's are shifted, so q turns here.
       if (c.rope && start === 0) o.rope = c.rope;
       else if (c.rope) q = this.#turnQueries(q, c);
-      return this.#here.attendOne(start, n, q, o);
+      if (this.#queue !== null) [q, o.sinks] = [q.slice(), o.sinks?.slice()];
+      return this.#local(() => this.#here.attendOne(start, n, q, o));
     }
     // The parts' positions are not the cache's: q turns here, once, at its
     // own, and the parts get no rope.
@@ -416,12 +413,13 @@ export class PoolKVCache {
     // The calling thread attends its segments while the workers attend theirs.
     let here = null;
     try {
-      if (calls[0].length > 0) here = this.#here.attend(q, whole ? { whole } : calls[0], shape);
+      if (this.#queue !== null) q = q.slice();
+      if (calls[0].length > 0) here = this.#local(() => this.#here.attend(q, whole ? { whole } : calls[0], shape));
     } catch (err) {
       for (const p of asked) p.catch(() => {});
       throw err;
     }
-    const parts = [...(here ? [here] : []), ...(await Promise.all(asked))];
+    const parts = [...(here ? [await here] : []), ...(await Promise.all(asked))];
     const output = c.out ?? new Float32Array(batch * heads * nq * dv);
     const merge = new SoftmaxMerge(batch, heads, nq, dv, this.layout);
     // A sink joins each row's denominator once, so it joins the merge, not the parts.
@@ -446,14 +444,18 @@ export class PoolKVCache {
   // order on the calling thread, so a call gives the same bits every time.
   #attendShared(q, c, whole) {
     const { batch, heads, nq, dv } = c;
-    if (c.rope) q = this.#turnQueries(q, c);
+    // Copies of what the call reads, so a caller may reuse its arrays at once (q turns into a new one).
+    q = c.rope ? this.#turnQueries(q, c) : this.#queue !== null ? q.slice() : q;
     const length = this.#length, threads = this.#pool.threads;
     const size = Math.max(RANGE_TOKENS, Math.ceil(length / (threads * RANGES_PER_THREAD) / 64) * 64);
-    const calls = [];
-    for (let start = 0; start < length; start += size) {
-      const n = Math.min(size, length - start);
+    const count = Math.max(1, Math.floor(length / size)); // the last range takes the rest: none is shorter than size
+    const ranges = [];
+    for (let r = 0; r < count; r++) {
+      const start = r * size, n = r === count - 1 ? length - start : size;
       const o = whole ?? this.#segmentOptions(c, start, n);
-      if (o !== null) calls.push(this.#here.rangeCall(q, o, start, n));
+      if (o === null) continue;
+      if (o.alibi) o.alibi = o.alibi.slice();
+      ranges.push([start, n, o]);
     }
     const output = c.out ?? new Float32Array(batch * heads * nq * dv);
     const merge = new SoftmaxMerge(batch, heads, nq, dv, this.layout);
@@ -463,25 +465,54 @@ export class PoolKVCache {
       const lse = merge.finish(output);
       return c.stats ? { output, lse } : output;
     };
-    if (calls.length === 0) return finish([]);
-    const shared = this.#shared, parts = [];
-    const call = shared.layout(calls, Math.min(threads, calls.length));
-    const done = shared.claimed(call, calls.length, (p) => {
-      const part = call.part(p);
-      parts[p] = { output: part.output.slice(), lse: part.lse.slice() };
-    }, () => finish(parts));
-    // Parts still computing read the keys and values: later calls wait for them.
-    if (call.reading()) this.#hold(call.released);
-    return done;
+    if (ranges.length === 0) return finish([]);
+    return this.#local(() => {
+      const shared = this.#shared, parts = [];
+      const calls = ranges.map(([start, n, o]) => this.#here.rangeCall(q, o, start, n));
+      // No thread reads the keys and values once every range is computed, or,
+      // after a failure, once no part runs (a worker that found nothing left
+      // to claim may answer later: it reads only the call's control words).
+      let reading = true;
+      const readDone = () => {
+        if (!reading) return;
+        reading = false;
+        this.#readerDone();
+      };
+      const call = shared.layout(calls, Math.min(threads, calls.length), readDone);
+      this.#readers++;
+      const done = shared.claimed(call, calls.length, (p) => {
+        const part = call.part(p);
+        parts[p] = { output: part.output.slice(), lse: part.lse.slice() };
+      }, () => {
+        readDone();
+        return finish(parts);
+      });
+      // Parts still computing read the keys and values: later calls wait for them.
+      if (call.reading()) this.#hold(call.released);
+      return done;
+    });
   }
 
-  // Runs op now, or, while an attend's parts may still read the shared
-  // memory, after them and after the calls made before it (each holder
-  // takes calls in order on the copy path; this keeps that order).
-  #inOrder(fn, op) {
-    if (this.#closing) return Promise.reject(new Error(`kvCache.${fn}: this cache was disposed`));
+  // One of the attends whose parts may read the shared memory has no part
+  // running any more: a cache disposed meanwhile is freed once none has.
+  #readerDone() {
+    this.#readers--;
+    this.#freeWhenIdle();
+  }
+
+  // Runs op, the part of a call that reads or writes the calling thread's
+  // keys and values, now; or, while an attend's parts may still read them on
+  // the shared memory, after those and after the calls made before (each
+  // holder takes calls in order on the copy path; this keeps that order).
+  // The call has checked its arguments and moved the length already, and
+  // op holds copies of what it reads, so a caller may reuse its arrays.
+  #local(op) {
     if (this.#queue === null) return op();
-    const run = this.#queue.then(op);
+    this.#waiting++;
+    const run = this.#queue.then(op).finally(() => {
+      this.#waiting--;
+      this.#freeWhenIdle();
+    });
     this.#hold(run);
     return run;
   }
@@ -532,7 +563,7 @@ export class PoolKVCache {
     for (let h = 1; h < starts.length; h++) {
       if (starts[h].length > 0) asked.push(this.#send(this.#holders[h], { op: 'read', which, starts: starts[h] }).then((pieces) => place(starts[h], pieces)));
     }
-    place(starts[0], this.#here.read(which, starts[0]));
+    asked.push(this.#local(() => place(starts[0], this.#here.read(which, starts[0]))));
     await Promise.all(asked);
     return out;
   }
@@ -542,7 +573,7 @@ export class PoolKVCache {
    * @returns {Promise<Float32Array>}
    */
   keys() {
-    return this.#inOrder('keys', () => this.#read('keys', this.dk));
+    return this.#read('keys', this.dk);
   }
 
   /**
@@ -550,7 +581,7 @@ export class PoolKVCache {
    * @returns {Promise<Float32Array>}
    */
   values() {
-    return this.#inOrder('values', () => this.#read('values', this.dv));
+    return this.#read('values', this.dv);
   }
 
   /**
@@ -558,16 +589,9 @@ export class PoolKVCache {
    * rejected draft tokens: only the segments past the new end change.
    * @returns {Promise<void>}
    */
-  truncate(length) {
-    return this.#inOrder('truncate', () => this.#truncate(length));
-  }
-
-  async #truncate(length) {
+  async truncate(length) {
     this.#live('truncate');
-    if (typeof length !== 'number') throw new TypeError(`kvCache.truncate: length must be an integer from 0 to the held length ${this.#length}, got ${describe(length)}`);
-    if (!Number.isInteger(length) || length < 0 || length > this.#length) {
-      throw new RangeError(`kvCache.truncate: length must be an integer from 0 to the held length ${this.#length}, got ${length}`);
-    }
+    checkTruncate(length, this.#length);
     const old = this.#length;
     this.#length = length;
     const sent = [];
@@ -575,7 +599,7 @@ export class PoolKVCache {
       if (start + SEGMENT_TOKENS <= length) continue;
       const keep = Math.max(length - start, 0);
       const holder = this.#holders[this.#owner(s)];
-      if (holder.slot === null) this.#here.truncate(start, keep);
+      if (holder.slot === null) sent.push(this.#local(() => this.#here.truncate(start, keep)));
       else sent.push(this.#change(holder, { op: 'truncate', start, length: keep }));
     }
     await Promise.all(sent);
@@ -585,31 +609,28 @@ export class PoolKVCache {
    * Forgets the held tokens (length 0); the memory stays reserved.
    * @returns {Promise<void>}
    */
-  clear() {
-    return this.#inOrder('clear', () => this.#clear());
-  }
-
-  async #clear() {
+  async clear() {
     this.#live('clear');
     this.#length = 0;
-    this.#here.clear();
-    await Promise.all(this.#workerHolders().map((h) => this.#change(h, { op: 'clear' })));
+    const here = this.#local(() => this.#here.clear());
+    await Promise.all([here, ...this.#workerHolders().map((h) => this.#change(h, { op: 'clear' }))]);
   }
 
   /** Returns the cache's memory to the calling thread's instance and the workers'; later calls throw. */
   dispose() {
     if (this.#disposed || this.#closing) return;
-    if (this.#queue === null) {
-      this.#free();
-      return;
-    }
     // Calls made before still run, and parts still reading the shared memory keep it until they stop.
     this.#closing = true;
-    const drained = () => (this.#queue === null ? this.#free() : this.#queue.then(drained));
-    this.#queue.then(drained);
+    this.#freeWhenIdle();
+  }
+
+  // A disposed cache's memory goes back once no call of it is waiting and no attend's part reads it.
+  #freeWhenIdle() {
+    if (this.#closing && this.#readers === 0 && this.#waiting === 0) this.#free();
   }
 
   #free() {
+    if (this.#disposed) return;
     this.#disposed = true;
     this.#length = 0;
     this.#here?.dispose();

@@ -464,9 +464,10 @@ export class AttentionPool {
   }
 
   /**
-   * attn.kvCache on the pool: a cache whose positions are split over the
-   * workers and the calling thread (web/pool/kvcache.js), so one decode
-   * step's attend runs on every core. The same options and errors; resolves
+   * attn.kvCache on the pool: a cache that the workers and the calling
+   * thread attend at once (web/pool/kvcache.js: on the shared memory, one
+   * cache whose key ranges every thread claims; else split by position over
+   * their own memories), so one decode step's attend runs on every core. The same options and errors; resolves
    * when every part has its memory.
    * @returns {Promise<import('./kvcache.js').PoolKVCache>}
    */
@@ -476,7 +477,7 @@ export class AttentionPool {
       local: this.#local, workers: this.#workers, threads: this.#threads, callerShare: this.#callerShare, live: () => this.#live(),
       shared: shared && {
         attention: () => shared.attention(),
-        layout: (calls, slots) => shared.layoutRanges(calls, slots),
+        layout: (calls, slots, onDone) => shared.layoutRanges(calls, slots, onDone),
         claimed: (call, n, take, result) => this.#claimed(call, n, take, result),
       },
     }, options);

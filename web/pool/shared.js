@@ -13,7 +13,8 @@
 // Only the calling thread allocates in that memory (the module's allocator,
 // c/attention-alloc.c, is single-threaded): arenas for calls, and a stack
 // for each worker's instance, whose __stack_pointer is set to it before any
-// call. A worker only gets addresses and calls attn_sdpa on them. Each
+// call. A worker only gets addresses and calls attn_sdpa (attn_sdpa_kv for
+// a compact cache's keys) on them. Each
 // part's structs (c/attention.h: shape, options, steps) are written here at
 // core/abi.js's offsets from the same checked call (core/calls.js) the
 // synchronous sdpa makes, and a part's rows of q and of the output are
@@ -34,7 +35,7 @@ const INITIAL_PAGES = 32, MAXIMUM_PAGES = 65536;
 // Each worker instance's stack, as build.sh gives the calling thread's (-z stack-size).
 const STACK_BYTES = 256 * 1024;
 // An idle arena larger than this is freed after its call; smaller ones wait for the next.
-const KEEP_ARENA_BYTES = 2 ** 26;
+const KEEP_ARENA_BYTES = 2 ** 26, IDLE_ARENAS = 2;
 
 const align = (bytes) => Math.ceil(bytes / 16) * 16;
 
@@ -190,7 +191,6 @@ class Shared {
     this.module = module;
     this.memory = memory;
     this.exports = instance.exports;
-    this.instance = instance;
   }
 
   /**
@@ -232,8 +232,10 @@ class Shared {
     return { at, bytes };
   }
 
+  // Two idle arenas: a decode loop's next call is often laid out while a
+  // worker still holds the last one's, and then takes the other.
   #release(arena) {
-    if (arena.bytes > KEEP_ARENA_BYTES || this.#idle.length > 0) this.exports.free(arena.at);
+    if (arena.bytes > KEEP_ARENA_BYTES || this.#idle.length >= IDLE_ARENAS) this.exports.free(arena.at);
     else this.#idle.push(arena);
   }
 
@@ -379,9 +381,9 @@ class Shared {
    * with part(p), block p's { output, lse } (views: read them before
    * done()), in place of output; input(p) has nothing left to do; and
    * reading(), whether a thread may still read the cache for it, and
-   * released, a Promise of done().
+   * released, a Promise of done(); onDone() runs in done(), at once.
    */
-  layoutRanges(calls, slots) {
+  layoutRanges(calls, slots, onDone = () => {}) {
     const ex = this.exports;
     const sizes = calls.map((c) => {
       const rows = c.batch * c.heads * c.nq;
@@ -395,91 +397,98 @@ class Shared {
     const controlBytes = align((CONTROL.FLAGS + calls.length) * 4);
     const total = controlBytes + partBytes.reduce((a, b) => a + b, 0);
     let scratch = 0, arena = null;
-    for (;;) {
-      const bytes = total + slots * align(scratch * 4);
-      if (arena === null || arena.bytes < bytes) {
-        if (arena !== null) this.#release(arena);
-        arena = this.#arena(bytes);
-        this.#views();
-      }
-      const f32 = this.#f32, i32 = this.#i32, u8 = this.#u8;
-      const control = arena.at, sAt = arena.at + total;
-      const parts = [];
-      let at = control + controlBytes, fits = true;
-      const args = calls.map((c, p) => {
-        const z = sizes[p], base = at;
-        const qAt = base + align(FORWARD.i32 * 4 + perCallLength(c) * 4), oAt = qAt + align(z.q * 4), lAt = oAt + align(z.out * 4);
-        const bAt = lAt + align(z.lse * 4), mAt = bAt + align(z.bias * 4);
-        at += partBytes[p];
-        parts.push({ oAt, lAt, out: z.out, lse: z.lse });
-        const o = base >>> 2;
-        this.#writeShape(o + FORWARD.shape, c, null, null);
-        if (c.layout === 'bshd') {
-          writeStrides(i32, o + FORWARD.shape + SHAPE.q, [c.nq * c.heads * c.dk, c.dk, c.heads * c.dk]);
-          writeStrides(i32, o + FORWARD.shape + SHAPE.out, [c.nq * c.heads * c.dv, c.dv, c.heads * c.dv]);
-        }
-        writeStrides(i32, o + FORWARD.shape + SHAPE.k, c.kStrides);
-        writeStrides(i32, o + FORWARD.shape + SHAPE.v, c.vStrides);
-        writeOptions(f32, i32, o + FORWARD.options, c, c.mask ? mAt : 0, c.bias ? bAt : 0, base + FORWARD.i32 * 4);
-        for (let i = 0; i < STEPS.WORDS; i++) i32[o + FORWARD.steps + i] = 0;
-        i32[o + FORWARD.steps + STEPS.lse] = lAt;
-        const dtype = c.kvDtype ?? 0;
-        if (dtype !== 0) {
-          const k = o + FORWARD.kv;
-          i32[k + KV.dtype] = dtype; i32[k + KV.k] = c.kAt; i32[k + KV.v] = c.vAt;
-          i32[k + KV.k_scales] = c.kScalesAt ?? 0; i32[k + KV.v_scales] = c.vScalesAt ?? 0;
-          writeStrides(i32, k + KV.k_scale, c.scaleStrides ?? [0, 0, 0]);
-          writeStrides(i32, k + KV.v_scale, c.scaleStrides ?? [0, 0, 0]);
-        }
-        f32.set(c.q, qAt >>> 2);
-        if (c.bias) f32.set(c.bias.data, bAt >>> 2);
-        if (c.mask) u8.set(c.mask.data, mAt);
-        const shapeAt = base + FORWARD.shape * 4, optionsAt = base + FORWARD.options * 4, stepsAt = base + FORWARD.steps * 4;
-        const need = c.rope ? ex.attn_sdpa_call_scratch_size_with(shapeAt, optionsAt, dtype, 0) >>> 0
-          : ex.attn_sdpa_call_scratch_size(shapeAt, dtype, 0) >>> 0;
-        if (need === 0) throw new RangeError(`attention-wasm: sizes nq=${c.nq} nk=${c.nk} dk=${c.dk} dv=${c.dv} are too large for wasm32`);
-        if (need > scratch) fits = false;
-        return dtype === 0 ? [shapeAt, qAt, c.kAt, c.vAt, oAt, optionsAt, stepsAt, sAt, need]
-          : [shapeAt, qAt, base + FORWARD.kv * 4, oAt, optionsAt, stepsAt, sAt, need];
-      });
-      if (!fits) {
-        scratch = Math.max(...args.map((a) => a.at(-1)));
-        continue;
-      }
-      for (let i = 0; i < CONTROL.FLAGS + calls.length; i++) i32[(control >>> 2) + i] = 0;
-      i32[(control >>> 2) + CONTROL.CLAIM] = calls.length << 16;
-      for (const c of calls) c.q = c.mask = c.bias = null; // written: the calls need not keep them alive
-      const slotBytes = align(scratch * 4);
-      let released = false, release;
-      const ctl = new Int32Array(this.memory.buffer, control, CONTROL.FLAGS);
-      return {
-        args,
-        control,
-        scratch: (slot) => sAt + slot * slotBytes,
-        // Whether some thread may still read the call's memory or the cache's: a block is not computed and some part still runs.
-        reading: () => !released && Atomics.load(ctl, CONTROL.DONE) < calls.length,
-        // Resolves once no part of the call runs any more (done()).
-        released: new Promise((resolve) => {
-          release = resolve;
-        }),
-        input: () => {},
-        written: (count) => {
-          Atomics.store(ctl, CONTROL.WRITTEN, count);
-          Atomics.notify(ctl, CONTROL.WRITTEN);
-        },
-        part: (p) => {
+    try {
+      for (;;) {
+        const bytes = total + slots * align(scratch * 4);
+        if (arena === null || arena.bytes < bytes) {
+          if (arena !== null) this.#release(arena);
+          arena = this.#arena(Math.max(bytes, Math.min(2 * bytes, bytes + (1 << 20))));
           this.#views();
-          const { oAt, lAt, out, lse } = parts[p];
-          return { output: this.#f32.subarray(oAt >>> 2, (oAt >>> 2) + out), lse: this.#f32.subarray(lAt >>> 2, (lAt >>> 2) + lse) };
-        },
-        check: (status) => this.#status(status),
-        done: () => {
-          if (released) return;
-          released = true;
-          this.#release(arena);
-          release();
-        },
-      };
+        }
+        const f32 = this.#f32, i32 = this.#i32, u8 = this.#u8;
+        const control = arena.at, sAt = arena.at + total;
+        const parts = [];
+        let at = control + controlBytes, fits = true;
+        const args = calls.map((c, p) => {
+          const z = sizes[p], base = at;
+          const qAt = base + align(FORWARD.i32 * 4 + perCallLength(c) * 4), oAt = qAt + align(z.q * 4), lAt = oAt + align(z.out * 4);
+          const bAt = lAt + align(z.lse * 4), mAt = bAt + align(z.bias * 4);
+          at += partBytes[p];
+          parts.push({ oAt, lAt, out: z.out, lse: z.lse });
+          const o = base >>> 2;
+          this.#writeShape(o + FORWARD.shape, c, null, null);
+          if (c.layout === 'bshd') {
+            writeStrides(i32, o + FORWARD.shape + SHAPE.q, [c.nq * c.heads * c.dk, c.dk, c.heads * c.dk]);
+            writeStrides(i32, o + FORWARD.shape + SHAPE.out, [c.nq * c.heads * c.dv, c.dv, c.heads * c.dv]);
+          }
+          writeStrides(i32, o + FORWARD.shape + SHAPE.k, c.kStrides);
+          writeStrides(i32, o + FORWARD.shape + SHAPE.v, c.vStrides);
+          writeOptions(f32, i32, o + FORWARD.options, c, c.mask ? mAt : 0, c.bias ? bAt : 0, base + FORWARD.i32 * 4);
+          for (let i = 0; i < STEPS.WORDS; i++) i32[o + FORWARD.steps + i] = 0;
+          i32[o + FORWARD.steps + STEPS.lse] = lAt;
+          const dtype = c.kvDtype ?? 0;
+          if (dtype !== 0) {
+            const k = o + FORWARD.kv;
+            i32[k + KV.dtype] = dtype; i32[k + KV.k] = c.kAt; i32[k + KV.v] = c.vAt;
+            i32[k + KV.k_scales] = c.kScalesAt ?? 0; i32[k + KV.v_scales] = c.vScalesAt ?? 0;
+            writeStrides(i32, k + KV.k_scale, c.scaleStrides ?? [0, 0, 0]);
+            writeStrides(i32, k + KV.v_scale, c.scaleStrides ?? [0, 0, 0]);
+          }
+          f32.set(c.q, qAt >>> 2);
+          if (c.bias) f32.set(c.bias.data, bAt >>> 2);
+          if (c.mask) u8.set(c.mask.data, mAt);
+          const shapeAt = base + FORWARD.shape * 4, optionsAt = base + FORWARD.options * 4, stepsAt = base + FORWARD.steps * 4;
+          const need = c.rope ? ex.attn_sdpa_call_scratch_size_with(shapeAt, optionsAt, dtype, 0) >>> 0
+            : ex.attn_sdpa_call_scratch_size(shapeAt, dtype, 0) >>> 0;
+          if (need === 0) throw new RangeError(`attention-wasm: sizes nq=${c.nq} nk=${c.nk} dk=${c.dk} dv=${c.dv} are too large for wasm32`);
+          if (need > scratch) fits = false;
+          return dtype === 0 ? [shapeAt, qAt, c.kAt, c.vAt, oAt, optionsAt, stepsAt, sAt, need]
+            : [shapeAt, qAt, base + FORWARD.kv * 4, oAt, optionsAt, stepsAt, sAt, need];
+        });
+        if (!fits) {
+          scratch = Math.max(...args.map((a) => a.at(-1)));
+          continue;
+        }
+        for (let i = 0; i < CONTROL.FLAGS + calls.length; i++) i32[(control >>> 2) + i] = 0;
+        i32[(control >>> 2) + CONTROL.CLAIM] = calls.length << 16;
+        // Written: the calls need not keep the caller's arrays alive.
+        for (const c of calls) c.q = c.mask = c.bias = c.kvLengths = c.queryOffsets = c.sinks = c.alibi = c.out = null;
+        const slotBytes = align(scratch * 4);
+        let released = false, release;
+        const ctl = new Int32Array(this.memory.buffer, control, CONTROL.FLAGS);
+        return {
+          args,
+          control,
+          scratch: (slot) => sAt + slot * slotBytes,
+          // Whether some thread may still read the call's memory or the cache's: a block is not computed and some part still runs.
+          reading: () => !released && Atomics.load(ctl, CONTROL.DONE) < calls.length,
+          // Resolves once no part of the call runs any more (done()).
+          released: new Promise((resolve) => {
+            release = resolve;
+          }),
+          input: () => {},
+          written: (count) => {
+            Atomics.store(ctl, CONTROL.WRITTEN, count);
+            Atomics.notify(ctl, CONTROL.WRITTEN);
+          },
+          part: (p) => {
+            this.#views();
+            const { oAt, lAt, out, lse } = parts[p];
+            return { output: this.#f32.subarray(oAt >>> 2, (oAt >>> 2) + out), lse: this.#f32.subarray(lAt >>> 2, (lAt >>> 2) + lse) };
+          },
+          check: (status) => this.#status(status),
+          done: () => {
+            if (released) return;
+            released = true;
+            this.#release(arena);
+            onDone();
+            release();
+          },
+        };
+      }
+    } catch (err) {
+      if (arena !== null) this.#release(arena);
+      throw err;
     }
   }
 

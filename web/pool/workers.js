@@ -297,7 +297,12 @@ export class Workers {
     if (this.#disposed || !slot.ready) return; // a worker that never started is not retried
     this.#addSlot().catch(() => {
       // No worker could start again: calls waiting for one must not wait forever.
-      if (this.#slots.length === 0) for (const queued of this.#queue.splice(0)) queued.call.fail(new Error('attention-wasm pool: no worker could be started'));
+      if (this.#slots.length === 0) {
+        for (const queued of this.#queue.splice(0)) {
+          queued.call.fail(new Error('attention-wasm pool: no worker could be started'));
+          queued.settled?.();
+        }
+      }
     });
   }
 
