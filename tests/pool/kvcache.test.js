@@ -572,6 +572,18 @@ e('on the shared memory, a pool left without workers fails the calls that need o
   }
 });
 
+e('pool.dispose() while a shared cache\'s attend runs and later calls wait: every call settles', async ({ attn }) => {
+  const pool = await createAttentionPool({ threads: 2, callerShare: false });
+  const c = await pair({ pool, attn }, { capacity: LONG + 8 });
+  const q = draw(4 * 8, 80);
+  const calls = [c.split.attend(q, { heads: 4 }), c.split.append(draw(2 * 8, 81), draw(2 * 8, 82)), c.split.attend(q, { heads: 4 }), c.split.keys()];
+  pool.dispose();
+  const settled = await Promise.allSettled(calls);
+  assert.is(settled[0].status, 'rejected', 'the attend in flight');
+  assert.match(settled[2].reason?.message ?? '', /^attention-wasm pool: (this pool was disposed|disposed during this call)/, 'the attend that waited');
+  c.dispose();
+});
+
 e('after pool.dispose(), a cache rejects', async () => {
   const pool = await createAttentionPool({ threads: 1 });
   const cache = await pool.kvCache({ dk: 4, capacity: 8 });

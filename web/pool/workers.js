@@ -211,8 +211,16 @@ export class Workers {
     this.#pump();
   }
 
-  /** Queues jobs and hands them to idle workers. */
+  /** Queues jobs and hands them to idle workers; once disposed, they fail. */
   submit(jobs) {
+    if (this.#disposed) {
+      const err = new Error('attention-wasm pool: this pool was disposed; call createAttentionPool() for a new one');
+      for (const job of jobs) {
+        job.call.fail(err);
+        job.settled?.();
+      }
+      return;
+    }
     for (const job of jobs) this.#queue.push({ id: this.#nextId++, ...job });
     this.#pump();
   }
