@@ -13,11 +13,12 @@ export interface PoolOptions extends LoadOptions {
    */
   callerShare?: boolean;
   /**
-   * How split sdpa calls reach the workers. 'shared': one shared WebAssembly.Memory, inputs written
-   * once and read in place (needs SharedArrayBuffer: Node or a crossOriginIsolated page, and the
-   * relaxed-SIMD or SIMD128 build of the package's own modules; elsewhere createAttentionPool rejects
-   * saying why). 'copy': each worker gets a copy of its part in a staging buffer moved there and back.
-   * Default 'auto': shared where it can be, else copy.
+   * How split sdpa calls and KV caches reach the workers. 'shared': one shared WebAssembly.Memory,
+   * inputs written once and read in place, a kvCache kept there whole (needs SharedArrayBuffer: Node
+   * or a crossOriginIsolated page, and the relaxed-SIMD or SIMD128 build of the package's own
+   * modules; elsewhere createAttentionPool rejects saying why). 'copy': each worker gets a copy of its
+   * part in a staging buffer moved there and back, and keeps its segments of a kvCache in its own
+   * memory. Default 'auto': shared where it can be, else copy.
    */
   memory?: 'auto' | 'shared' | 'copy';
 }
@@ -31,7 +32,7 @@ export declare class AttentionPool {
   readonly callerShare: boolean;
   /** The build every worker (and the calling thread's instance) runs. */
   readonly isa: Isa;
-  /** The memory path split sdpa calls take: 'shared' or 'copy' (see PoolOptions.memory). */
+  /** The memory path split sdpa calls and KV caches take: 'shared' or 'copy' (see PoolOptions.memory). */
   readonly memory: 'shared' | 'copy';
   /** attn.sdpa on the pool: same arguments, same result (same bits with the same module), as a Promise. */
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { steps?: false | null; stats?: false | null }): Promise<Float32Array>;
@@ -42,11 +43,13 @@ export declare class AttentionPool {
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions): Promise<Float32Array | SdpaResult>;
   /** attn.multiHeadAttention on the pool, as a Promise; large calls are split over groups of heads. */
   multiHeadAttention(x: MatrixLike, options: MultiHeadOptions): Promise<MultiHeadResult>;
-  /** Calls so far: on the calling thread (small or invalid), whole on one worker, split into parts (of which `here` the calling thread computed: the last part of each split call; on the shared memory the parts are the threads that took part, which claim the call's blocks between them). */
+  /** sdpa, multiHeadAttention and matmul calls so far (a kvCache's calls are not counted): on the calling thread (small or invalid), whole on one worker, split into parts (of which `here` the calling thread computed: the last part of each split call; on the shared memory the parts are the threads that took part, which claim the call's blocks between them). */
   readonly stats: { local: number; whole: number; split: number; parts: number; here: number };
   /**
-   * attn.kvCache on the pool: the positions are split over the workers and the calling thread, so a
-   * decode step's attend runs on every core. Same options and errors; resolves when every part has its memory.
+   * attn.kvCache on the pool, attended by the workers and the calling thread at once (on the shared
+   * memory one cache whose key ranges every thread claims, else positions split over their own
+   * memories), so a decode step's attend runs on every core. Same options and errors; resolves when
+   * every part has its memory.
    */
   kvCache(options: KVCacheOptions): Promise<PoolKVCache>;
   /**

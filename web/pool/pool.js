@@ -188,7 +188,8 @@ export class AttentionPool {
   }
 
   /**
-   * What the pool did with its calls so far: `local` ran on the calling
+   * What the pool did with its sdpa, multiHeadAttention and matmul calls
+   * so far (a kvCache's calls are not counted): `local` ran on the calling
    * thread (small or invalid), `whole` went to one worker unsplit, `split`
    * were cut into `parts` in all, `here` of which the calling thread
    * computed (the last part of each split call; workers the others). On the
