@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // pool-kv.js - one decode step from a KV cache: the pool's split cache
-// (pool.kvCache, web/pool/kvcache.js) with 2 threads, and with 1 (every
-// segment on the calling thread: what the split itself costs), against one
+// (pool.kvCache, web/pool/kvcache.js) in shards (memory 'copy') with 2
+// threads, and with 1 (every segment on the calling thread: what the split
+// itself costs), on the shared memory with 2 threads, against one
 // instance's cache on the calling thread (the same module), float32 and
 // int8 each against its own dtype, and onnxruntime-web's
 // standard Attention op (opset 23) with past key/value at the same shape,
@@ -170,9 +171,10 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
 export function poolKvMarkdown(results, { rounds, roundMs }) {
   const { heads, kvHeads, d } = POOL_KV_SHAPE;
   const lines = ['## Pool: split-KV decoding', '',
-    `One decode step, ${heads} query heads over ${kvHeads} kv heads, d = ${d}, nq = 1: pool.kvCache with 2 threads (positions in segments of`,
+    `One decode step, ${heads} query heads over ${kvHeads} kv heads, d = ${d}, nq = 1: pool.kvCache with memory 'copy' and 2 threads (positions in segments of`,
     `${SEGMENT_TOKENS}, the calling thread holding every other one, each holder attending all it keeps in one call) and with 1 thread`,
-    "(every segment on the calling thread: the split's own cost), against one instance's kvCache on the calling thread, and",
+    "(every segment on the calling thread: the split's own cost); on the shared memory where there is one ('shared': the whole cache there,",
+    'its key ranges claimed by both threads); against one instance\'s kvCache on the calling thread, and',
     "onnxruntime-web's standard Attention op (opset 23) with past_key/past_value (copied in, present copied out, as its API does each step),",
     `numThreads 1 and 2, each in its own worker thread, warmed up. Median of ${rounds} interleaved rounds of about ${roundMs} ms;`,
     'ratios are medians of per-round ratios to the one instance of the same dtype (onnxruntime-web: to float32). The load average is',
