@@ -10,7 +10,8 @@
 // it runs a split sdpa call's blocks): no thread's part is fixed in
 // advance, so a core another program slows takes fewer ranges. Only the
 // calling thread writes the cache; while some range of an attend may still
-// be read, later calls wait for it (#inOrder).
+// be read, the later calls' work on the keys and values waits for it
+// (#local).
 //
 // Elsewhere (no SharedArrayBuffer, or memory 'copy'), positions are cut
 // into segments of SEGMENT_TOKENS consecutive positions, dealt round-robin
