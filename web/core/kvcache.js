@@ -231,23 +231,25 @@ export class KVCache {
    * (web/pool/kvshard.js).
    */
   attendRange(q, options, from, n) {
+    this.#range('attendRange', from, n);
+    return this.#attend(q, options, from, n, false);
+  }
+
+  // Throws unless [from, from + n) is within the held tokens.
+  #range(fn, from, n) {
     this.#live('attend');
     if (!Number.isInteger(from) || !Number.isInteger(n) || from < 0 || n < 0 || from + n > this.#length) {
-      throw new RangeError(`kvCache.attendRange: [${from}, ${from} + ${n}) is not within the ${this.#length} held tokens`);
+      throw new RangeError(`kvCache.${fn}: [${from}, ${from} + ${n}) is not within the ${this.#length} held tokens`);
     }
-    return this.#attend(q, options, from, n, false);
   }
 
   /**
    * @internal attendRange's checked call, K and V read in place, made but
    * not run: a pool on shared memory lays it out for another thread
-   * (web/pool/shared.js). The call holds q until it is laid out.
+   * (web/pool/shared.js), which drops its arrays once it is written.
    */
   rangeCall(q, options, from, n) {
-    this.#live('attend');
-    if (!Number.isInteger(from) || !Number.isInteger(n) || from < 0 || n < 0 || from + n > this.#length) {
-      throw new RangeError(`kvCache.rangeCall: [${from}, ${from} + ${n}) is not within the ${this.#length} held tokens`);
-    }
+    this.#range('rangeCall', from, n);
     return this.#call(q, options, from, n, false);
   }
 

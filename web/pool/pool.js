@@ -468,8 +468,8 @@ export class AttentionPool {
    * attn.kvCache on the pool: a cache that the workers and the calling
    * thread attend at once (web/pool/kvcache.js: on the shared memory, one
    * cache whose key ranges every thread claims; else split by position over
-   * their own memories), so one decode step's attend runs on every core. The same options and errors; resolves
-   * when every part has its memory.
+   * their own memories), so one decode step's attend runs on every core.
+   * The same options and errors; resolves when every part has its memory.
    * @returns {Promise<import('./kvcache.js').PoolKVCache>}
    */
   kvCache(options) {

@@ -234,6 +234,25 @@ class Shared {
 
   // Two idle arenas: a decode loop's next call is often laid out while a
   // worker still holds the last one's, and then takes the other.
+  // `arena` when it holds `bytes`, else a new arena (rounded up, so a call a
+  // little larger next time fits) in place of it; the views then current.
+  #fit(arena, bytes) {
+    if (arena !== null && arena.bytes >= bytes) return arena;
+    if (arena !== null) this.#release(arena);
+    const fitted = this.#arena(Math.max(bytes, Math.min(2 * bytes, bytes + (1 << 20))));
+    this.#views();
+    return fitted;
+  }
+
+  // A call's control words (CONTROL) for `blocks` blocks, at byte address
+  // `control`: zero, every block left to claim, as an Int32Array.
+  #control(control, blocks) {
+    const ctl = new Int32Array(this.memory.buffer, control, CONTROL.FLAGS + blocks);
+    ctl.fill(0);
+    ctl[CONTROL.CLAIM] = blocks << 16;
+    return ctl;
+  }
+
   #release(arena) {
     if (arena.bytes > KEEP_ARENA_BYTES || this.#idle.length >= IDLE_ARENAS) this.exports.free(arena.at);
     else this.#idle.push(arena);
@@ -278,11 +297,7 @@ class Shared {
     let arena = null;
     for (;;) {
       const bytes = total + slots * align(scratch * 4);
-      if (arena === null || arena.bytes < bytes) {
-        if (arena !== null) this.#release(arena);
-        arena = this.#arena(Math.max(bytes, Math.min(2 * bytes, bytes + (1 << 20))));
-        this.#views();
-      }
+      arena = this.#fit(arena, bytes);
       const at = (r) => arena.at + offsets[r];
       const [qAt, kAt, vAt, mAt, bAt, oAt, control] = [0, 1, 2, 3, 4, 5, 6].map(at);
       const sAt = arena.at + total;
@@ -307,8 +322,7 @@ class Shared {
         scratch = Math.max(...args.map((a) => a[8]));
         continue;
       }
-      for (let i = 0; i < CONTROL.FLAGS + blocks.length; i++) this.#i32[(control >>> 2) + i] = 0;
-      this.#i32[(control >>> 2) + CONTROL.CLAIM] = blocks.length << 16;
+      const ctl = this.#control(control, blocks.length);
       const f32 = this.#f32, u8 = this.#u8, heads = blocks.map((b) => (b.u1 - b.u0) * group);
       // What input() has copied: blocks, (batch, kv head) groups of k and v, the mask and bias.
       const given = new Uint8Array(blocks.length), units = new Uint8Array(plan.batch * plan.kvHeads);
@@ -344,7 +358,6 @@ class Shared {
         },
         // Tells the threads that the inputs of blocks [0, count) are written (-1: the call is given up).
         written: (count) => {
-          const ctl = new Int32Array(this.memory.buffer, control, CONTROL.FLAGS);
           Atomics.store(ctl, CONTROL.WRITTEN, count);
           Atomics.notify(ctl, CONTROL.WRITTEN);
         },
@@ -400,11 +413,7 @@ class Shared {
     try {
       for (;;) {
         const bytes = total + slots * align(scratch * 4);
-        if (arena === null || arena.bytes < bytes) {
-          if (arena !== null) this.#release(arena);
-          arena = this.#arena(Math.max(bytes, Math.min(2 * bytes, bytes + (1 << 20))));
-          this.#views();
-        }
+        arena = this.#fit(arena, bytes);
         const f32 = this.#f32, i32 = this.#i32, u8 = this.#u8;
         const control = arena.at, sAt = arena.at + total;
         const parts = [];
@@ -449,13 +458,11 @@ class Shared {
           scratch = Math.max(...args.map((a) => a.at(-1)));
           continue;
         }
-        for (let i = 0; i < CONTROL.FLAGS + calls.length; i++) i32[(control >>> 2) + i] = 0;
-        i32[(control >>> 2) + CONTROL.CLAIM] = calls.length << 16;
+        const ctl = this.#control(control, calls.length);
         // Written: the calls need not keep the caller's arrays alive.
         for (const c of calls) c.q = c.mask = c.bias = c.kvLengths = c.queryOffsets = c.sinks = c.alibi = c.out = null;
         const slotBytes = align(scratch * 4);
         let released = false, release;
-        const ctl = new Int32Array(this.memory.buffer, control, CONTROL.FLAGS);
         return {
           args,
           control,

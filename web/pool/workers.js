@@ -16,6 +16,15 @@
 // on one worker (where a KV cache's part lives) wait in that worker's own
 // queue, in order, and go before the shared queue's.
 
+// Jobs that will not run: each one's call fails with err (once per call),
+// and each is settled.
+function failJobs(jobs, err) {
+  for (const job of jobs) {
+    job.call.fail(err);
+    job.settled?.();
+  }
+}
+
 export const isNode = typeof process !== 'undefined' && process.versions?.node !== undefined && typeof window === 'undefined';
 
 /**
@@ -200,11 +209,7 @@ export class Workers {
    */
   submitTo(slot, jobs) {
     if (slot.dead || this.#disposed) {
-      const err = new Error('attention-wasm pool: the worker for this call has stopped');
-      for (const job of jobs) {
-        job.call.fail(err);
-        job.settled?.();
-      }
+      failJobs(jobs, new Error('attention-wasm pool: the worker for this call has stopped'));
       return;
     }
     for (const job of jobs) slot.own.push({ id: this.#nextId++, ...job });
@@ -214,11 +219,7 @@ export class Workers {
   /** Queues jobs and hands them to idle workers; once disposed, they fail. */
   submit(jobs) {
     if (this.#disposed) {
-      const err = new Error('attention-wasm pool: this pool was disposed; call createAttentionPool() for a new one');
-      for (const job of jobs) {
-        job.call.fail(err);
-        job.settled?.();
-      }
+      failJobs(jobs, new Error('attention-wasm pool: this pool was disposed; call createAttentionPool() for a new one'));
       return;
     }
     for (const job of jobs) this.#queue.push({ id: this.#nextId++, ...job });
@@ -230,16 +231,10 @@ export class Workers {
     this.#disposed = true;
     for (const slot of this.#slots.splice(0)) {
       slot.dead = true;
-      for (const job of [slot.job, ...slot.own.splice(0)]) {
-        job?.call.fail(err);
-        job?.settled?.();
-      }
+      failJobs([...(slot.job ? [slot.job] : []), ...slot.own.splice(0)], err);
       slot.handle?.terminate();
     }
-    for (const job of this.#queue.splice(0)) {
-      job.call.fail(err);
-      job.settled?.();
-    }
+    failJobs(this.#queue.splice(0), err);
   }
 
   // A new worker with its instance; resolves when it is ready.
@@ -294,23 +289,12 @@ export class Workers {
     slot.dead = true;
     const job = slot.job;
     slot.job = null;
-    if (job) {
-      job.call.fail(new Error(`attention-wasm pool: a worker stopped during this call (${err.message}); the pool has replaced it, later calls work`));
-      job.settled?.();
-    }
-    for (const own of slot.own.splice(0)) {
-      own.call.fail(new Error(`attention-wasm pool: the worker for this call stopped (${err.message})`));
-      own.settled?.();
-    }
+    if (job) failJobs([job], new Error(`attention-wasm pool: a worker stopped during this call (${err.message}); the pool has replaced it, later calls work`));
+    failJobs(slot.own.splice(0), new Error(`attention-wasm pool: the worker for this call stopped (${err.message})`));
     if (this.#disposed || !slot.ready) return; // a worker that never started is not retried
     this.#addSlot().catch(() => {
       // No worker could start again: calls waiting for one must not wait forever.
-      if (this.#slots.length === 0) {
-        for (const queued of this.#queue.splice(0)) {
-          queued.call.fail(new Error('attention-wasm pool: no worker could be started'));
-          queued.settled?.();
-        }
-      }
+      if (this.#slots.length === 0) failJobs(this.#queue.splice(0), new Error('attention-wasm pool: no worker could be started'));
     });
   }
 
