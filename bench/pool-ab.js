@@ -32,7 +32,9 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const single = await loadAttention();
 const contenders = [['one instance', null], ['pool, copy', await createAttentionPool({ threads, memory: 'copy' })]];
 const sharedPool = await createAttentionPool({ threads });
-if (sharedPool.memory === 'shared') contenders.push(['pool, shared', sharedPool]);
+// 'in place': the same pool with q, k, v and out in its memory (pool.array),
+// so a call copies nothing of them.
+if (sharedPool.memory === 'shared') contenders.push(['pool, shared', sharedPool], ['pool, shared, in place', { inPlace: sharedPool }]);
 else sharedPool.dispose();
 console.log(`${cpuModel()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} at the start`);
 if (oldPath) contenders.push(['pool (--old)', await (await import(new URL(oldPath, `file://${process.cwd()}/`))).createAttentionPool({ threads })]);
@@ -94,7 +96,22 @@ for (const [heads, n] of [[12, 512], [1, 1024], [1, 4096]].filter(([h, n]) => on
   const d = 64, q = random(heads * n * d, 1), k = random(heads * n * d, 2), v = random(heads * n * d, 3);
   const o = { heads, nq: n, nk: n, dk: d, dv: d };
   const halves = await independentHalves(q, k, v, o);
-  const run = (pool) => (pool === halves ? halves.run() : pool ? pool.sdpa(q, k, v, o) : single.sdpa(q, k, v, o));
+  // Each in-place contender's copies of the inputs and its out, in its pool's memory.
+  const placed = new Map();
+  for (const [, c] of contenders) {
+    if (!c?.inPlace) continue;
+    const [qa, ka, va, out] = [q, k, v, q].map((x) => c.inPlace.array(x.length));
+    qa.set(q); ka.set(k); va.set(v);
+    placed.set(c, { qa, ka, va, o: { ...o, out } });
+  }
+  const run = (pool) => {
+    if (pool === halves) return halves.run();
+    if (pool?.inPlace) {
+      const a = placed.get(pool);
+      return pool.inPlace.sdpa(a.qa, a.ka, a.va, a.o);
+    }
+    return pool ? pool.sdpa(q, k, v, o) : single.sdpa(q, k, v, o);
+  };
   contenders.push(['independent halves', halves]);
   const times = contenders.map(() => []), cpu = contenders.map(() => []);
   for (let r = -1; r < rounds; r++) {
@@ -114,9 +131,9 @@ for (const [heads, n] of [[12, 512], [1, 1024], [1, 4096]].filter(([h, n]) => on
     }
   }
   console.log(`${heads} head(s) x n=${n}, d=${d}, ${threads} threads (load average ${os.loadavg()[0].toFixed(2)} after it)`);
-  contenders.forEach(([name], i) => console.log(`  ${name.padEnd(18)} ${median(times[i]).toFixed(2).padStart(8)} ms  ` +
+  contenders.forEach(([name], i) => console.log(`  ${name.padEnd(22)} ${median(times[i]).toFixed(2).padStart(8)} ms  ` +
     `${median(times[i].map((t, r) => times[0][r] / t)).toFixed(2)}x vs one instance  CPU ${median(cpu[i]).toFixed(2)} ms a call`));
   contenders.pop();
   await halves.close();
 }
-for (const [, pool] of contenders) pool?.dispose();
+for (const [, pool] of contenders) pool?.dispose?.();

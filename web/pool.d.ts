@@ -34,6 +34,15 @@ export declare class AttentionPool {
   readonly isa: Isa;
   /** The memory path split sdpa calls and KV caches take: 'shared' or 'copy' (see PoolOptions.memory). */
   readonly memory: 'shared' | 'copy';
+  /**
+   * A Float32Array of `length` zeros that split sdpa calls read (as q, k, v or bias, or a subarray
+   * of one) and write (as `out`, unless it overlaps one of those) in place: on the shared memory it
+   * lives there and a call copies nothing of it; on copies it is an ordinary Float32Array. It lasts
+   * as long as the pool (there is no free: allocate once and reuse). Until a call resolves its
+   * inputs must not change, and its out holds partial results. TypeError for a non-number,
+   * RangeError for a length that is not an integer from 0 to 2^30 - 1 or that the memory cannot hold.
+   */
+  array(length: number): Float32Array;
   /** attn.sdpa on the pool: same arguments, same result (same bits with the same module), as a Promise. */
   sdpa(q: Float32Array, k: Float32Array, v: Float32Array, options: SdpaOptions & { steps?: false | null; stats?: false | null }): Promise<Float32Array>;
   /** With steps: true or stats: true: { output, scores?, scaled?, logits?, weights?, lse? }. */

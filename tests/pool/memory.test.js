@@ -173,6 +173,122 @@ leaks('shared: a part that fails rejects its call, and later calls still get the
 
 leaks.run();
 
+const arrays = suite('pool.array: inputs and outputs in the pool\'s memory');
+
+// The shared memory's size now: a new view's buffer is the memory's current one.
+const memoryBytes = (pool) => pool.array(0).buffer.byteLength;
+
+arrays('shared: q, k, v and out in place give the same bits, and the call copies none of them', async () => {
+  const attn = await loadAttention();
+  // Tensors of 6 MB: a call's structs and scratch take much less.
+  const heads = 48, n = 512, d = 64, size = heads * n * d;
+  const { q, k, v, options } = problem({ heads, n, d, causal: true });
+  const want = attn.sdpa(q, k, v, options);
+  // A call of ordinary arrays lays out a copy of all four; one of pool arrays only its structs and scratch.
+  const grew = {};
+  for (const placed of [false, true]) {
+    const pool = await createAttentionPool({ threads: 2, memory: 'shared' });
+    try {
+      const args = placed ? [q, k, v].map((x) => pool.array(x.length).fill(NaN)) : [q, k, v];
+      if (placed) args.forEach((a, i) => a.set([q, k, v][i]));
+      const out = placed ? pool.array(size) : new Float32Array(size);
+      const before = memoryBytes(pool), split = pool.stats.split;
+      for (let i = 0; i < 3; i++) {
+        out.fill(NaN);
+        assert.is(await pool.sdpa(...args, { ...options, out }), out, 'the result is out');
+        sameBits(out, want, `in place ${placed}, call ${i}`);
+      }
+      assert.is(pool.stats.split - split, 3, 'split');
+      grew[placed] = memoryBytes(pool) - before;
+    } finally {
+      pool.dispose();
+    }
+  }
+  assert.ok(grew[false] >= 4 * size * 4, `ordinary arrays grew the memory by ${grew[false]} bytes`);
+  assert.ok(grew[true] < size * 4, `pool arrays grew the memory by ${grew[true]} bytes, as much as a copy of one tensor`);
+  attn.dispose();
+});
+
+arrays('shared: subarrays of one array, an out that is q or overlaps k, a bias, rows of one head: the same bits', async () => {
+  const attn = await loadAttention();
+  const pool = await createAttentionPool({ threads: 2, memory: 'shared' });
+  try {
+    const cases = [
+      problem({ heads: 8, kvHeads: 2, n: 256, causal: true, bias: draw(256 * 256, 5) }),
+      problem({ heads: 1, n: 1024, window: [100, 0] }),
+      problem({ heads: 4, n: 384, d: 32, rope: { theta: 10000 } }),
+    ];
+    for (const [c, { q, k, v, options }] of cases.entries()) {
+      const want = attn.sdpa(q, k, v, options);
+      // Room after v for an out that starts in q.
+      const one = pool.array(q.length + k.length + v.length + want.length);
+      const [qs, ks, vs] = [[0, q], [q.length, k], [q.length + k.length, v]].map(([at, x]) => {
+        const view = one.subarray(at, at + x.length);
+        view.set(x);
+        return view;
+      });
+      const bias = options.bias ? pool.array(options.bias.length) : null;
+      bias?.set(options.bias);
+      const o = bias ? { ...options, bias } : options;
+      sameBits(await pool.sdpa(qs, ks, vs, o), want, `case ${c}: a new output`);
+      const into = pool.array(want.length);
+      assert.is(await pool.sdpa(qs, ks, vs, { ...o, out: into }), into);
+      sameBits(into, want, `case ${c}: out in place`);
+      // Overlapping an input: every tensor copied, as ordinary ones are (no block reads rows another wrote).
+      const overlap = one.subarray(q.length - 3, q.length - 3 + want.length);
+      assert.is(await pool.sdpa(qs, ks, vs, { ...o, out: overlap }), overlap);
+      sameBits(overlap, want, `case ${c}: out overlapping q and k`);
+      qs.set(q); ks.set(k); vs.set(v);
+      assert.is(await pool.sdpa(qs, ks, vs, { ...o, out: qs }), qs);
+      sameBits(qs, want, `case ${c}: out is q`);
+    }
+  } finally {
+    pool.dispose();
+    attn.dispose();
+  }
+});
+
+arrays('pool.array: zeros; ordinary arrays on copies; bad lengths and a disposed pool throw; calls not split take them too', async () => {
+  const attn = await loadAttention();
+  for (const memory of ['shared', 'copy']) {
+    const pool = await createAttentionPool({ threads: 2, memory });
+    try {
+      const a = pool.array(1000);
+      assert.ok(a instanceof Float32Array && a.length === 1000 && a.every((x) => x === 0), `${memory}: zeros`);
+      assert.is(a.buffer instanceof SharedArrayBuffer, memory === 'shared', `${memory}: in the shared memory`);
+      assert.is(pool.array(0).length, 0);
+      assert.throws(() => pool.array('8'), (e) => e instanceof TypeError && /pool.array: length must be an integer from 0 to 1073741823, got the string "8"/.test(e.message));
+      for (const bad of [-1, 1.5, NaN, 2 ** 30]) {
+        assert.throws(() => pool.array(bad), (e) => e instanceof RangeError && /pool.array: length must be an integer from 0 to 1073741823/.test(e.message), `${bad}`);
+      }
+      if (memory === 'shared') {
+        assert.throws(() => pool.array(2 ** 30 - 1), (e) => e instanceof RangeError && /needs 4294967292 bytes of shared memory, and it could not grow that far/.test(e.message));
+      }
+      // Too small to split, one worker's whole call, and a kv cache: the arrays are ordinary inputs there.
+      for (const { q, k, v, options } of [problem({ heads: 1, n: 16, d: 8 }), problem({ heads: 2, n: 256, steps: true })]) {
+        const [qa, ka, va] = [q, k, v].map((x) => pool.array(x.length).fill(0).map((_, i) => x[i]));
+        const want = attn.sdpa(q, k, v, options), got = await pool.sdpa(qa, ka, va, options);
+        sameBits(got.output ?? got, want.output ?? want, `${memory}: not split`);
+      }
+      const cache = await pool.kvCache({ kvHeads: 2, dk: 16, capacity: 64 });
+      const [kq, kk, kv] = [4 * 16, 2 * 8 * 16, 2 * 8 * 16].map((n, s) => pool.array(n).map((_, i) => Math.sin(i + s)));
+      await cache.append(kk, kv);
+      const one = attn.kvCache({ kvHeads: 2, dk: 16, capacity: 64 });
+      one.append(kk, kv);
+      const got = await cache.attend(kq, { heads: 4 }), want = one.attend(kq, { heads: 4 });
+      assert.ok(got.every((x, i) => Math.abs(x - want[i]) < 1e-5), `${memory}: a kv cache`);
+      cache.dispose();
+      one.dispose();
+    } finally {
+      pool.dispose();
+    }
+    assert.throws(() => pool.array(4), /this pool was disposed/);
+  }
+  attn.dispose();
+});
+
+arrays.run();
+
 const isolated = suite('pool in Chromium on a cross-origin isolated page');
 isolated.before(async (ctx) => {
   ctx.env = await start({ isolate: true });

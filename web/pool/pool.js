@@ -42,6 +42,8 @@ const MAX_THREADS = 256;
 // A worker's block of a split matmul has at least this many rows of a: fewer
 // and copying b to it costs more than its share of the product.
 const MATMUL_ROWS_MIN = 32;
+// pool.array's largest length: 2^30 floats are all of wasm32's 4 GiB.
+const ARRAY_MAX = 2 ** 30 - 1;
 // On the shared path, how long the calling thread, its own blocks done,
 // waits on the memory for the workers' last ones (or as long as its own
 // took, when that is longer) before it leaves them to the workers' answers.
@@ -172,6 +174,26 @@ export class AttentionPool {
     return this.#shared === null ? 'copy' : 'shared';
   }
 
+  /**
+   * A Float32Array of `length` zeros that split sdpa calls read in place
+   * (as q, k, v or bias, or a subarray of one) and write in place (as
+   * `out`, unless it overlaps one of the inputs): on the shared memory it
+   * lives there, and a call that gets such arrays copies nothing of them;
+   * on copies it is an ordinary Float32Array. It lasts as long as the pool
+   * (allocate once and reuse it: there is no free). Until a call resolves,
+   * its inputs must not change and its out holds partial results.
+   * @param {number} length
+   * @returns {Float32Array}
+   */
+  array(length) {
+    this.#live();
+    if (typeof length !== 'number' || !Number.isInteger(length) || length < 0 || length > ARRAY_MAX) {
+      const E = typeof length === 'number' ? RangeError : TypeError;
+      throw new E(`pool.array: length must be an integer from 0 to ${ARRAY_MAX}, got ${describe(length)}`);
+    }
+    return this.#shared === null ? new Float32Array(length) : this.#shared.array(length);
+  }
+
   /** Whether the calling thread computes a share of split calls (see createAttentionPool). */
   get callerShare() {
     return this.#callerShare;
@@ -282,11 +304,11 @@ export class AttentionPool {
   #sdpaShared(plan, q, k, v, out) {
     const blocks = sdpaUnits(plan, this.#threads), n = blocks.length;
     const parts = Math.min(this.#threads, n);
-    const call = this.#shared.layout(plan, blocks, q, k, v, parts);
+    const call = this.#shared.layout(plan, blocks, q, k, v, out, parts);
     this.#stats.split++;
     this.#stats.parts += parts;
     if (this.#callerShare) this.#stats.here++;
-    return this.#claimed(call, n, (p) => call.output(p, out), () => out);
+    return this.#claimed(call, n, (p) => call.output(p), () => out);
   }
 
   // Runs a call laid out on the shared memory (shared.js: layout,

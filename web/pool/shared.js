@@ -184,6 +184,8 @@ class Shared {
   #i32 = new Int32Array(0);
   #u8 = new Uint8Array(0);
   #idle = []; // arenas no call is using: { at, bytes }
+  #arrays = []; // array()'s allocations, never freed: { at, end } in bytes
+  #buffers = new WeakSet(); // the memory's buffers that array() made views on
 
   #attention = null;
 
@@ -212,6 +214,32 @@ class Shared {
     const at = this.exports.malloc(STACK_BYTES) >>> 0;
     if (at === 0) throw new RangeError('attention-wasm pool: the shared memory cannot grow for a worker\'s stack');
     return at + STACK_BYTES;
+  }
+
+  /**
+   * A Float32Array of `length` zeros in the shared memory, kept as long as
+   * the memory (AttentionPool#array). Growing the memory leaves it valid: a
+   * shared memory's old buffers alias the new one.
+   */
+  array(length) {
+    const bytes = Math.max(length * 4, 16);
+    const at = this.exports.malloc(bytes) >>> 0;
+    if (at === 0) throw new RangeError(`attention-wasm pool: array(${length}) needs ${bytes} bytes of shared memory, and it could not grow that far`);
+    this.#arrays.push({ at, end: at + bytes });
+    this.#views();
+    this.#buffers.add(this.memory.buffer);
+    const array = new Float32Array(this.memory.buffer, at, length);
+    array.fill(0); // malloc may hand back memory an arena used
+    return array;
+  }
+
+  // x's byte address when it is a Float32Array within one of array()'s
+  // allocations (a subarray of one, too), else -1: a split call reads it,
+  // or writes it, in place.
+  #place(x) {
+    if (!(x instanceof Float32Array) || !this.#buffers.has(x.buffer)) return -1;
+    const from = x.byteOffset, to = from + x.byteLength;
+    return this.#arrays.some((a) => from >= a.at && to <= a.end) ? from : -1;
   }
 
   // Views of the memory as it is now (another call's malloc may have grown it).
@@ -260,8 +288,9 @@ class Shared {
 
   /**
    * Lays out one split sdpa call (plan and blocks from planner.js) in an
-   * arena of its own: the whole q, k, v, mask and bias, the output, per
-   * block its structs, scratch for `slots` threads, and the call's control
+   * arena of its own: the whole q, k, v, mask and bias, the output (each
+   * tensor but the mask left where it is when it is in array()'s memory),
+   * per block its structs, scratch for `slots` threads, and the call's control
    * words (CONTROL). Returns { args, control, scratch, input, written,
    * output, check, done }: args[p], the arguments of attn_sdpa for block p (byte addresses;
    * its scratch is slot 0's, which a thread replaces with scratch(slot),
@@ -270,13 +299,26 @@ class Shared {
    * it runs; the k and v of its groups, and the mask and bias, only with the
    * first block that reads them);
    * written(count), which tells the threads that blocks [0, count) have
-   * their inputs (-1: the call is given up); output(p, out), which copies block p's rows of the output into out;
+   * their inputs (-1: the call is given up); output(p), which copies block
+   * p's rows of the output into out (nothing when it is written in place);
    * check(status), which throws a failed part's error; done(), once no part
    * of the call runs any more.
    */
-  layout(plan, blocks, q, k, v, slots) {
+  layout(plan, blocks, q, k, v, out, slots) {
     const { nq, nk, dk, dv, group, mask, bias } = plan;
     const ex = this.exports;
+    // Tensors in array()'s memory are read, and out written, where they
+    // are; unless out overlaps one of them: then a block's output (or its
+    // copy into out) could overwrite rows another block still reads, and
+    // every tensor is copied, as ordinary arrays are.
+    const tensors = [q, k, v, bias, out];
+    const places = tensors.map((x) => (x === null ? -1 : this.#place(x)));
+    const overlaps = (i) => places[i] >= 0 && places[i] < places[4] + out.byteLength && places[4] < places[i] + tensors[i].byteLength;
+    if (places[4] >= 0 && [0, 1, 2, 3].some(overlaps)) places.fill(-1);
+    const [inPlace, outAt] = [places.slice(0, 4), places[4]];
+    const [qIn, kIn, vIn, bIn] = inPlace.map((at) => at >= 0), oIn = outAt >= 0;
+    // Per region below, its address when it is in place.
+    const where = [inPlace[0], inPlace[1], inPlace[2], -1, inPlace[3], outAt, -1];
     const rowBlocks = blocks.some((b) => b.i0 !== 0 || b.i1 !== nq);
     // Checked calls of each block, as attn.sdpa would make them; the structs
     // need the sizes only, so a row block's q is a stand-in of its length.
@@ -284,7 +326,8 @@ class Shared {
       k.subarray(b.u0 * nk * dk, b.u1 * nk * dk), v.subarray(b.u0 * nk * dv, b.u1 * nk * dv), blockOptions(plan, b)));
     const headerBytes = calls.map((c) => align(FORWARD.i32 * 4 + perCallLength(c) * 4));
     // Tensors first, then each block's structs; scratch after all of them.
-    const regions = [q.length * 4, k.length * 4, v.length * 4, mask?.length ?? 0, (bias?.length ?? 0) * 4, plan.batch * plan.heads * nq * dv * 4,
+    const regions = [qIn ? 0 : q.length * 4, kIn ? 0 : k.length * 4, vIn ? 0 : v.length * 4, mask?.length ?? 0,
+      bIn ? 0 : (bias?.length ?? 0) * 4, oIn ? 0 : plan.batch * plan.heads * nq * dv * 4,
       (CONTROL.FLAGS + blocks.length) * 4, ...headerBytes];
     const offsets = [];
     let total = 0;
@@ -299,7 +342,7 @@ class Shared {
       const bytes = total + slots * align(scratch * 4);
       arena = this.#fit(arena, bytes);
       const at = (r) => arena.at + offsets[r];
-      const [qAt, kAt, vAt, mAt, bAt, oAt, control] = [0, 1, 2, 3, 4, 5, 6].map(at);
+      const [qAt, kAt, vAt, mAt, bAt, oAt, control] = where.map((w, r) => (w >= 0 ? w : at(r)));
       const sAt = arena.at + total;
       let fits = true;
       const args = blocks.map((b, p) => {
@@ -339,14 +382,15 @@ class Shared {
           if (!common) {
             common = true;
             if (mask) u8.set(mask, mAt);
-            if (bias) f32.set(bias, bAt >>> 2);
+            if (bias && !bIn) f32.set(bias, bAt >>> 2);
           }
           for (let u = b.u0; u < b.u1; u++) {
             if (units[u]) continue;
             units[u] = 1;
-            f32.set(k.subarray(u * nk * dk, (u + 1) * nk * dk), (kAt >>> 2) + u * nk * dk);
-            f32.set(v.subarray(u * nk * dv, (u + 1) * nk * dv), (vAt >>> 2) + u * nk * dv);
+            if (!kIn) f32.set(k.subarray(u * nk * dk, (u + 1) * nk * dk), (kAt >>> 2) + u * nk * dk);
+            if (!vIn) f32.set(v.subarray(u * nk * dv, (u + 1) * nk * dv), (vAt >>> 2) + u * nk * dv);
           }
+          if (qIn) return;
           if (!rowBlocks) {
             f32.set(q.subarray(b.u0 * group * nq * dk, b.u1 * group * nq * dk), (qAt >>> 2) + b.u0 * group * nq * dk);
             return;
@@ -361,7 +405,8 @@ class Shared {
           Atomics.store(ctl, CONTROL.WRITTEN, count);
           Atomics.notify(ctl, CONTROL.WRITTEN);
         },
-        output: (p, out) => {
+        output: (p) => {
+          if (oIn) return;
           const b = blocks[p];
           if (!rowBlocks) {
             const from = b.u0 * group * nq * dv, to = b.u1 * group * nq * dv;
