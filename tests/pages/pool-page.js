@@ -66,6 +66,25 @@ try {
     kv = { close, memory };
     p.dispose();
   }
+  // Inputs and out made by pool.array (in the shared memory where the page
+  // is isolated, ordinary arrays elsewhere): three calls in a row, writing
+  // new q each time, on the pool whose main thread only waits and on one
+  // where it shares the work; the same bits as one instance.
+  const arrays = {};
+  for (const [name, p] of [['waiting', pool], ['sharing', await createAttentionPool({ threads: 2, callerShare: true })]]) {
+    const h = 12, n = 256, d = 64, size = h * n * d;
+    const [q, k, v, o] = [0, 1, 2, 3].map(() => p.array(size));
+    k.set(draw(size, 11));
+    v.set(draw(size, 12));
+    const options = { heads: h, nq: n, nk: n, dk: d, dv: d, causal: true };
+    let ok = true;
+    for (let i = 0; i < 3; i++) {
+      q.set(draw(size, 13 + i));
+      ok &&= (await p.sdpa(q, k, v, { ...options, out: o })) === o && same(o, attn.sdpa(q, k, v, options));
+    }
+    arrays[name] = { same: ok, shared: q.buffer instanceof (globalThis.SharedArrayBuffer ?? class {}) };
+    if (p !== pool) p.dispose();
+  }
   // Forcing shared memory: works where isolated, else rejects saying why.
   let forced;
   try {
@@ -77,7 +96,7 @@ try {
   }
   out.textContent = JSON.stringify({
     isa: pool.isa, pageIsa: attn.isa, threads: pool.threads, callerShare: pool.callerShare, here, parts, checks, error,
-    isolated: globalThis.crossOriginIsolated === true, memory: pool.memory, forced, sharing, kv,
+    isolated: globalThis.crossOriginIsolated === true, memory: pool.memory, forced, sharing, kv, arrays,
   });
   pool.dispose();
 } catch (err) {

@@ -311,6 +311,7 @@ isolated('module Workers share the memory: same bits as the page instance, forci
   assert.match(result.error, /^RangeError: sdpa: scale must be finite/);
   assert.equal(result.sharing, { same: true, here: 5, memory: 'shared' }, 'the main thread computing its share');
   assert.equal(result.kv, { close: true, memory: 'shared' }, 'a pool KV cache on the shared memory');
+  assert.equal(result.arrays, { waiting: { same: true, shared: true }, sharing: { same: true, shared: true } }, 'pool.array in place');
   assert.equal(problems, []);
 });
 isolated.run();

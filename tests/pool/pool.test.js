@@ -394,6 +394,7 @@ browser('module Workers on a page without cross-origin isolation: same bits as t
   assert.match(result.error, /^RangeError: sdpa: scale must be finite/);
   assert.equal(result.sharing, { same: true, here: 5, memory: 'copy' }, 'the main thread computing its share');
   assert.equal(result.kv, { close: true, memory: 'copy' }, 'a pool KV cache in shards');
+  assert.equal(result.arrays, { waiting: { same: true, shared: false }, sharing: { same: true, shared: false } }, 'pool.array: ordinary arrays');
   assert.equal(problems, []);
 });
 browser.run();
