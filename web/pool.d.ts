@@ -40,7 +40,8 @@ export declare class AttentionPool {
    * lives there and a call copies nothing of it; on copies it is an ordinary Float32Array. It lasts
    * as long as the pool (there is no free: allocate once and reuse). Until a call resolves its
    * inputs must not change, and its out holds partial results. TypeError for a non-number,
-   * RangeError for a length that is not an integer from 0 to 2^30 - 1 or that the memory cannot hold.
+   * RangeError for a length that is not an integer from 0 to 2^30 - 1 or that the memory cannot hold,
+   * Error once the pool is disposed.
    */
   array(length: number): Float32Array;
   /** attn.sdpa on the pool: same arguments, same result (same bits with the same module), as a Promise. */

@@ -259,11 +259,12 @@ arrays('pool.array: zeros; ordinary arrays on copies; bad lengths and a disposed
       assert.is(a.buffer instanceof SharedArrayBuffer, memory === 'shared', `${memory}: in the shared memory`);
       assert.is(pool.array(0).length, 0);
       assert.throws(() => pool.array('8'), (e) => e instanceof TypeError && /pool.array: length must be an integer from 0 to 1073741823, got the string "8"/.test(e.message));
+      assert.throws(() => pool.array(8n), (e) => e instanceof TypeError && /pool.array: length must be an integer from 0 to 1073741823, got the bigint 8n/.test(e.message));
       for (const bad of [-1, 1.5, NaN, 2 ** 30]) {
         assert.throws(() => pool.array(bad), (e) => e instanceof RangeError && /pool.array: length must be an integer from 0 to 1073741823/.test(e.message), `${bad}`);
       }
       if (memory === 'shared') {
-        assert.throws(() => pool.array(2 ** 30 - 1), (e) => e instanceof RangeError && /needs 4294967292 bytes of shared memory, and it could not grow that far/.test(e.message));
+        assert.throws(() => pool.array(2 ** 30 - 1), (e) => e instanceof RangeError && /^pool.array: length 1073741823 needs 4294967292 bytes of shared memory, and it could not grow that far$/.test(e.message));
       }
       // Too small to split, one worker's whole call, and a kv cache: the arrays are ordinary inputs there.
       for (const { q, k, v, options } of [problem({ heads: 1, n: 16, d: 8 }), problem({ heads: 2, n: 256, steps: true })]) {

@@ -70,6 +70,7 @@ export function describe(x) {
   if (ArrayBuffer.isView(x)) return `a ${x.constructor.name} of length ${x.length}`;
   if (typeof x === 'object') return 'an object';
   if (typeof x === 'string') return `the string ${JSON.stringify(x.length > 20 ? x.slice(0, 20) + '...' : x)}`;
+  if (typeof x === 'bigint') return `the bigint ${x}n`;
   return String(x);
 }
 

@@ -248,7 +248,7 @@ class Shared {
   array(length) {
     const bytes = Math.max(length * 4, 16);
     const at = this.exports.malloc(bytes) >>> 0;
-    if (at === 0) throw new RangeError(`attention-wasm pool: array(${length}) needs ${bytes} bytes of shared memory, and it could not grow that far`);
+    if (at === 0) throw new RangeError(`pool.array: length ${length} needs ${bytes} bytes of shared memory, and it could not grow that far`);
     this.#arrays.push({ at, end: at + bytes });
     this.#views();
     this.#buffers.add(this.memory.buffer);
