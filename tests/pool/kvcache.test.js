@@ -500,6 +500,23 @@ e('on the shared memory, calls made while an attend\'s parts still read the cach
   c.one.dispose();
 });
 
+e('on the shared memory an attend\'s result is final when it resolves: answers that come later change nothing (sinks)', async ({ pool, attn }) => {
+  // callerShare false: every range is a worker's, and every answer comes after the call could resolve.
+  const c = await pair({ pool, attn }, { kvHeads: 2, dk: 64, capacity: LONG });
+  const sinks = Float32Array.from([0.5, -1, 2, 0]);
+  for (let i = 0; i < 12; i++) {
+    const q = draw(4 * 64, 40 + i), out = new Float32Array(4 * 64);
+    const got = await c.split.attend(q, { heads: 4, sinks, out });
+    assert.is(got, out);
+    const seen = out.slice();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.ok(out.every((x, j) => Object.is(x, seen[j])), `attend ${i}: out changed after the call resolved`);
+    close(out, c.one.attend(q, { heads: 4, sinks }), `attend ${i}`);
+  }
+  c.split.dispose();
+  c.one.dispose();
+});
+
 e('on the shared memory a worker that dies loses nothing: the call it was in rejects, the cache goes on', async ({ attn }) => {
   // callerShare false: only the workers claim, so they do before the call can end.
   const pool = await createAttentionPool({ threads: 2, callerShare: false, worker: new URL('../pages/pool-crash-worker.js', import.meta.url) });

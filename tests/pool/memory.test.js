@@ -249,7 +249,7 @@ arrays('shared: subarrays of one array, an out that is q or overlaps k, a bias, 
   }
 });
 
-arrays('pool.array: zeros; ordinary arrays on copies; bad lengths and a disposed pool throw; calls not split take them too', async () => {
+arrays('pool.array: zeros; ordinary arrays on copies; bad lengths and a disposed pool throw; calls not split and KV caches take them too', async () => {
   const attn = await loadAttention();
   for (const memory of ['shared', 'copy']) {
     const pool = await createAttentionPool({ threads: 2, memory });
@@ -272,15 +272,23 @@ arrays('pool.array: zeros; ordinary arrays on copies; bad lengths and a disposed
         const want = attn.sdpa(q, k, v, options), got = await pool.sdpa(qa, ka, va, options);
         sameBits(got.output ?? got, want.output ?? want, `${memory}: not split`);
       }
-      const cache = await pool.kvCache({ kvHeads: 2, dk: 16, capacity: 64 });
-      const [kq, kk, kv] = [4 * 16, 2 * 8 * 16, 2 * 8 * 16].map((n, s) => pool.array(n).map((_, i) => Math.sin(i + s)));
-      await cache.append(kk, kv);
-      const one = attn.kvCache({ kvHeads: 2, dk: 16, capacity: 64 });
-      one.append(kk, kv);
-      const got = await cache.attend(kq, { heads: 4 }), want = one.attend(kq, { heads: 4 });
-      assert.ok(got.every((x, i) => Math.abs(x - want[i]) < 1e-5), `${memory}: a kv cache`);
-      cache.dispose();
-      one.dispose();
+      // A KV cache on the calling thread alone (8 tokens) and split over the threads (5000), out a pool array too.
+      for (const t of [8, 5000]) {
+        const cache = await pool.kvCache({ kvHeads: 2, dk: 16, capacity: t });
+        const [kq, kk, kv] = [4 * 16, 2 * t * 16, 2 * t * 16].map((n, s) => pool.array(n).map((_, i) => Math.sin(i + s)));
+        await cache.append(kk, kv);
+        const out = pool.array(4 * 16);
+        const one = attn.kvCache({ kvHeads: 2, dk: 16, capacity: t });
+        one.append(kk, kv);
+        const want = one.attend(kq, { heads: 4 });
+        // out made, and given first, where the memory has its size now.
+        for (const got of [await cache.attend(kq, { heads: 4, out }), (await cache.attend(kq, { heads: 4, out, stats: true })).output, await cache.attend(kq, { heads: 4 })]) {
+          assert.ok(got.every((x, i) => Math.abs(x - want[i]) < 1e-5), `${memory}: a kv cache of ${t} tokens`);
+        }
+        assert.is(await cache.attend(kq, { heads: 4, out }), out, `${memory}, ${t} tokens: the result is out`);
+        cache.dispose();
+        one.dispose();
+      }
     } finally {
       pool.dispose();
     }

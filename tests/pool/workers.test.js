@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../../web/attention.js';
 import { createAttentionPool } from '../../web/pool.js';
-import { WORKER_START_MS, Workers, newCall, workerExecArgv } from '../../web/pool/workers.js';
+import { WORKER_START_MS, workerExecArgv } from '../../web/pool/workers.js';
 import { RELAXED_FLAG, assertClose, rejects, runWithRelaxedSimd } from '../helpers.js';
 
 runWithRelaxedSimd(import.meta.url);
@@ -33,42 +33,6 @@ test(`a worker that never answers: createAttentionPool rejects after ${WORKER_ST
       new RegExp(`^createAttentionPool: a worker did not answer within ${WORKER_START_MS / 1000} s of starting`));
   } finally {
     clearTimeout(timer);
-  }
-});
-
-test('a job released before its answer: settled at once, its worker takes the next job, and its answer is dropped, not given to that job', async () => {
-  const workers = new Workers(new URL('../pages/pool-echo-worker.js', import.meta.url), null);
-  await workers.start(1);
-  try {
-    const seen = [];
-    const job = (name, ms) => {
-      let resolve;
-      const answered = new Promise((r) => {
-        resolve = r;
-      });
-      const call = newCall((err) => seen.push(`${name} failed: ${err.message}`));
-      return {
-        call, answered,
-        job: { call, message: { value: name, ms }, transfer: [], deliver: (result) => {
-          seen.push(`${name} got ${result}`);
-          resolve();
-        }, settled: () => seen.push(`${name} settled`) },
-      };
-    };
-    const a = job('a', 200), b = job('b', 0);
-    workers.submit([a.job]);
-    assert.ok(workers.holding(), 'the worker holds a');
-    workers.release(a.call);
-    assert.equal(seen, ['a settled']);
-    assert.not.ok(workers.holding(), 'released: the worker holds nothing');
-    // Posted at once to the same worker, which answers a first (200 ms later), then b.
-    workers.submit([b.job]);
-    assert.ok(workers.holding(), 'the worker holds b');
-    await b.answered;
-    assert.equal(seen, ['a settled', 'b got b', 'b settled']);
-    assert.not.ok(workers.holding());
-  } finally {
-    workers.dispose(new Error('disposed'));
   }
 });
 

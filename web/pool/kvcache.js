@@ -61,8 +61,10 @@ const RANGES_PER_THREAD = 8, RANGE_TOKENS = SEGMENT_TOKENS;
 let nextId = 1;
 
 /**
- * Makes a pool cache: pool is { local, workers, threads, callerShare, live }
- * (AttentionPool's parts); options as Attention#kvCache takes them.
+ * Makes a pool cache: pool is { local, workers, threads, callerShare, live,
+ * shared } (AttentionPool's parts; shared, on the shared memory: {
+ * attention(), layout(calls, slots, onDone), owns(x), claimed(call, n,
+ * take, result) }, else null); options as Attention#kvCache takes them.
  */
 export async function createPoolKVCache(pool, options) {
   pool.live();
@@ -392,14 +394,22 @@ export class PoolKVCache {
       // would weigh 0), so it is asked for exactly what the caller asked.
       const { start, n, options: o } = calls[0][0];
       o.stats = c.stats;
-      if (c.out) o.out = c.out;
+      // An out in the shared memory (pool.array) is one the calling thread's
+      // instance there refuses (its own memory): the result is copied into it.
+      const into = c.out && this.#shared?.owns(c.out) ? c.out : null;
+      if (c.out && into === null) o.out = c.out;
       if (c.sinks) o.sinks = c.sinks;
       // Segment 0's positions are the cache's, so it turns q itself (one
       // instance's bits); a later segment's are shifted, so q turns here.
       if (c.rope && start === 0) o.rope = c.rope;
       else if (c.rope) q = this.#turnQueries(q, c);
       if (this.#queue !== null) [q, o.sinks] = [q.slice(), o.sinks?.slice()];
-      return this.#local(() => this.#here.attendOne(start, n, q, o));
+      if (into === null) return this.#local(() => this.#here.attendOne(start, n, q, o));
+      return this.#local(() => {
+        const r = this.#here.attendOne(start, n, q, o);
+        into.set(r.output ?? r);
+        return r.output ? { ...r, output: into } : into;
+      });
     }
     // The parts' positions are not the cache's: q turns here, once, at its
     // own, and the parts get no rope.

@@ -29,7 +29,7 @@ import {
 } from './planner.js';
 import { createPoolKVCache } from './kvcache.js';
 import {
-  CONTROL, claimBack, computeBlock, controlWords, createShared, sharedMemoryUnavailable, waitBlocks, waitLeft,
+  CONTROL, claimBack, computeBlock, controlWords, createShared, sharedMemoryUnavailable, waitBlocks,
 } from './shared.js';
 import { Staging, stageViews } from './staging.js';
 import { Workers, defaultThreads, newCall } from './workers.js';
@@ -48,10 +48,6 @@ const ARRAY_MAX = 2 ** 30 - 1;
 // waits on the memory for the workers' last ones (or as long as its own
 // took, when that is longer) before it leaves them to the workers' answers.
 const CALLER_WAIT_MS = 5;
-// Then how long it waits for the workers' parts to leave the call (they do
-// as soon as they find no block left to claim) before it leaves that to
-// their answers.
-const LEFT_WAIT_MS = 1;
 // Runs f after the messages that already wait on this thread: a call that
 // the calling thread finished itself resolves only then, so a caller that
 // awaits call after call still lets the workers' answers in between (they
@@ -338,14 +334,14 @@ export class AttentionPool {
         take(p);
         left--;
       };
-      // A call the calling thread finished itself resolves at once when no
-      // worker holds a job any more, else after the messages already
-      // waiting (see soon).
+      // A call the calling thread finished itself resolves after the
+      // messages already waiting (see soon). result() runs once: answers
+      // that come after the call is done add nothing.
       const finish = (here) => {
-        if (left === 0 && !job.failed) {
+        if (left === 0 && !job.failed && !job.finished) {
           // Its jobs still queued have nothing left to claim: the workers skip them.
           job.finished = true;
-          (here && this.#workers.holding() ? soon : (f) => f())(() => resolve(result()));
+          (here ? soon : (f) => f())(() => resolve(result()));
         }
       };
       this.#workers.submit(Array.from({ length: jobs }, (_, j) => ({
@@ -376,10 +372,6 @@ export class AttentionPool {
         if (left > 0 && waitBlocks(ctl, n, Math.max(CALLER_WAIT_MS, performance.now() - t0))) {
           for (let i = 0; i < n; i++) once(i);
         }
-        // The workers' parts say in the memory that they left the call, just
-        // after its last block: their answers are then not needed, and their
-        // workers take the next jobs without waiting for them.
-        if (left === 0 && waitLeft(ctl, jobs, LEFT_WAIT_MS)) this.#workers.release(job);
         finish(true);
       } catch (err) {
         call.written(-1);
@@ -510,6 +502,7 @@ export class AttentionPool {
       shared: shared && {
         attention: () => shared.attention(),
         layout: (calls, slots, onDone) => shared.layoutRanges(calls, slots, onDone),
+        owns: (x) => shared.owns(x),
         claimed: (call, n, take, result) => this.#claimed(call, n, take, result),
       },
     }, options);

@@ -48,10 +48,9 @@ const align = (bytes) => Math.ceil(bytes / 16) * 16;
  * WRITTEN, how many blocks from the front have their inputs in place (the
  * calling thread writes them in order before it computes any; -1: the call
  * was given up); DONE, how many blocks are computed; FAILED, nonzero once a block
- * failed; LEFT, how many workers' parts have left the call (their last touch
- * of its memory); then a word per block, 1 once it is computed.
+ * failed; then a word per block, 1 once it is computed.
  */
-export const CONTROL = { CLAIM: 0, WRITTEN: 1, DONE: 2, FAILED: 3, LEFT: 4, FLAGS: 5 };
+export const CONTROL = { CLAIM: 0, WRITTEN: 1, DONE: 2, FAILED: 3, FLAGS: 4 };
 
 /** The front block left to claim, claimed; -1 when none is left. ctl: the call's control words. */
 export function claimFront(ctl) {
@@ -122,22 +121,17 @@ const WRITTEN_WAIT_MS = 1000;
 export function claimBlocks(exports, memory, args, control, scratch, check) {
   const ctl = controlWords(memory, control, args.length);
   const done = [];
-  try {
-    while (Atomics.load(ctl, CONTROL.FAILED) === 0) {
-      const p = claimFront(ctl);
-      if (p < 0) break;
-      for (let w = Atomics.load(ctl, CONTROL.WRITTEN); w <= p; w = Atomics.load(ctl, CONTROL.WRITTEN)) {
-        if (w < 0) return done;
-        Atomics.wait(ctl, CONTROL.WRITTEN, w, WRITTEN_WAIT_MS);
-      }
-      computeBlock(exports, ctl, args, p, scratch, check);
-      done.push(p);
+  while (Atomics.load(ctl, CONTROL.FAILED) === 0) {
+    const p = claimFront(ctl);
+    if (p < 0) break;
+    for (let w = Atomics.load(ctl, CONTROL.WRITTEN); w <= p; w = Atomics.load(ctl, CONTROL.WRITTEN)) {
+      if (w < 0) return done;
+      Atomics.wait(ctl, CONTROL.WRITTEN, w, WRITTEN_WAIT_MS);
     }
-    return done;
-  } finally {
-    Atomics.add(ctl, CONTROL.LEFT, 1);
-    Atomics.notify(ctl, CONTROL.LEFT);
+    computeBlock(exports, ctl, args, p, scratch, check);
+    done.push(p);
   }
+  return done;
 }
 
 /** A call's control words (CONTROL) as an Int32Array, for `blocks` blocks. */
@@ -180,24 +174,6 @@ export function waitBlocks(ctl, count, ms) {
       if (Atomics.load(ctl, CONTROL.FAILED) !== 0 || left <= 0) return false;
       Atomics.wait(ctl, CONTROL.DONE, d, left);
     }
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Blocks the calling thread until `count` workers' parts have left a call
- * (CONTROL.LEFT), at most `ms`: true when they have; false when the time
- * ran out or this thread may not block.
- */
-export function waitLeft(ctl, count, ms) {
-  try {
-    for (let end = performance.now() + ms, left; (left = Atomics.load(ctl, CONTROL.LEFT)) < count;) {
-      const rest = end - performance.now();
-      if (rest <= 0) return false;
-      Atomics.wait(ctl, CONTROL.LEFT, left, rest);
-    }
-    return true;
   } catch {
     return false;
   }
@@ -255,6 +231,11 @@ class Shared {
     const array = new Float32Array(this.memory.buffer, at, length);
     array.fill(0); // malloc may hand back memory an arena used
     return array;
+  }
+
+  /** Whether x is a view of this memory (array()'s arrays and views of their buffers). */
+  owns(x) {
+    return ArrayBuffer.isView(x) && (x.buffer === this.memory.buffer || this.#buffers.has(x.buffer));
   }
 
   // x's byte address when it is a Float32Array within one of array()'s

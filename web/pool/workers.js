@@ -9,9 +9,8 @@
 // (finished: the call needs none of its jobs that have not started, which
 // are then skipped, as those of a failed call are); settled(), when
 // given, runs once the job will not run any more (answered, skipped because
-// its call failed, its worker stopped, or released: the shared-memory path
-// learns from the memory that a job's part has left its call, and drops the
-// answer when it comes): that path frees a call's memory only then. A worker holds one job
+// its call failed, or its worker stopped): the shared-memory path frees a
+// call's memory only then. A worker holds one job
 // at a time and keeps Node running only while it does (or while it starts,
 // which createAttentionPool awaits). Jobs that must run
 // on one worker (where a KV cache's part lives) wait in that worker's own
@@ -299,34 +298,14 @@ export class Workers {
     });
   }
 
-  /** Whether some worker holds a job (running it, or its answer not yet read). */
-  holding() {
-    return this.#slots.some((slot) => slot.job !== null);
-  }
-
-  /**
-   * The jobs of `call` that workers hold but have finished with (they said
-   * so through shared memory, before their answers): settled now, their
-   * workers take the next jobs at once, and their answers are dropped when
-   * they come.
-   */
-  release(call) {
-    for (const slot of this.#slots) {
-      const job = slot.job;
-      if (job === null || job.call !== call) continue;
-      this.#idle(slot);
-      job.settled?.();
-    }
-    this.#pump();
-  }
-
   #done(slot, data) {
     const job = slot.job;
-    if (job === null || job.id !== data.id) return; // the answer of a job released before it came
     this.#idle(slot);
-    if (data.error) job.call.fail(rebuild(data.error));
-    else job.deliver(data.result);
-    job.settled?.();
+    if (job && job.id === data.id) {
+      if (data.error) job.call.fail(rebuild(data.error));
+      else job.deliver(data.result);
+      job.settled?.();
+    }
     this.#pump();
   }
 
