@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // pool.js - the worker pool (web/pool.js) with 1, 2 and all threads (copy
 // path), and 2 and all on shared memory where it is available
-// (docs/pool.md#memory), against one instance on the calling thread (the
+// (docs/pool.md#memory), there also with its inputs and output made by
+// pool.array (read and written in place), against one instance on the calling thread (the
 // same module) and onnxruntime-web
 // with numThreads 1 and all, each onnxruntime configuration in a worker
 // thread of its own (bench/ort-worker.js: it reads numThreads once, when its
@@ -96,7 +97,13 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
     const list = [timed(`one instance, calling thread (${single.isa})`, () => single.sdpa(q, k, v, options), { single: true })];
     for (const pool of pools) {
       const label = pool.threads === all ? `${pool.threads} (all)` : `${pool.threads}`;
-      list.push(timed(`pool, ${label} thread${pool.threads > 1 ? 's' : ''}, ${pool.memory}`, () => pool.sdpa(q, k, v, options)));
+      const name = `pool, ${label} thread${pool.threads > 1 ? 's' : ''}, ${pool.memory}`;
+      list.push(timed(name, () => pool.sdpa(q, k, v, options)));
+      if (pool.memory !== 'shared') continue;
+      // The same pool with q, k, v and out made by pool.array: read and written in place.
+      const [qa, ka, va] = [q, k, v].map((x) => pool.array(x.length).fill(0).map((_, i) => x[i]));
+      const into = { ...options, out: pool.array(heads * nq * d) };
+      list.push(timed(`${name}, in place`, () => pool.sdpa(qa, ka, va, into)));
     }
     for (const numThreads of [...new Set([1, all])]) {
       try {
@@ -130,7 +137,7 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
     log(`\npool: ${shape.label} (load average ${os.loadavg()[0].toFixed(2)} after it)`);
     for (const r of rows) {
       const time = r.ms >= 1 ? `${r.ms.toFixed(2)} ms` : `${(r.ms * 1000).toFixed(2)} µs`;
-      log(`  ${r.name.padEnd(40)} ${time.padStart(10)}  ${r.vsSingle.toFixed(2).padStart(5)}x vs one instance  ${r.vsOrt === null ? '' : `${r.vsOrt.toFixed(2).padStart(5)}x vs faster ORT`}`);
+      log(`  ${r.name.padEnd(44)} ${time.padStart(10)}  ${r.vsSingle.toFixed(2).padStart(5)}x vs one instance  ${r.vsOrt === null ? '' : `${r.vsOrt.toFixed(2).padStart(5)}x vs faster ORT`}`);
     }
     for (const c of list) await c.close();
   }
@@ -142,7 +149,8 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
 export function poolMarkdown(results, { rounds, roundMs }) {
   const lines = ['## Pool: several cores', '',
     `Worker pool (web/pool.js, default module) with 1, 2 and all threads copying each part to its worker (memory 'copy'), and 2 and`,
-    `all threads on one shared memory (memory 'shared', where SharedArrayBuffer exists), one instance on the calling thread (same module),`,
+    `all threads on one shared memory (memory 'shared', where SharedArrayBuffer exists; "in place": q, k, v and out made by pool.array,`,
+    `so the call copies none of them), one instance on the calling thread (same module),`,
     `and onnxruntime-web with numThreads 1 and all, each in its own worker thread, warmed up; median of ${rounds} interleaved rounds`,
     `of about ${roundMs} ms each. Ratios are medians of per-round ratios; "vs ORT" is against the faster ORT configuration of each round.`,
     'For n=4, d=3, "extra" is the median per-round difference to the synchronous call.',
