@@ -70,10 +70,10 @@ test('Node require() consumer computes the handbook numbers (scalar build)', () 
   assert.is(checkHandbook(r.stdout).simd, false);
 });
 
-test('the pool runs from the installed package: workers found in node_modules, same bits', () => {
+test('the pool runs from the installed package: workers found in node_modules, same bits, pool.array in place', () => {
   const r = sh(process.execPath, ['pool.mjs'], { cwd: consumer });
   assert.is(r.status, 0, r.stderr);
-  assert.equal(JSON.parse(r.stdout), { same: true, split: 1, here: 1, sameIsa: true });
+  assert.equal(JSON.parse(r.stdout), { same: true, split: 1, here: 1, sameIsa: true, memory: 'shared', inPlace: true, shared: true });
 });
 
 test('the CLI runs from the installed package', () => {
