@@ -101,7 +101,11 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
       list.push(timed(name, () => pool.sdpa(q, k, v, options)));
       if (pool.memory !== 'shared') continue;
       // The same pool with q, k, v and out made by pool.array: read and written in place.
-      const [qa, ka, va] = [q, k, v].map((x) => pool.array(x.length).fill(0).map((_, i) => x[i]));
+      const [qa, ka, va] = [q, k, v].map((x) => {
+        const a = pool.array(x.length);
+        a.set(x); // filled in place (a typed array's map would make an ordinary array)
+        return a;
+      });
       const into = { ...options, out: pool.array(heads * nq * d) };
       list.push(timed(`${name}, in place`, () => pool.sdpa(qa, ka, va, into)));
     }

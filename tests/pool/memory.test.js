@@ -178,6 +178,14 @@ const arrays = suite('pool.array: inputs and outputs in the pool\'s memory');
 // The shared memory's size now: a new view's buffer is the memory's current one.
 const memoryBytes = (pool) => pool.array(0).buffer.byteLength;
 
+// x's values in an array of pool.array's (filled in place: a typed array's map makes an ordinary one).
+function inPool(pool, x) {
+  const a = pool.array(x.length);
+  a.set(x);
+  assert.is(a.buffer instanceof SharedArrayBuffer, pool.memory === 'shared', 'in the pool\'s memory');
+  return a;
+}
+
 arrays('shared: q, k, v and out in place give the same bits, and the call copies none of them', async () => {
   const attn = await loadAttention();
   // Tensors of 6 MB: a call's structs and scratch take much less.
@@ -189,8 +197,7 @@ arrays('shared: q, k, v and out in place give the same bits, and the call copies
   for (const placed of [false, true]) {
     const pool = await createAttentionPool({ threads: 2, memory: 'shared' });
     try {
-      const args = placed ? [q, k, v].map((x) => pool.array(x.length).fill(NaN)) : [q, k, v];
-      if (placed) args.forEach((a, i) => a.set([q, k, v][i]));
+      const args = placed ? [q, k, v].map((x) => inPool(pool, x)) : [q, k, v];
       const out = placed ? pool.array(size) : new Float32Array(size);
       const before = memoryBytes(pool), split = pool.stats.split;
       for (let i = 0; i < 3; i++) {
@@ -268,14 +275,14 @@ arrays('pool.array: zeros; ordinary arrays on copies; bad lengths and a disposed
       }
       // Too small to split, one worker's whole call, and a kv cache: the arrays are ordinary inputs there.
       for (const { q, k, v, options } of [problem({ heads: 1, n: 16, d: 8 }), problem({ heads: 2, n: 256, steps: true })]) {
-        const [qa, ka, va] = [q, k, v].map((x) => pool.array(x.length).fill(0).map((_, i) => x[i]));
+        const [qa, ka, va] = [q, k, v].map((x) => inPool(pool, x));
         const want = attn.sdpa(q, k, v, options), got = await pool.sdpa(qa, ka, va, options);
         sameBits(got.output ?? got, want.output ?? want, `${memory}: not split`);
       }
       // A KV cache on the calling thread alone (8 tokens) and split over the threads (5000), out a pool array too.
       for (const t of [8, 5000]) {
         const cache = await pool.kvCache({ kvHeads: 2, dk: 16, capacity: t });
-        const [kq, kk, kv] = [4 * 16, 2 * t * 16, 2 * t * 16].map((n, s) => pool.array(n).map((_, i) => Math.sin(i + s)));
+        const [kq, kk, kv] = [4 * 16, 2 * t * 16, 2 * t * 16].map((n, s) => inPool(pool, Float32Array.from({ length: n }, (_, i) => Math.sin(i + s))));
         await cache.append(kk, kv);
         const out = pool.array(4 * 16);
         const one = attn.kvCache({ kvHeads: 2, dk: 16, capacity: t });
