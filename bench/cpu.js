@@ -39,3 +39,20 @@ export function cpuModel() {
   const core = CORES.find((c) => c.vendor === vendor && c.family === family && model >= c.models[0] && model <= c.models[1]);
   return (cached = `${name} (${core ? `${core.name}; ` : ''}family ${family}, model ${model})`);
 }
+
+/**
+ * Waits until this process is quiet: less than a tenth of a core busy over
+ * 10 ms, across all its threads (at most `maxMs`). Contenders that spin
+ * after their work (onnxruntime-web's thread pool keeps its threads
+ * spinning for tens of milliseconds after a run) would otherwise take a core
+ * from whichever contender runs next; the wait is outside every timing.
+ */
+export async function settle(maxMs = 500) {
+  const t0 = performance.now();
+  for (;;) {
+    const c0 = process.cpuUsage(), w0 = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const c = process.cpuUsage(c0), wall = performance.now() - w0;
+    if ((c.user + c.system) / 1000 < 0.1 * wall || performance.now() - t0 > maxMs) return performance.now() - t0;
+  }
+}

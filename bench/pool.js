@@ -21,7 +21,7 @@ import { Worker } from 'node:worker_threads';
 import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { createAttentionPool } from '../web/pool.js';
 import { random } from './random.js';
-import { cpuModel } from './cpu.js';
+import { cpuModel, settle } from './cpu.js';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -123,6 +123,7 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
     for (let r = 0; r < rounds; r++) {
       for (let j = 0; j < list.length; j++) {
         const i = (r + j) % list.length;
+        if (process.env.SETTLE) await settle();
         times[i].push(await list[i].round(roundMs));
       }
     }

@@ -17,7 +17,7 @@ import * as assert from 'uvu/assert';
 
 import { loadAttention } from '../../web/attention.js';
 import { createAttentionPool } from '../../web/pool.js';
-import { SEGMENT_TOKENS } from '../../web/pool/kvcache.js';
+import { SEGMENT_TOKENS, attendUnits } from '../../web/pool/kvcache.js';
 import { sliceTokens } from '../../web/pool/kvshard.js';
 import { RTOL_REFERENCE, assertClose, rejects, runWithRelaxedSimd } from '../helpers.js';
 
@@ -613,3 +613,31 @@ e('after pool.dispose(), a cache rejects', async () => {
 });
 
 e.run();
+
+const u = suite('the units of an attend on the shared memory');
+
+u('every key of every kv head in one unit; as many units as ranges of every head or fewer, none smaller, of one kv head where the count allows', () => {
+  for (const threads of [2, 3, 8]) for (const kvHeads of [1, 2, 3, 8, 32]) for (const length of [2049, 4096, 5000, 32768, 100003]) {
+    const all = attendUnits(length, kvHeads, threads, false);
+    assert.is(all.kvHeadsPer, kvHeads, 'without byHead every unit takes every kv head');
+    const { ranges, kvHeadsPer } = attendUnits(length, kvHeads, threads, true);
+    const what = `length ${length}, kvHeads ${kvHeads}, threads ${threads}`;
+    for (const list of [all.ranges, ranges]) {
+      let at = 0;
+      for (const [start, n] of list) {
+        assert.is(start, at, `${what}: ranges follow each other`);
+        assert.ok(n > 0, `${what}: no empty range`);
+        at += n;
+      }
+      assert.is(at, length, `${what}: the ranges hold every key`);
+    }
+    const groups = Math.ceil(kvHeads / kvHeadsPer);
+    assert.ok(ranges.length * groups <= all.ranges.length, `${what}: ${ranges.length} x ${groups} units, ranges of every head ${all.ranges.length}`);
+    const smallest = (list, heads) => Math.min(...list.map(([, n]) => n)) * heads;
+    const lastHeads = kvHeads - (groups - 1) * kvHeadsPer; // the last group may hold fewer
+    assert.ok(smallest(ranges, lastHeads) >= smallest(all.ranges, kvHeads) / 2 - 64 * kvHeadsPer, `${what}: no unit much smaller than a range of every head`);
+    if (all.ranges.length >= kvHeads) assert.is(kvHeadsPer, 1, `${what}: one kv head a unit`);
+  }
+});
+
+u.run();

@@ -246,11 +246,15 @@ export class KVCache {
   /**
    * @internal attendRange's checked call, K and V read in place, made but
    * not run: a pool on shared memory lays it out for another thread
-   * (web/pool/shared.js), which drops its arrays once it is written.
+   * (web/pool/shared.js), which drops its arrays once it is written. With
+   * g0 and g1, the call of kv heads [g0, g1) alone and of the query heads
+   * that read them (q, output and lse hold those heads only); options
+   * then have no mask or bias.
    */
-  rangeCall(q, options, from, n) {
+  rangeCall(q, options, from, n, g0 = 0, g1 = this.kvHeads) {
     this.#range('rangeCall', from, n);
-    return this.#call(q, options, from, n, false);
+    const c = this.#call(q, options, from, n, false);
+    return g0 === 0 && g1 === this.kvHeads ? c : kvHeadsOf(c, g0, g1, ELEMENT_BYTES[this.dtype]);
   }
 
   // ownRope: the call is the user's, so its rope must be the held keys'; a
@@ -311,4 +315,27 @@ export class KVCache {
   [Symbol.dispose]() {
     this.dispose();
   }
+}
+
+// Call c of kv heads [g0, g1) and their query heads alone: a copy of those
+// heads' queries, K, V and int8 scales from head g0 on (e bytes an element),
+// their ALiBi slopes. Mask and bias name every head: such calls stay whole.
+function kvHeadsOf(c, g0, g1, e) {
+  if (c.mask || c.bias || c.sinks) throw new Error('kvCache.rangeCall: a call with a mask, bias or sinks covers every head');
+  const { batch, heads, nq, dk } = c;
+  const group = heads / c.kvHeads, h0 = g0 * group, hn = (g1 - g0) * group;
+  const q = new Float32Array(batch * nq * hn * dk);
+  // bhsd: each batch entry's heads h0 .. are one run; bshd: each row's are.
+  const runs = c.layout === 'bshd' ? batch * nq : batch, inRun = c.layout === 'bshd' ? heads * dk : heads * nq * dk;
+  const first = c.layout === 'bshd' ? h0 * dk : h0 * nq * dk, length = c.layout === 'bshd' ? hn * dk : hn * nq * dk;
+  for (let r = 0; r < runs; r++) q.set(c.q.subarray(r * inRun + first, r * inRun + first + length), r * length);
+  const sub = { ...c, q, heads: hn, kvHeads: g1 - g0 };
+  sub.kAt = c.kAt + g0 * c.kStrides[1] * e;
+  sub.vAt = c.vAt + g0 * c.vStrides[1] * e;
+  if (c.scaleStrides) {
+    sub.kScalesAt = c.kScalesAt + g0 * c.scaleStrides[1] * 4;
+    sub.vScalesAt = c.vScalesAt + g0 * c.scaleStrides[1] * 4;
+  }
+  if (c.alibi) sub.alibi = c.alibi.slice(h0, h0 + hn);
+  return sub;
 }

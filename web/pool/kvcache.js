@@ -58,6 +58,30 @@ export const SEGMENT_TOKENS = 2048;
 // thread another program slows takes fewer), none shorter than RANGE_TOKENS.
 const RANGES_PER_THREAD = 8, RANGE_TOKENS = SEGMENT_TOKENS;
 
+/**
+ * How an attend over `length` held keys is cut on the shared memory: as
+ * many units as ranges of every head would be (about RANGES_PER_THREAD a
+ * thread, none shorter than RANGE_TOKENS keys), each over as few kv heads
+ * as that count allows when `byHead`: one unit then reads one long run of a
+ * head's keys and values where a range of every head reads a short run of
+ * each, and short runs cost more (bench/RESULTS.md, "Units of kv heads").
+ * Returns the key ranges [start, n] (the last takes the rest) and the kv
+ * heads a unit takes.
+ */
+export function attendUnits(length, kvHeads, threads, byHead) {
+  const size = Math.max(RANGE_TOKENS, Math.ceil(length / (threads * RANGES_PER_THREAD) / 64) * 64);
+  const count = Math.max(1, Math.floor(length / size));
+  let parts = count, kvHeadsPer = kvHeads;
+  if (byHead) {
+    kvHeadsPer = count >= kvHeads ? 1 : Math.ceil(kvHeads / count);
+    parts = Math.max(1, Math.floor(count / Math.ceil(kvHeads / kvHeadsPer)));
+  }
+  const partSize = parts === count ? size : Math.floor(length / parts / 64) * 64;
+  const ranges = [];
+  for (let r = 0; r < parts; r++) ranges.push([r * partSize, r === parts - 1 ? length - r * partSize : partSize]);
+  return { ranges, kvHeadsPer };
+}
+
 let nextId = 1;
 
 /**
@@ -448,38 +472,41 @@ export class PoolKVCache {
     return result;
   }
 
-  // An attend on the shared memory: the held keys cut into ranges (about
-  // RANGES_PER_THREAD a thread, at least RANGE_TOKENS long) that every
-  // thread claims, each attended as a segment is (whole's options, or
-  // translated to its positions, with its log-sum-exp), merged in range
-  // order on the calling thread, so a call gives the same bits every time.
+  // An attend on the shared memory: the held keys cut into units (about
+  // RANGES_PER_THREAD a thread, attendUnits) that every thread claims, each
+  // a range of keys of some kv heads attended as a segment is (whole's
+  // options, or translated to its positions, with its log-sum-exp), merged
+  // in unit order on the calling thread, so a call gives the same bits
+  // every time.
   #attendShared(q, c, whole) {
     const { batch, heads, nq, dv } = c;
     // Copies of what the call reads, so a caller may reuse its arrays at once (q turns into a new one).
     q = c.rope ? this.#turnQueries(q, c) : this.#queue !== null ? q.slice() : q;
-    const length = this.#length, threads = this.#pool.threads;
-    const size = Math.max(RANGE_TOKENS, Math.ceil(length / (threads * RANGES_PER_THREAD) / 64) * 64);
-    const count = Math.max(1, Math.floor(length / size)); // the last range takes the rest: none is shorter than size
-    const ranges = [];
-    for (let r = 0; r < count; r++) {
-      const start = r * size, n = r === count - 1 ? length - start : size;
+    const group = heads / this.kvHeads;
+    // A mask or bias covers every head: its calls take every kv head.
+    const { ranges: keyRanges, kvHeadsPer } = attendUnits(this.#length, this.kvHeads, this.#pool.threads, !c.mask && !c.bias);
+    const units = [];
+    for (const [start, n] of keyRanges) {
       const o = whole ?? this.#segmentOptions(c, start, n);
       if (o === null) continue;
       if (o.alibi) o.alibi = o.alibi.slice();
-      ranges.push([start, n, o]);
+      for (let g0 = 0; g0 < this.kvHeads; g0 += kvHeadsPer) units.push({ start, n, o, g0, g1: Math.min(this.kvHeads, g0 + kvHeadsPer) });
     }
+    // Head-major: the units of a head group one after another (a thread
+    // claims neighbours, reading on where its last unit stopped).
+    units.sort((a, b) => a.g0 - b.g0 || a.start - b.start);
     const output = c.out ?? new Float32Array(batch * heads * nq * dv);
     const merge = new SoftmaxMerge(batch, heads, nq, dv, this.layout);
     if (c.sinks) merge.addSinks(c.sinks);
     const finish = (parts) => {
-      for (const part of parts) merge.addPart(part.output, part.lse);
+      for (const part of parts) merge.addPart(part.output, part.lse, part.h0, part.hn);
       const lse = merge.finish(output);
       return c.stats ? { output, lse } : output;
     };
-    if (ranges.length === 0) return finish([]);
+    if (units.length === 0) return finish([]);
     return this.#local(() => {
       const shared = this.#shared, parts = [];
-      const calls = ranges.map(([start, n, o]) => this.#here.rangeCall(q, o, start, n));
+      const calls = units.map(({ start, n, o, g0, g1 }) => this.#here.rangeCall(q, o, start, n, g0, g1));
       // No thread reads the keys and values once every range is computed, or,
       // after a failure, once no part runs (a worker that found nothing left
       // to claim may answer later: it reads only the call's control words).
@@ -489,11 +516,11 @@ export class PoolKVCache {
         reading = false;
         this.#readerDone();
       };
-      const call = shared.layout(calls, Math.min(threads, calls.length), readDone);
+      const call = shared.layout(calls, Math.min(this.#pool.threads, calls.length), readDone);
       this.#readers++;
       const done = shared.claimed(call, calls.length, (p) => {
         const part = call.part(p);
-        parts[p] = { output: part.output.slice(), lse: part.lse.slice() };
+        parts[p] = { output: part.output.slice(), lse: part.lse.slice(), h0: units[p].g0 * group, hn: (units[p].g1 - units[p].g0) * group };
       }, () => {
         readDone();
         return finish(parts);

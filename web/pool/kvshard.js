@@ -126,9 +126,24 @@ export class SoftmaxMerge {
     for (let r = 0; r < this.m.length; r++) this.#add(r, sinks[Math.floor(r / nq) % heads], 1, null, 0, 0);
   }
 
-  /** Adds a part's output (in the layout) and its lse (batch, heads, nq). */
-  addPart(output, lse) {
-    for (let r = 0; r < lse.length; r++) this.#add(r, lse[r], 1, output, this.#at(r), 1);
+  /**
+   * Adds a part's output (in the layout) and its lse (batch, heads, nq); a
+   * part of heads [h0, h0 + hn) alone holds those heads only, in the same layout.
+   */
+  addPart(output, lse, h0 = 0, hn = this.heads) {
+    if (h0 === 0 && hn === this.heads) {
+      for (let r = 0; r < lse.length; r++) this.#add(r, lse[r], 1, output, this.#at(r), 1);
+      return;
+    }
+    const { batch, heads, nq, dv } = this;
+    for (let b = 0; b < batch; b++) {
+      for (let h = 0; h < hn; h++) {
+        for (let i = 0; i < nq; i++) {
+          const from = this.layout === 'bshd' ? ((b * nq + i) * hn + h) * dv : ((b * hn + h) * nq + i) * dv;
+          this.#add((b * heads + h0 + h) * nq + i, lse[(b * hn + h) * nq + i], 1, output, from, 1);
+        }
+      }
+    }
   }
 
   /** Adds another merge's state ({ m, l, acc }, as state() gives). */
@@ -216,10 +231,11 @@ export class Shard {
   /**
    * The checked call of an attend over the held tokens [from, from + n) of
    * the holder's one cache (KVCache#rangeCall), made but not run: where the
-   * holder keeps every segment, from is a position of the whole cache.
+   * holder keeps every segment, from is a position of the whole cache;
+   * of kv heads [g0, g1) alone when given.
    */
-  rangeCall(q, options, from, n) {
-    return this.#cache.rangeCall(q, options, from, n);
+  rangeCall(q, options, from, n, g0, g1) {
+    return this.#cache.rangeCall(q, options, from, n, g0, g1);
   }
 
   /** attend over the `n` held tokens of the segment at `start` alone, with its options as given. */
