@@ -36,7 +36,7 @@ import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { createAttentionPool } from '../web/pool.js';
 import { timed } from './pool.js';
 import { random } from './random.js';
-import { cpuModel } from './cpu.js';
+import { cpuModel, settle } from './cpu.js';
 
 export const DECODE_SHAPE = { heads: 32, kvHeads: 8, d: 64 };
 export const DECODE_LENGTHS = [1024, 2048, 4096, 8192, 16384, 32768];
@@ -166,6 +166,7 @@ export async function decodePeersBench({ rounds = 7, roundMs = 150, lengths = DE
     for (let r = 0; r < rounds; r++) {
       for (let j = 0; j < timed.length; j++) {
         const i = (r + j) % timed.length;
+        await settle(); // onnxruntime-web's spinning threads take no core from the next contender
         times[i].push(await timed[i].round(roundMs));
       }
     }
@@ -193,7 +194,8 @@ export function decodePeersMarkdown({ cpu, isa, rows }, { rounds, roundMs }) {
     `One decode step (the new token's key and value appended, its query attending every key), ${heads} query heads over ${kvHeads} kv heads,`,
     `d = ${d}, on ${cpu} (ours: the ${isa} module). onnxruntime-web's com.microsoft.GroupQueryAttention with the past fed each call`,
     '(copied in, present copied out) and with the past held as initializers (its floor); each in a worker thread of its own, warmed up.',
-    `Median of ${rounds} interleaved rounds of about ${roundMs} ms; every output checked against one instance's float32 cache first.`,
+    `Median of ${rounds} interleaved rounds of about ${roundMs} ms, each begun once the process is idle (onnxruntime-web's threads spin`,
+    "for tens of ms after a run); every output checked against one instance's float32 cache first.",
     'Time per step in ms (ratio to ours, one instance, float32):', '',
     `| contender | ${rows.map((r) => `${r.nk} keys`).join(' | ')} |`, `|---|${rows.map(() => '---:').join('|')}|`];
   for (const name of names) {

@@ -29,6 +29,7 @@ import { loadAttention, relaxedSimdSupported } from '../web/attention.js';
 import { CALL_OPTIONS } from '../web/core/options.js';
 import { createAttentionPool } from '../web/pool.js';
 import { SEGMENT_TOKENS } from '../web/pool/kvcache.js';
+import { settle } from './cpu.js';
 import { random } from './random.js';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -148,6 +149,7 @@ export async function poolKvBench({ rounds = 9, roundMs = 200, lengths = POOL_KV
     for (let r = 0; r < rounds; r++) {
       for (let j = 0; j < list.length; j++) {
         const i = (r + j) % list.length;
+        await settle(); // onnxruntime-web's spinning threads take no core from the next contender
         times[i].push(await list[i].round(roundMs));
         loads[i].push(os.loadavg()[0]);
       }
@@ -176,7 +178,8 @@ export function poolKvMarkdown(results, { rounds, roundMs }) {
     "(every segment on the calling thread: the split's own cost); on the shared memory where there is one ('shared': the whole cache there,",
     'its key ranges claimed by both threads); against one instance\'s kvCache on the calling thread, and',
     "onnxruntime-web's standard Attention op (opset 23) with past_key/past_value (copied in, present copied out, as its API does each step),",
-    `numThreads 1 and 2, each in its own worker thread, warmed up. Median of ${rounds} interleaved rounds of about ${roundMs} ms;`,
+    `numThreads 1 and 2, each in its own worker thread, warmed up. Median of ${rounds} interleaved rounds of about ${roundMs} ms, each`,
+    "begun once the process is idle (onnxruntime-web's threads spin for tens of ms after a run);",
     'ratios are medians of per-round ratios to the one instance of the same dtype (onnxruntime-web: to float32). The load average is',
     `the 1-minute one read after each of the row's rounds (the machine's ${os.cpus().length} cores may be shared: a 2-thread ratio needs 2 free cores).`, ''];
   for (const { nk, rows, error, load } of results) {

@@ -123,7 +123,7 @@ export async function poolBench({ rounds = 7, roundMs = 300, shapes = POOL_SHAPE
     for (let r = 0; r < rounds; r++) {
       for (let j = 0; j < list.length; j++) {
         const i = (r + j) % list.length;
-        if (process.env.SETTLE) await settle();
+        await settle(); // onnxruntime-web's spinning threads take no core from the next contender
         times[i].push(await list[i].round(roundMs));
       }
     }
@@ -157,7 +157,8 @@ export function poolMarkdown(results, { rounds, roundMs }) {
     `all threads on one shared memory (memory 'shared', where SharedArrayBuffer exists; "in place": q, k, v and out made by pool.array,`,
     `so the call copies none of them), one instance on the calling thread (same module),`,
     `and onnxruntime-web with numThreads 1 and all, each in its own worker thread, warmed up; median of ${rounds} interleaved rounds`,
-    `of about ${roundMs} ms each. Ratios are medians of per-round ratios; "vs ORT" is against the faster ORT configuration of each round.`,
+    `of about ${roundMs} ms each, each round begun once the process is idle (onnxruntime-web's threads spin for tens of ms after a run).`,
+    'Ratios are medians of per-round ratios; "vs ORT" is against the faster ORT configuration of each round.',
     'For n=4, d=3, "extra" is the median per-round difference to the synchronous call.',
     `CPU: ${cpuModel()}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} when written.`, ''];
   for (const { shape, rows } of results) {
