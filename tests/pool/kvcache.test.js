@@ -500,6 +500,28 @@ e('on the shared memory, calls made while an attend\'s parts still read the cach
   c.one.dispose();
 });
 
+e('on the shared memory a head whose keys one unit holds gets one instance\'s bits; a head split over units, within rounding', async (ctx) => {
+  assert.is(ctx.pool.memory, 'shared');
+  for (const [kvHeads, dtype] of [[2, undefined], [4, 'int8'], [1, undefined]]) {
+    const c = await pair(ctx, { kvHeads, dtype });
+    const heads = 2 * kvHeads, q = draw(heads * 8, 7);
+    const whole = attendUnits(LONG, kvHeads, ctx.pool.threads, true).ranges.length === 1;
+    const a = await c.split.attend(q, { heads, stats: true }), b = c.one.attend(q, { heads, stats: true });
+    const what = `${kvHeads} kv heads, ${dtype ?? 'float32'}, ${whole ? 'whole heads' : 'heads split'}`;
+    if (whole) {
+      assert.equal(Array.from(a.output), Array.from(b.output), `${what}: output bits`);
+      assert.equal(Array.from(a.lse), Array.from(b.lse), `${what}: lse bits`);
+    } else {
+      close(a.output, b.output, `${what}: output`);
+      closeLse(a.lse, b.lse, `${what}: lse`);
+    }
+    c.dispose();
+  }
+  // Both kinds ran: kv heads 2 and 4 fill the units whole at this length, 1 is split.
+  assert.is(attendUnits(LONG, 1, ctx.pool.threads, true).ranges.length, 2);
+  assert.is(attendUnits(LONG, 2, ctx.pool.threads, true).ranges.length, 1);
+});
+
 e('on the shared memory an attend\'s result is final when it resolves: answers that come later change nothing (sinks)', async ({ pool, attn }) => {
   // callerShare false: every range is a worker's, and every answer comes after the call could resolve.
   const c = await pair({ pool, attn }, { kvHeads: 2, dk: 64, capacity: LONG });
