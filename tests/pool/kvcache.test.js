@@ -520,6 +520,15 @@ e('on the shared memory a head whose keys one unit holds gets one instance\'s bi
   // Both kinds ran: kv heads 2 and 4 fill the units whole at this length, 1 is split.
   assert.is(attendUnits(LONG, 1, ctx.pool.threads, true).ranges.length, 2);
   assert.is(attendUnits(LONG, 2, ctx.pool.threads, true).ranges.length, 1);
+  // 8 kv heads on 2 threads: whole heads past the length where fewer would split (16 ranges).
+  const long = 16 * SEGMENT_TOKENS;
+  assert.ok(attendUnits(long, 2, ctx.pool.threads, true).ranges.length > 1, 'fewer kv heads split');
+  const c = await pair(ctx, { kvHeads: 8, capacity: long, chunks: [long] });
+  const q = draw(16 * 8, 9);
+  const a = await c.split.attend(q, { heads: 16, stats: true }), b = c.one.attend(q, { heads: 16, stats: true });
+  assert.equal(Array.from(a.output), Array.from(b.output), '8 kv heads, 32768 keys: output bits');
+  assert.equal(Array.from(a.lse), Array.from(b.lse), '8 kv heads, 32768 keys: lse bits');
+  c.dispose();
 });
 
 e('on the shared memory an attend\'s result is final when it resolves: answers that come later change nothing (sinks)', async ({ pool, attn }) => {
@@ -659,6 +668,7 @@ u('every key of every kv head in one unit; as many units as ranges of every head
     const lastHeads = kvHeads - (groups - 1) * kvHeadsPer; // the last group may hold fewer
     assert.ok(smallest(ranges, lastHeads) >= smallest(all.ranges, kvHeads) / 2 - 64 * kvHeadsPer, `${what}: no unit much smaller than a range of every head`);
     if (all.ranges.length >= kvHeads) assert.is(kvHeadsPer, 1, `${what}: one kv head a unit`);
+    if (kvHeads >= 4 * threads) assert.is(ranges.length, 1, `${what}: whole kv heads once there are 4 a thread`);
   }
 });
 

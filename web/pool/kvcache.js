@@ -57,14 +57,18 @@ export const SEGMENT_TOKENS = 2048;
 // On the shared memory, an attend's ranges: about this many a thread (so a
 // thread another program slows takes fewer), none shorter than RANGE_TOKENS.
 const RANGES_PER_THREAD = 8, RANGE_TOKENS = SEGMENT_TOKENS;
+// Units a thread that whole kv heads must give before no head is split.
+const WHOLE_HEAD_UNITS = 4;
 
 /**
- * How an attend over `length` held keys is cut on the shared memory: as
- * many units as ranges of every head would be (about RANGES_PER_THREAD a
- * thread, none shorter than RANGE_TOKENS keys), each over as few kv heads
- * as that count allows when `byHead`: one unit then reads one long run of a
- * head's keys and values where a range of every head reads a short run of
- * each, and short runs cost more (bench/RESULTS.md, "Units of kv heads").
+ * How an attend over `length` held keys is cut on the shared memory: at
+ * most as many units as ranges of every head would be (about
+ * RANGES_PER_THREAD a thread, none shorter than RANGE_TOKENS keys), each
+ * over as few kv heads as that count allows when `byHead`, and whole kv
+ * heads once they give WHOLE_HEAD_UNITS a thread: one unit then reads one
+ * long run of a head's keys and values where a range of every head reads a
+ * short run of each, and short runs cost more; a head no unit splits needs
+ * no merge (one instance's bits) (bench/RESULTS.md, "Units of kv heads").
  * Returns the key ranges [start, n] (the last takes the rest) and the kv
  * heads a unit takes.
  */
@@ -74,7 +78,8 @@ export function attendUnits(length, kvHeads, threads, byHead) {
   let parts = count, kvHeadsPer = kvHeads;
   if (byHead) {
     kvHeadsPer = count >= kvHeads ? 1 : Math.ceil(kvHeads / count);
-    parts = Math.max(1, Math.floor(count / Math.ceil(kvHeads / kvHeadsPer)));
+    // Enough kv heads for WHOLE_HEAD_UNITS a thread: every unit whole heads (no merge of parts of a head).
+    parts = kvHeads >= threads * WHOLE_HEAD_UNITS ? 1 : Math.max(1, Math.floor(count / Math.ceil(kvHeads / kvHeadsPer)));
   }
   const partSize = parts === count ? size : Math.floor(length / parts / 64) * 64;
   const ranges = [];
