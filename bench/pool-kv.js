@@ -176,7 +176,7 @@ export function poolKvMarkdown(results, { rounds, roundMs }) {
     `One decode step, ${heads} query heads over ${kvHeads} kv heads, d = ${d}, nq = 1: pool.kvCache with memory 'copy' and 2 threads (positions in segments of`,
     `${SEGMENT_TOKENS}, the calling thread holding every other one, each holder attending all it keeps in one call) and with 1 thread`,
     "(every segment on the calling thread: the split's own cost); on the shared memory where there is one ('shared': the whole cache there,",
-    'its key ranges claimed by both threads); against one instance\'s kvCache on the calling thread, and',
+    'its units, key ranges of some kv heads, claimed by both threads); against one instance\'s kvCache on the calling thread, and',
     "onnxruntime-web's standard Attention op (opset 23) with past_key/past_value (copied in, present copied out, as its API does each step),",
     `numThreads 1 and 2, each in its own worker thread, warmed up. Median of ${rounds} interleaved rounds of about ${roundMs} ms, each`,
     "begun once the process is idle (onnxruntime-web's threads spin for tens of ms after a run);",

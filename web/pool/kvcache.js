@@ -5,11 +5,12 @@
 //
 // On the pool's shared memory (Node, a cross-origin isolated page), the
 // calling thread keeps the whole cache there, in one ordinary cache of its
-// threads-build instance, and each attend cuts the held keys into ranges
-// that every thread claims (shared.js lays them out, the pool runs them as
-// it runs a split sdpa call's blocks): no thread's part is fixed in
-// advance, so a core another program slows takes fewer ranges. Only the
-// calling thread writes the cache; while some range of an attend may still
+// threads-build instance, and each attend cuts the held keys into units
+// (key ranges of some kv heads, attendUnits) that every thread claims
+// (shared.js lays them out, the pool runs them as it runs a split sdpa
+// call's blocks): no thread's part is fixed in advance, so a core another
+// program slows takes fewer units. Only the
+// calling thread writes the cache; while some unit of an attend may still
 // be read, the later calls' work on the keys and values waits for it
 // (#local).
 //
@@ -490,16 +491,20 @@ export class PoolKVCache {
     const group = heads / this.kvHeads;
     // A mask or bias covers every head: its calls take every kv head.
     const { ranges: keyRanges, kvHeadsPer } = attendUnits(this.#length, this.kvHeads, this.#pool.threads, !c.mask && !c.bias);
-    const units = [];
+    const spans = [];
     for (const [start, n] of keyRanges) {
       const o = whole ?? this.#segmentOptions(c, start, n);
       if (o === null) continue;
       if (o.alibi) o.alibi = o.alibi.slice();
-      for (let g0 = 0; g0 < this.kvHeads; g0 += kvHeadsPer) units.push({ start, n, o, g0, g1: Math.min(this.kvHeads, g0 + kvHeadsPer) });
+      spans.push({ start, n, o });
     }
     // Head-major: the units of a head group one after another (a thread
     // claims neighbours, reading on where its last unit stopped).
-    units.sort((a, b) => a.g0 - b.g0 || a.start - b.start);
+    const units = [];
+    for (let g0 = 0; g0 < this.kvHeads; g0 += kvHeadsPer) {
+      const g1 = Math.min(this.kvHeads, g0 + kvHeadsPer);
+      for (const span of spans) units.push({ ...span, g0, g1, h0: g0 * group, hn: (g1 - g0) * group });
+    }
     const output = c.out ?? new Float32Array(batch * heads * nq * dv);
     const merge = new SoftmaxMerge(batch, heads, nq, dv, this.layout);
     if (c.sinks) merge.addSinks(c.sinks);
@@ -512,7 +517,7 @@ export class PoolKVCache {
     return this.#local(() => {
       const shared = this.#shared, parts = [];
       const calls = units.map(({ start, n, o, g0, g1 }) => this.#here.rangeCall(q, o, start, n, g0, g1));
-      // No thread reads the keys and values once every range is computed, or,
+      // No thread reads the keys and values once every unit is computed, or,
       // after a failure, once no part runs (a worker that found nothing left
       // to claim may answer later: it reads only the call's control words).
       let reading = true;
@@ -525,7 +530,7 @@ export class PoolKVCache {
       this.#readers++;
       const done = shared.claimed(call, calls.length, (p) => {
         const part = call.part(p);
-        parts[p] = { output: part.output.slice(), lse: part.lse.slice(), h0: units[p].g0 * group, hn: (units[p].g1 - units[p].g0) * group };
+        parts[p] = { output: part.output.slice(), lse: part.lse.slice(), h0: units[p].h0, hn: units[p].hn };
       }, () => {
         readDone();
         return finish(parts);

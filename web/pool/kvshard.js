@@ -131,10 +131,6 @@ export class SoftmaxMerge {
    * part of heads [h0, h0 + hn) alone holds those heads only, in the same layout.
    */
   addPart(output, lse, h0 = 0, hn = this.heads) {
-    if (h0 === 0 && hn === this.heads) {
-      for (let r = 0; r < lse.length; r++) this.#add(r, lse[r], 1, output, this.#at(r), 1);
-      return;
-    }
     const { batch, heads, nq, dv } = this;
     for (let b = 0; b < batch; b++) {
       for (let h = 0; h < hn; h++) {
